@@ -1,0 +1,63 @@
+//! Command-line grammar of `cargo vox` (clap derive).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo-vox",
+    bin_name = "cargo vox",
+    version,
+    about = "Typed LLM functions for Cargo: check, build, test, run, schema, doctor"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags accepted before or after the subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Print one-line JSON envelopes on stdout (JSONL); human notes go to stderr.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Path to the Cargo.toml of the package or workspace to work on.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Package to work on (as cargo's `-p`).
+    #[arg(short = 'p', long, global = true, value_name = "SPEC")]
+    pub package: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check this machine for broken or slow toolchains.
+    Doctor(crate::doctor::DoctorArgs),
+}
+
+/// Cargo runs `cargo-vox vox …` for `cargo vox …`: drop that extra word so the
+/// binary also works when run directly.
+pub fn args_without_cargo_subcommand(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    if args.get(1).is_some_and(|a| a == "vox") {
+        args.remove(1);
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_the_cargo_subcommand_word() {
+        let a = args_without_cargo_subcommand(["cargo-vox", "vox", "check"].map(OsString::from));
+        assert_eq!(a, ["cargo-vox", "check"].map(OsString::from));
+        let b = args_without_cargo_subcommand(["cargo-vox", "check"].map(OsString::from));
+        assert_eq!(b, ["cargo-vox", "check"].map(OsString::from));
+    }
+}

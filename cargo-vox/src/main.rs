@@ -1,0 +1,29 @@
+//! `cargo vox`: the Vox lane for people and coding agents.
+//!
+//! A thin shell over `vox-codegen` (check, schema), cargo (build, test, run)
+//! and the doctor's probes. Machine output lives in [`envelope`]; exit codes
+//! in [`exit`].
+
+mod cli;
+mod doctor;
+mod exit;
+
+use clap::Parser;
+
+fn main() {
+    let cli = cli::Cli::parse_from(cli::args_without_cargo_subcommand(std::env::args_os()));
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            exit::FAILURE
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: cli::Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
+    }
+}

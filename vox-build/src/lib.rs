@@ -1,0 +1,1 @@
+//! build.rs API for Vox.
