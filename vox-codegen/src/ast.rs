@@ -1,0 +1,333 @@
+//! The untyped syntax tree, as the parser produces it.
+//!
+//! Plain data: every node has a span, doc comments are kept (they become
+//! prompts and schema descriptions), and every expression has an
+//! [`ExprId`] so later stages can attach facts (types, resolutions) in side
+//! tables instead of mutating the tree.
+
+use crate::source::Span;
+
+/// All items of every `.vox` file of one package (one package = one module).
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    pub items: Vec<Item>,
+    /// Number of expression ids handed out (ids are `0..expr_count`).
+    pub expr_count: u32,
+}
+
+#[derive(Debug, Clone)]
+pub enum Item {
+    Type(TypeDecl),
+    Fn(FnDecl),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct TypeDecl {
+    pub docs: Vec<String>,
+    pub decorators: Vec<Decorator>,
+    pub is_pub: bool,
+    pub name: Ident,
+    pub kind: TypeDeclKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum TypeDeclKind {
+    Record(Vec<Field>),
+    Sum(Vec<Variant>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub docs: Vec<String>,
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub docs: Vec<String>,
+    pub name: Ident,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+/// A written type: `int`, `Invoice`, `list[LineItem]`, `Option[str]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeExpr {
+    pub name: Ident,
+    pub args: Vec<TypeExpr>,
+    pub span: Span,
+}
+
+impl std::fmt::Display for TypeExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name.name)?;
+        if !self.args.is_empty() {
+            f.write_str("[")?;
+            for (i, a) in self.args.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{a}")?;
+            }
+            f.write_str("]")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Decorator {
+    pub name: Ident,
+    pub args: Vec<DecoratorArg>,
+    pub span: Span,
+}
+
+/// `name = value`, `name: value`, or a bare `name` (as in `@uses(net)`).
+#[derive(Debug, Clone)]
+pub struct DecoratorArg {
+    pub name: Ident,
+    pub value: Option<DecoratorValue>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct DecoratorValue {
+    pub kind: DecoratorValueKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum DecoratorValueKind {
+    Type(TypeExpr),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+}
+
+#[derive(Debug, Clone)]
+pub struct FnDecl {
+    pub docs: Vec<String>,
+    pub decorators: Vec<Decorator>,
+    pub is_pub: bool,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    pub body: Block,
+    /// From the first doc comment or decorator to the closing brace.
+    pub span: Span,
+    /// The `pub` or `fn` keyword: where a missing decorator line is inserted.
+    pub head: Span,
+}
+
+impl FnDecl {
+    pub fn decorator(&self, name: &str) -> Option<&Decorator> {
+        self.decorators.iter().find(|d| d.name.name == name)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum Stmt {
+    Let {
+        mutable: bool,
+        name: Ident,
+        ty: Option<TypeExpr>,
+        value: Expr,
+        span: Span,
+    },
+    Assign {
+        target: Expr,
+        value: Expr,
+        span: Span,
+    },
+    Return {
+        value: Option<Expr>,
+        span: Span,
+    },
+    For {
+        var: Ident,
+        iter: Expr,
+        body: Block,
+        span: Span,
+    },
+    Expr(Expr),
+}
+
+impl Stmt {
+    pub fn span(&self) -> Span {
+        match self {
+            Stmt::Let { span, .. }
+            | Stmt::Assign { span, .. }
+            | Stmt::Return { span, .. }
+            | Stmt::For { span, .. } => *span,
+            Stmt::Expr(e) => e.span,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(pub u32);
+
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub id: ExprId,
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    /// A lowercase name: a local variable (or, misused, a function).
+    Var(String),
+    /// `Paid`, `None`, `Some(x)`, `Open(days_overdue: 3)`, `Ok(v)`, `Error(e)`:
+    /// `args` is `None` when written without parentheses.
+    Ctor {
+        name: Ident,
+        args: Option<Vec<Arg>>,
+    },
+    /// `Invoice { vendor: "ACME", … }`
+    Record {
+        name: Ident,
+        fields: Vec<FieldInit>,
+    },
+    List(Vec<Expr>),
+    /// `name(args)`: calls are always of a named function or builtin.
+    Call {
+        callee: Ident,
+        args: Vec<Arg>,
+    },
+    Field {
+        base: Box<Expr>,
+        name: Ident,
+    },
+    Unary {
+        op: UnaryOp,
+        expr: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        els: Option<Block>,
+    },
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<Arm>,
+    },
+    /// A `{ … }` block as a match arm body.
+    Block(Block),
+    /// Stands in for an expression that failed to parse (already reported).
+    Error,
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldInit {
+    pub name: Ident,
+    pub value: Expr,
+}
+
+#[derive(Debug, Clone)]
+pub struct Arg {
+    pub name: Option<Ident>,
+    pub value: Expr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    NotEq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Eq => "is",
+            BinaryOp::NotEq => "isnt",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "and",
+            BinaryOp::Or => "or",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Arm {
+    pub pattern: Pattern,
+    pub body: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pub kind: PatternKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum PatternKind {
+    Wildcard,
+    Binding(String),
+    Int(i64),
+    Str(String),
+    Bool(bool),
+    /// `Paid`, `Open(d)`, `Some(x)`, `None`, `Ok(v)`, `Error(e)`.
+    Ctor {
+        name: Ident,
+        args: Option<Vec<Pattern>>,
+    },
+}

@@ -1,0 +1,2475 @@
+//! Checking: names, types, effects and decorators of one module.
+//!
+//! Input is the parsed [`ast::Module`]; output is [`ModuleInfo`] (resolved
+//! types, function signatures, the type of every expression, what every call
+//! and constructor refers to) plus diagnostics. Checking never stops at the
+//! first error: a wrong expression gets type [`Ty::Error`], which fits
+//! anywhere and silences follow-on reports.
+
+use std::collections::HashMap;
+
+use crate::ast::*;
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::source::{SourceMap, Span};
+use crate::types::*;
+
+/// Builtin functions (SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    Len,
+    Str,
+    Int,
+    Float,
+    Print,
+    Assert,
+    AssertEq,
+}
+
+impl Builtin {
+    pub const ALL: [(&'static str, Builtin); 7] = [
+        ("len", Builtin::Len),
+        ("str", Builtin::Str),
+        ("int", Builtin::Int),
+        ("float", Builtin::Float),
+        ("print", Builtin::Print),
+        ("assert", Builtin::Assert),
+        ("assert_eq", Builtin::AssertEq),
+    ];
+
+    fn lookup(name: &str) -> Option<Builtin> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    }
+}
+
+/// What a call expression calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Callee {
+    Fn(usize),
+    Builtin(Builtin),
+}
+
+/// What a constructor expression or pattern builds or matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ctor {
+    Some,
+    None,
+    Ok,
+    Err,
+    Variant(TypeId, usize),
+}
+
+/// `@ai(...)` settings of a function, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiConfig {
+    pub max_iterations: u32,
+    pub model: Option<String>,
+    pub temperature: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FnInfo {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub ret: Ty,
+    /// Declares `@uses(net)` (or needs it): becomes `async` and fallible.
+    pub net: bool,
+    pub ai: Option<AiConfig>,
+    pub test: bool,
+    /// Index into `module.items`.
+    pub item: usize,
+}
+
+/// Everything later stages need to know about a checked module.
+#[derive(Debug, Clone, Default)]
+pub struct ModuleInfo {
+    pub types: TypeTable,
+    pub fns: Vec<FnInfo>,
+    /// Type of every expression, indexed by [`ExprId`].
+    pub expr_types: Vec<Ty>,
+    pub callees: HashMap<ExprId, Callee>,
+    pub ctors: HashMap<ExprId, Ctor>,
+    /// `TypeDecl` item index → its [`TypeId`] (duplicates have none).
+    pub type_items: HashMap<usize, TypeId>,
+}
+
+impl ModuleInfo {
+    pub fn expr_type(&self, id: ExprId) -> &Ty {
+        self.expr_types.get(id.0 as usize).unwrap_or(&Ty::Error)
+    }
+
+    pub fn fn_named(&self, name: &str) -> Option<&FnInfo> {
+        self.fns.iter().find(|f| f.name == name)
+    }
+}
+
+const BUILTIN_TYPES: [&str; 10] = [
+    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal",
+];
+const RESERVED_CTORS: [&str; 4] = ["Some", "None", "Ok", "Error"];
+const KNOWN_DECORATORS: [&str; 3] = ["ai", "uses", "test"];
+const AI_ARGS: [&str; 4] = [
+    "structured_output",
+    "max_iterations",
+    "model",
+    "temperature",
+];
+const MAX_ITERATIONS_LIMIT: i64 = 100;
+
+/// Checks `module`, appending diagnostics.
+pub fn check_module(
+    module: &Module,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> ModuleInfo {
+    let mut c = Checker {
+        module,
+        sources,
+        diags,
+        info: ModuleInfo {
+            expr_types: vec![Ty::Error; module.expr_count as usize],
+            ..ModuleInfo::default()
+        },
+        type_index: HashMap::new(),
+        variant_index: HashMap::new(),
+        fn_index: HashMap::new(),
+        scopes: Vec::new(),
+        current: None,
+        calls: Vec::new(),
+    };
+    c.collect_types();
+    c.collect_fns();
+    c.check_recursion();
+    for i in 0..c.info.fns.len() {
+        c.check_fn_body(i);
+    }
+    c.check_effects();
+    c.info
+}
+
+struct Local {
+    ty: Ty,
+    mutable: bool,
+    span: Span,
+    used: bool,
+    /// Report when never read.
+    lint_unused: bool,
+}
+
+struct Checker<'a> {
+    module: &'a Module,
+    sources: &'a SourceMap,
+    diags: &'a mut Vec<Diagnostic>,
+    info: ModuleInfo,
+    type_index: HashMap<String, (TypeId, Span)>,
+    variant_index: HashMap<String, (TypeId, usize, Span)>,
+    fn_index: HashMap<String, usize>,
+    scopes: Vec<Vec<(String, Local)>>,
+    /// Index of the function being checked.
+    current: Option<usize>,
+    /// Per function: (callee fn index, call span) of calls to user functions.
+    calls: Vec<Vec<(usize, Span)>>,
+}
+
+/// How an expression's value is used.
+#[derive(Clone, Copy)]
+enum Want<'t> {
+    /// Statement position: the value is discarded.
+    Nothing,
+    /// A value of some type is needed.
+    Any,
+    /// A value of this type is needed.
+    Type(&'t Ty),
+}
+
+impl Want<'_> {
+    fn ty(&self) -> Option<&Ty> {
+        match self {
+            Want::Type(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Checker<'a> {
+    fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn show(&self, t: &Ty) -> String {
+        t.display(&self.info.types)
+    }
+
+    fn source_text(&self, span: Span) -> &str {
+        self.sources
+            .get(span.file)
+            .text
+            .get(span.range())
+            .unwrap_or("")
+    }
+
+    // ---- declarations -------------------------------------------------
+
+    fn collect_types(&mut self) {
+        let module = self.module;
+        // Names first, so fields can refer to types declared later.
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Type(t) = item else { continue };
+            if let Some(dup) = self.duplicate_type_name(&t.name) {
+                self.err(dup);
+                continue;
+            }
+            let id = TypeId(self.info.types.defs.len() as u32);
+            self.type_index
+                .insert(t.name.name.clone(), (id, t.name.span));
+            self.info.type_items.insert(idx, id);
+            self.info.types.defs.push(TypeDef {
+                name: t.name.name.clone(),
+                docs: t.docs.clone(),
+                is_pub: t.is_pub,
+                kind: TypeDefKind::Record(Vec::new()),
+                span: t.name.span,
+            });
+            for d in &t.decorators {
+                self.err(
+                    Diagnostic::error(
+                        Code::MisplacedDecorator,
+                        d.span,
+                        format!("`@{}` cannot be applied to a type", d.name.name),
+                    )
+                    .hint("decorators apply to functions"),
+                );
+            }
+        }
+        // Variants.
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Type(t) = item else { continue };
+            let (Some(&id), TypeDeclKind::Sum(vs)) = (self.info.type_items.get(&idx), &t.kind)
+            else {
+                continue;
+            };
+            for (vi, v) in vs.iter().enumerate() {
+                let prev = self
+                    .variant_index
+                    .get(&v.name.name)
+                    .map(|p| p.2)
+                    .or_else(|| self.type_index.get(&v.name.name).map(|p| p.1));
+                if RESERVED_CTORS.contains(&v.name.name.as_str())
+                    || BUILTIN_TYPES.contains(&v.name.name.as_str())
+                {
+                    self.err(Diagnostic::error(
+                        Code::Duplicate,
+                        v.name.span,
+                        format!(
+                            "`{}` is a builtin name and cannot be a variant",
+                            v.name.name
+                        ),
+                    ));
+                } else if let Some(prev) = prev {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Duplicate,
+                            v.name.span,
+                            format!("the name `{}` is defined more than once", v.name.name),
+                        )
+                        .label("redefined here")
+                        .related(prev, "first defined here")
+                        .hint(
+                            "variant names are visible across the whole module and must be unique",
+                        ),
+                    );
+                } else {
+                    self.variant_index
+                        .insert(v.name.name.clone(), (id, vi, v.name.span));
+                }
+            }
+        }
+        // Fields.
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Type(t) = item else { continue };
+            let kind = match &t.kind {
+                TypeDeclKind::Record(fields) => TypeDefKind::Record(self.resolve_fields(fields)),
+                TypeDeclKind::Sum(vs) => TypeDefKind::Sum(
+                    vs.iter()
+                        .map(|v| VariantDef {
+                            name: v.name.name.clone(),
+                            docs: v.docs.clone(),
+                            fields: self.resolve_fields(&v.fields),
+                            span: v.name.span,
+                        })
+                        .collect(),
+                ),
+            };
+            if let Some(&id) = self.info.type_items.get(&idx) {
+                self.info.types.defs[id.0 as usize].kind = kind;
+            }
+        }
+    }
+
+    fn duplicate_type_name(&self, name: &Ident) -> Option<Diagnostic> {
+        if BUILTIN_TYPES.contains(&name.name.as_str())
+            || RESERVED_CTORS.contains(&name.name.as_str())
+        {
+            return Some(Diagnostic::error(
+                Code::Duplicate,
+                name.span,
+                format!("`{}` is a builtin type name", name.name),
+            ));
+        }
+        let (_, prev) = self.type_index.get(&name.name)?;
+        Some(
+            Diagnostic::error(
+                Code::Duplicate,
+                name.span,
+                format!("the type `{}` is defined more than once", name.name),
+            )
+            .label("redefined here")
+            .related(*prev, "first defined here"),
+        )
+    }
+
+    fn resolve_fields(&mut self, fields: &[Field]) -> Vec<FieldDef> {
+        let mut out: Vec<FieldDef> = Vec::with_capacity(fields.len());
+        for f in fields {
+            let ty = self.resolve_type(&f.ty);
+            if let Some(prev) = out.iter().find(|p| p.name == f.name.name) {
+                let prev = prev.span;
+                self.err(
+                    Diagnostic::error(
+                        Code::DuplicateField,
+                        f.name.span,
+                        format!("field `{}` is declared twice", f.name.name),
+                    )
+                    .related(prev, "first declared here"),
+                );
+                continue;
+            }
+            out.push(FieldDef {
+                name: f.name.name.clone(),
+                docs: f.docs.clone(),
+                ty,
+                span: f.name.span,
+            });
+        }
+        out
+    }
+
+    fn resolve_type(&mut self, t: &TypeExpr) -> Ty {
+        let name = t.name.name.as_str();
+        let arity = |c: &mut Self, n: usize| -> bool {
+            if t.args.len() == n {
+                return true;
+            }
+            let msg = if n == 0 {
+                format!("`{name}` takes no type arguments")
+            } else {
+                format!(
+                    "`{name}` takes {n} type argument{}, found {}",
+                    if n == 1 { "" } else { "s" },
+                    t.args.len()
+                )
+            };
+            let mut d = Diagnostic::error(Code::GenericArity, t.span, msg);
+            if name == "Result" {
+                d = d.hint("`Result[T]` always has `str` as its error type");
+            }
+            c.err(d);
+            false
+        };
+        let inner = |c: &mut Self| -> Ty {
+            match t.args.first() {
+                Some(a) => c.resolve_type(a),
+                None => Ty::Error,
+            }
+        };
+        match name {
+            "int" | "float" | "bool" | "str" | "Unit" | "Decimal" => {
+                if !arity(self, 0) {
+                    return Ty::Error;
+                }
+                match name {
+                    "int" => Ty::Int,
+                    "float" => Ty::Float,
+                    "bool" => Ty::Bool,
+                    "str" => Ty::Str,
+                    "Unit" => Ty::Unit,
+                    _ => Ty::Decimal,
+                }
+            }
+            "list" | "List" | "Option" | "Result" => {
+                let ok = arity(self, 1);
+                let inner = inner(self);
+                if !ok {
+                    return Ty::Error;
+                }
+                match name {
+                    "Option" => Ty::Option(Box::new(inner)),
+                    "Result" => Ty::Result(Box::new(inner)),
+                    _ => Ty::List(Box::new(inner)),
+                }
+            }
+            _ => {
+                if let Some(&(id, _)) = self.type_index.get(name) {
+                    if !arity(self, 0) {
+                        return Ty::Error;
+                    }
+                    return Ty::Named(id);
+                }
+                for a in &t.args {
+                    self.resolve_type(a);
+                }
+                let mut d = Diagnostic::error(
+                    Code::UnknownType,
+                    t.name.span,
+                    format!("unknown type `{name}`"),
+                )
+                .label("not a declared type");
+                let suggestion = rust_type_alias(name).map(str::to_string).or_else(|| {
+                    let names: Vec<&str> = BUILTIN_TYPES
+                        .iter()
+                        .copied()
+                        .chain(self.type_index.keys().map(String::as_str))
+                        .collect();
+                    did_you_mean(name, names).map(str::to_string)
+                });
+                if let Some(s) = suggestion {
+                    d = d.hint(format!("did you mean `{s}`?")).fix(
+                        format!("replace with `{s}`"),
+                        t.name.span,
+                        s,
+                    );
+                } else if self.variant_index.contains_key(name) {
+                    d = d.hint(format!(
+                        "`{name}` is a variant, not a type; use the sum type it belongs to"
+                    ));
+                }
+                self.err(d);
+                Ty::Error
+            }
+        }
+    }
+
+    fn collect_fns(&mut self) {
+        let module = self.module;
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Fn(f) = item else { continue };
+            let dup = if Builtin::lookup(&f.name.name).is_some() {
+                Some(Diagnostic::error(
+                    Code::Duplicate,
+                    f.name.span,
+                    format!(
+                        "`{}` is a builtin function and cannot be redefined",
+                        f.name.name
+                    ),
+                ))
+            } else {
+                self.fn_index.get(&f.name.name).map(|&prev| {
+                    let prev_span = fn_decl(module, self.info.fns[prev].item)
+                        .map_or(f.name.span, |p| p.name.span);
+                    Diagnostic::error(
+                        Code::Duplicate,
+                        f.name.span,
+                        format!("the function `{}` is defined more than once", f.name.name),
+                    )
+                    .label("redefined here")
+                    .related(prev_span, "first defined here")
+                })
+            };
+            let mut params: Vec<(String, Ty)> = Vec::new();
+            for p in &f.params {
+                let ty = self.resolve_type(&p.ty);
+                if let Some(prev) = f
+                    .params
+                    .iter()
+                    .take_while(|q| !std::ptr::eq(*q, p))
+                    .find(|q| q.name.name == p.name.name)
+                {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Duplicate,
+                            p.name.span,
+                            format!("parameter `{}` is declared twice", p.name.name),
+                        )
+                        .related(prev.name.span, "first declared here"),
+                    );
+                }
+                params.push((p.name.name.clone(), ty));
+            }
+            let ret = f.ret.as_ref().map_or(Ty::Unit, |t| self.resolve_type(t));
+            let (ai, test, declared_net) = self.check_decorators(f, &ret);
+            if f.name.name == "main" && (!f.params.is_empty() || !matches!(ret, Ty::Unit)) {
+                self.err(
+                    Diagnostic::error(
+                        Code::MainSignature,
+                        f.name.span,
+                        "`fn main` takes no parameters and returns nothing",
+                    )
+                    .hint("write `fn main() { … }`; read inputs inside it"),
+                );
+            }
+            let info = FnInfo {
+                name: f.name.name.clone(),
+                params,
+                ret,
+                net: declared_net,
+                ai,
+                test,
+                item: idx,
+            };
+            if let Some(d) = dup {
+                self.err(d);
+                // Checked but not callable by name.
+                self.info.fns.push(info);
+            } else {
+                self.fn_index
+                    .insert(f.name.name.clone(), self.info.fns.len());
+                self.info.fns.push(info);
+            }
+            self.calls.push(Vec::new());
+        }
+    }
+
+    /// Validates a function's decorators; returns (@ai config, is @test, declares net).
+    fn check_decorators(&mut self, f: &FnDecl, ret: &Ty) -> (Option<AiConfig>, bool, bool) {
+        let mut ai = None;
+        let mut test = false;
+        let mut net = false;
+        let mut seen: Vec<(&str, Span)> = Vec::new();
+        for d in &f.decorators {
+            let name = d.name.name.as_str();
+            if let Some((_, prev)) = seen.iter().find(|(n, _)| *n == name) {
+                self.err(
+                    Diagnostic::error(
+                        Code::MisplacedDecorator,
+                        d.span,
+                        format!("`@{name}` is repeated"),
+                    )
+                    .related(*prev, "first here"),
+                );
+                continue;
+            }
+            seen.push((name, d.span));
+            match name {
+                "ai" => ai = Some(self.check_ai(f, d, ret)),
+                "test" => {
+                    test = true;
+                    if let Some(a) = d.args.first() {
+                        self.err(Diagnostic::error(
+                            Code::MisplacedDecorator,
+                            a.span,
+                            "`@test` takes no arguments",
+                        ));
+                    }
+                    if !f.params.is_empty() || !matches!(ret, Ty::Unit | Ty::Error) {
+                        self.err(
+                            Diagnostic::error(
+                                Code::TestSignature,
+                                f.name.span,
+                                "`@test` functions take no parameters and return nothing",
+                            )
+                            .hint(
+                                "check results with `assert(…)` or `assert_eq(…)` inside the test",
+                            ),
+                        );
+                    }
+                }
+                "uses" => {
+                    if d.args.is_empty() {
+                        self.err(
+                            Diagnostic::error(
+                                Code::UnknownEffect,
+                                d.span,
+                                "`@uses` needs at least one effect",
+                            )
+                            .hint("write `@uses(net)`"),
+                        );
+                    }
+                    for a in &d.args {
+                        if a.value.is_some() {
+                            self.err(
+                                Diagnostic::error(
+                                    Code::UnknownEffect,
+                                    a.span,
+                                    "effects are bare names",
+                                )
+                                .hint("write `@uses(net)`"),
+                            );
+                        } else if a.name.name == "net" {
+                            net = true;
+                        } else {
+                            let mut w = Diagnostic::warning(
+                                Code::UnknownEffect,
+                                a.name.span,
+                                format!("unknown effect `{}`", a.name.name),
+                            )
+                            .hint("the known effect is `net`");
+                            if did_you_mean(&a.name.name, ["net"]).is_some() {
+                                w = w.fix("replace with `net`", a.name.span, "net");
+                            }
+                            self.err(w);
+                        }
+                    }
+                }
+                _ => {
+                    let mut e = Diagnostic::error(
+                        Code::UnknownDecorator,
+                        d.name.span,
+                        format!("unknown decorator `@{name}`"),
+                    )
+                    .hint("the decorators are `@ai(…)`, `@uses(…)` and `@test`");
+                    if let Some(s) = did_you_mean(name, KNOWN_DECORATORS) {
+                        e = e.fix(format!("replace with `@{s}`"), d.name.span, s);
+                    }
+                    self.err(e);
+                }
+            }
+        }
+        if ai.is_some() && test {
+            if let Some(d) = f.decorator("test") {
+                self.err(
+                    Diagnostic::error(
+                        Code::MisplacedDecorator,
+                        d.span,
+                        "an `@ai` function cannot also be an `@test`",
+                    )
+                    .hint("write a separate `@test` function that calls the `@ai` function"),
+                );
+            }
+        }
+        (ai, test, net)
+    }
+
+    fn check_ai(&mut self, f: &FnDecl, d: &Decorator, ret: &Ty) -> AiConfig {
+        let mut cfg = AiConfig {
+            max_iterations: 1,
+            model: None,
+            temperature: None,
+        };
+        if f.ret.is_none() || matches!(ret, Ty::Unit) {
+            self.err(
+                Diagnostic::error(Code::AiMissingReturnType, f.name.span, format!("`@ai` function `{}` has no return type", f.name.name))
+                    .hint("declare what the model should produce, e.g. `fn summarize(text: str) to Summary`"),
+            );
+        }
+        let mut seen: Vec<(&str, Span)> = Vec::new();
+        for a in &d.args {
+            let name = a.name.name.as_str();
+            if !AI_ARGS.contains(&name) {
+                let mut e = Diagnostic::error(
+                    Code::AiUnknownArgument,
+                    a.name.span,
+                    format!("unknown `@ai` argument `{name}`"),
+                )
+                .hint(
+                    "`@ai` takes `structured_output`, `max_iterations`, `model` and `temperature`",
+                );
+                if let Some(s) = did_you_mean(name, AI_ARGS) {
+                    e = e.fix(format!("replace with `{s}`"), a.name.span, s);
+                }
+                self.err(e);
+                continue;
+            }
+            if let Some((_, prev)) = seen.iter().find(|(n, _)| *n == name) {
+                self.err(
+                    Diagnostic::error(
+                        Code::AiDuplicateArgument,
+                        a.span,
+                        format!("`{name}` is given twice"),
+                    )
+                    .related(*prev, "first given here"),
+                );
+                continue;
+            }
+            seen.push((name, a.span));
+            let Some(value) = &a.value else {
+                self.err(
+                    Diagnostic::error(
+                        Code::AiInvalidValue,
+                        a.span,
+                        format!("`{name}` needs a value"),
+                    )
+                    .hint(format!("write `{name} = …`")),
+                );
+                continue;
+            };
+            let wrong_kind = |c: &mut Self, want: &str| {
+                c.err(Diagnostic::error(
+                    Code::AiInvalidValue,
+                    value.span,
+                    format!("`{name}` must be {want}"),
+                ));
+            };
+            match (name, &value.kind) {
+                ("structured_output", DecoratorValueKind::Type(t)) => {
+                    let so = self.resolve_type(t);
+                    if !so.is_error() && !ret.is_error() && so != *ret {
+                        let ret_text = f
+                            .ret
+                            .as_ref()
+                            .map(|r| self.source_text(r.span).to_string())
+                            .unwrap_or_default();
+                        let mut e = Diagnostic::error(
+                            Code::StructuredOutputMismatch,
+                            value.span,
+                            "`structured_output` must be the function's return type",
+                        )
+                        .types(self.show(ret), self.show(&so))
+                        .label(format!("the function returns `{}`", self.show(ret)));
+                        if !ret_text.is_empty() && f.ret.is_some() {
+                            e = e.fix(format!("replace with `{ret_text}`"), value.span, ret_text);
+                        }
+                        self.err(e);
+                    }
+                }
+                ("structured_output", _) => {
+                    wrong_kind(self, "a type, e.g. `structured_output = Invoice`")
+                }
+                ("max_iterations", DecoratorValueKind::Int(n)) => {
+                    if (1..=MAX_ITERATIONS_LIMIT).contains(n) {
+                        cfg.max_iterations = *n as u32;
+                    } else {
+                        self.err(
+                            Diagnostic::error(Code::AiInvalidValue, value.span, format!("`max_iterations` must be between 1 and {MAX_ITERATIONS_LIMIT}, found {n}"))
+                                .hint("it counts attempts: 1 means no re-prompting"),
+                        );
+                    }
+                }
+                ("max_iterations", _) => wrong_kind(self, "an integer of at least 1"),
+                ("model", DecoratorValueKind::Str(s)) => {
+                    if s.trim().is_empty() {
+                        wrong_kind(self, "a non-empty string");
+                    } else {
+                        cfg.model = Some(s.clone());
+                    }
+                }
+                ("model", _) => wrong_kind(self, "a string, e.g. `model = \"gpt-4o-mini\"`"),
+                ("temperature", DecoratorValueKind::Float(x)) => {
+                    self.temperature(&mut cfg, *x, value.span)
+                }
+                ("temperature", DecoratorValueKind::Int(n)) => {
+                    self.temperature(&mut cfg, *n as f64, value.span)
+                }
+                ("temperature", _) => wrong_kind(self, "a number between 0 and 2"),
+                _ => {}
+            }
+        }
+        cfg
+    }
+
+    fn temperature(&mut self, cfg: &mut AiConfig, x: f64, span: Span) {
+        if (0.0..=2.0).contains(&x) {
+            cfg.temperature = Some(x);
+        } else {
+            self.err(Diagnostic::error(
+                Code::AiInvalidValue,
+                span,
+                format!("`temperature` must be between 0 and 2, found {x}"),
+            ));
+        }
+    }
+
+    /// Types that contain themselves other than through `list`/`Option`
+    /// have no finite representation.
+    fn check_recursion(&mut self) {
+        let n = self.info.types.defs.len();
+        let direct: Vec<Vec<TypeId>> = self
+            .info
+            .types
+            .defs
+            .iter()
+            .map(|d| {
+                let mut out = Vec::new();
+                let fields: Vec<&FieldDef> = match &d.kind {
+                    TypeDefKind::Record(f) => f.iter().collect(),
+                    TypeDefKind::Sum(vs) => vs.iter().flat_map(|v| v.fields.iter()).collect(),
+                };
+                for f in fields {
+                    direct_named(&f.ty, &mut out);
+                }
+                out
+            })
+            .collect();
+        // Iterative DFS with colours; report each type on a cycle once.
+        let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
+        let mut reported = vec![false; n];
+        for root in 0..n {
+            if state[root] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            state[root] = 1;
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                if let Some(&TypeId(child)) = direct[node].get(*next) {
+                    *next += 1;
+                    let child = child as usize;
+                    match state[child] {
+                        0 => {
+                            state[child] = 1;
+                            stack.push((child, 0));
+                        }
+                        1 => {
+                            // Every type on the stack from `child` up is on the cycle.
+                            let start = stack.iter().position(|(t, _)| *t == child).unwrap_or(0);
+                            let cycle: Vec<usize> =
+                                stack[start..].iter().map(|(t, _)| *t).collect();
+                            if !cycle.iter().any(|t| reported[*t]) {
+                                let names: Vec<String> = cycle
+                                    .iter()
+                                    .map(|t| self.info.types.defs[*t].name.clone())
+                                    .collect();
+                                let first = &self.info.types.defs[cycle[0]];
+                                let d = Diagnostic::error(
+                                    Code::InfiniteType,
+                                    first.span,
+                                    format!("type `{}` contains itself", first.name),
+                                )
+                                .label(format!("recursive through {}", names.join(" → ")))
+                                .hint("recursion is allowed through `list[…]` or `Option[…]`, e.g. `next: Option[Node]`");
+                                self.err(d);
+                                for t in cycle {
+                                    reported[t] = true;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                } else {
+                    state[node] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    // ---- effects ------------------------------------------------------
+
+    fn check_effects(&mut self) {
+        let n = self.info.fns.len();
+        let exempt = |f: &FnInfo| f.test || f.name == "main";
+        let mut net: Vec<bool> = self
+            .info
+            .fns
+            .iter()
+            .map(|f| f.net || f.ai.is_some())
+            .collect();
+        // Fixpoint: a caller of a net function is net (tests and main excepted).
+        loop {
+            let mut changed = false;
+            for i in 0..n {
+                if net[i] || exempt(&self.info.fns[i]) {
+                    continue;
+                }
+                if self.calls[i].iter().any(|(callee, _)| net[*callee]) {
+                    net[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for i in 0..n {
+            let f = &self.info.fns[i];
+            if !net[i] || f.net || exempt(f) {
+                continue;
+            }
+            let Some(decl) = fn_decl(self.module, f.item) else {
+                continue;
+            };
+            let indent = line_indent(self.sources, decl.head);
+            let fix_span = decl.head.shrink_to_start();
+            let d = if f.ai.is_some() {
+                Diagnostic::error(
+                    Code::MissingUses,
+                    decl.name.span,
+                    format!("`@ai` function `{}` must declare `@uses(net)`", f.name),
+                )
+                .hint("`@ai` functions call a model over the network")
+            } else {
+                let (callee, span) = self.calls[i]
+                    .iter()
+                    .find(|(c, _)| net[*c])
+                    .copied()
+                    .unwrap_or((i, decl.name.span));
+                Diagnostic::error(
+                    Code::MissingUses,
+                    decl.name.span,
+                    format!("`{}` calls `{}`, which uses the network, but does not declare `@uses(net)`", f.name, self.info.fns[callee].name),
+                )
+                .related(span, "network call here")
+                .hint("functions that (transitively) call `@ai` functions become `async` and return `Result` in Rust")
+            };
+            self.err(d.fix(
+                "add `@uses(net)`",
+                fix_span,
+                format!("@uses(net)\n{indent}"),
+            ));
+        }
+        for (i, f) in self.info.fns.iter_mut().enumerate() {
+            f.net = net[i] || f.net;
+        }
+    }
+
+    // ---- bodies -------------------------------------------------------
+
+    fn check_fn_body(&mut self, idx: usize) {
+        let Some(decl) = fn_decl(self.module, self.info.fns[idx].item) else {
+            return;
+        };
+        self.current = Some(idx);
+        let ret = self.info.fns[idx].ret.clone();
+        let is_ai = self.info.fns[idx].ai.is_some();
+        let params = self.info.fns[idx].params.clone();
+        self.scopes.push(Vec::new());
+        for ((name, ty), p) in params.into_iter().zip(&decl.params) {
+            self.declare(name, ty, false, p.name.span, !is_ai);
+        }
+        let (ty, has_tail) = self.check_block(
+            &decl.body,
+            if matches!(ret, Ty::Unit) {
+                Want::Nothing
+            } else {
+                Want::Type(&ret)
+            },
+        );
+        if !matches!(ret, Ty::Unit | Ty::Error) && !matches!(ty, Ty::Never) && !has_tail {
+            let close = decl.body.span.shrink_to_end();
+            let close = Span {
+                start: close.start.saturating_sub(1),
+                ..close
+            };
+            self.err(
+                Diagnostic::error(
+                    Code::MissingReturn,
+                    close,
+                    format!(
+                        "`{}` can reach its end without returning a value",
+                        decl.name.name
+                    ),
+                )
+                .types(self.show(&ret), "Unit")
+                .label(format!(
+                    "expected a value of type `{}` here",
+                    self.show(&ret)
+                ))
+                .hint("end the body with `return …` or with an expression"),
+            );
+        }
+        self.pop_scope();
+        self.current = None;
+    }
+
+    fn declare(&mut self, name: String, ty: Ty, mutable: bool, span: Span, lint_unused: bool) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push((
+                name,
+                Local {
+                    ty,
+                    mutable,
+                    span,
+                    used: false,
+                    lint_unused,
+                },
+            ));
+        }
+    }
+
+    fn pop_scope(&mut self) {
+        let Some(scope) = self.scopes.pop() else {
+            return;
+        };
+        for (name, local) in scope {
+            if local.lint_unused && !local.used && !name.starts_with('_') {
+                self.diags.push(
+                    Diagnostic::warning(
+                        Code::UnusedVariable,
+                        local.span,
+                        format!("unused variable `{name}`"),
+                    )
+                    .fix(
+                        "prefix it with `_` to mark it intentionally unused",
+                        local.span,
+                        format!("_{name}"),
+                    ),
+                );
+            }
+        }
+    }
+
+    fn lookup(&mut self, name: &str) -> Option<&mut Local> {
+        self.scopes
+            .iter_mut()
+            .rev()
+            .flat_map(|s| s.iter_mut().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| l)
+    }
+
+    fn visible_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .scopes
+            .iter()
+            .flat_map(|s| s.iter().map(|(n, _)| n.clone()))
+            .collect();
+        names.extend(self.fn_index.keys().cloned());
+        names.extend(Builtin::ALL.iter().map(|(n, _)| n.to_string()));
+        names
+    }
+
+    /// Checks a block; returns its type and whether it ended in a value expression.
+    fn check_block(&mut self, b: &Block, want: Want) -> (Ty, bool) {
+        self.scopes.push(Vec::new());
+        let mut diverges = false;
+        let mut tail: Option<Ty> = None;
+        let last = b.stmts.len().saturating_sub(1);
+        for (i, s) in b.stmts.iter().enumerate() {
+            if i == last && !matches!(want, Want::Nothing) {
+                if let Stmt::Expr(e) = s {
+                    let t = self.check_expr(e, want);
+                    if matches!(t, Ty::Never) {
+                        diverges = true;
+                    } else {
+                        tail = Some(t);
+                    }
+                    continue;
+                }
+            }
+            if self.check_stmt(s) {
+                diverges = true;
+            }
+        }
+        self.pop_scope();
+        if diverges {
+            (Ty::Never, false)
+        } else {
+            match tail {
+                Some(t) => (t, true),
+                None => (Ty::Unit, false),
+            }
+        }
+    }
+
+    /// Checks a statement; returns true when it never completes (`return`).
+    fn check_stmt(&mut self, s: &Stmt) -> bool {
+        match s {
+            Stmt::Let {
+                mutable,
+                name,
+                ty,
+                value,
+                ..
+            } => {
+                let vt = match ty {
+                    Some(t) => {
+                        let declared = self.resolve_type(t);
+                        self.check_expr(value, Want::Type(&declared));
+                        declared
+                    }
+                    None => self.check_expr(value, Want::Any),
+                };
+                let vt = if matches!(vt, Ty::Never) {
+                    Ty::Error
+                } else {
+                    vt
+                };
+                self.declare(name.name.clone(), vt, *mutable, name.span, true);
+                false
+            }
+            Stmt::Assign { target, value, .. } => {
+                let tt = self.check_place(target);
+                self.check_expr(value, Want::Type(&tt));
+                false
+            }
+            Stmt::Return { value, span } => {
+                let ret = self
+                    .current
+                    .map_or(Ty::Unit, |i| self.info.fns[i].ret.clone());
+                match value {
+                    Some(v) => {
+                        if matches!(ret, Ty::Unit) {
+                            let t = self.check_expr(v, Want::Any);
+                            if !matches!(t, Ty::Unit | Ty::Error | Ty::Never) {
+                                self.err(
+                                    Diagnostic::error(
+                                        Code::Mismatch,
+                                        v.span,
+                                        "this function returns nothing",
+                                    )
+                                    .types("Unit", self.show(&t))
+                                    .hint("declare a return type with `to …`, or remove the value"),
+                                );
+                            }
+                        } else {
+                            self.check_expr(v, Want::Type(&ret));
+                        }
+                    }
+                    None => {
+                        if !matches!(ret, Ty::Unit | Ty::Error) {
+                            self.err(
+                                Diagnostic::error(
+                                    Code::Mismatch,
+                                    *span,
+                                    format!(
+                                        "`return` without a value in a function returning `{}`",
+                                        self.show(&ret)
+                                    ),
+                                )
+                                .types(self.show(&ret), "Unit"),
+                            );
+                        }
+                    }
+                }
+                true
+            }
+            Stmt::For {
+                var, iter, body, ..
+            } => {
+                let it = self.check_expr(iter, Want::Any);
+                let elem = match it {
+                    Ty::List(t) => *t,
+                    Ty::Error | Ty::Unknown => Ty::Error,
+                    other => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::NotIterable,
+                                iter.span,
+                                format!("`for` needs a list, found `{}`", self.show(&other)),
+                            )
+                            .types("list[_]", self.show(&other)),
+                        );
+                        Ty::Error
+                    }
+                };
+                self.scopes.push(Vec::new());
+                self.declare(var.name.clone(), elem, false, var.span, true);
+                self.check_block(body, Want::Nothing);
+                self.pop_scope();
+                false
+            }
+            Stmt::Expr(e) => matches!(self.check_expr(e, Want::Nothing), Ty::Never),
+        }
+    }
+
+    /// Type of an assignment target, reporting targets that cannot be assigned.
+    fn check_place(&mut self, target: &Expr) -> Ty {
+        let mut root = target;
+        while let ExprKind::Field { base, .. } = &root.kind {
+            root = base;
+        }
+        match &root.kind {
+            ExprKind::Var(name) => {
+                let name = name.clone();
+                let info = self.lookup(&name).map(|l| (l.mutable, l.span));
+                if let Some((false, decl_span)) = info {
+                    let mut d = Diagnostic::error(
+                        Code::ImmutableAssign,
+                        root.span,
+                        format!("cannot assign twice to immutable variable `{name}`"),
+                    )
+                    .related(decl_span, "declared here");
+                    if self.source_text(Span {
+                        start: decl_span.start.saturating_sub(4),
+                        end: decl_span.start,
+                        ..decl_span
+                    }) == "let "
+                    {
+                        d = d.fix(
+                            "make the variable mutable",
+                            decl_span.shrink_to_start(),
+                            "mut ",
+                        );
+                    } else {
+                        d = d.hint("parameters and loop variables cannot be assigned; copy into a `let mut` first");
+                    }
+                    self.err(d);
+                }
+                let t = self.check_expr(target, Want::Any);
+                // Assigning is not reading.
+                if let Some(l) = self.lookup(&name) {
+                    let _ = l;
+                }
+                t
+            }
+            _ => {
+                self.check_expr(target, Want::Any);
+                self.err(
+                    Diagnostic::error(
+                        Code::InvalidAssignTarget,
+                        target.span,
+                        "cannot assign to this expression",
+                    )
+                    .hint("assign to a variable or a field of one: `x = …`, `inv.vendor = …`"),
+                );
+                Ty::Error
+            }
+        }
+    }
+
+    fn record(&mut self, e: &Expr, t: Ty) -> Ty {
+        if let Some(slot) = self.info.expr_types.get_mut(e.id.0 as usize) {
+            *slot = t.clone();
+        }
+        t
+    }
+
+    /// Checks `e` against what is wanted and records its type.
+    fn check_expr(&mut self, e: &Expr, want: Want) -> Ty {
+        let t = self.infer(e, want);
+        if let Want::Type(expected) = want {
+            // If/match/blocks check their branches against `want` themselves.
+            let handled = matches!(
+                e.kind,
+                ExprKind::If { .. } | ExprKind::Match { .. } | ExprKind::Block(_)
+            );
+            if !handled && !expected.accepts(&t) {
+                self.mismatch(e, expected, &t);
+                return self.record(e, expected.clone());
+            }
+            if let (Ty::Unknown, false) = (&t, handled) {
+                return self.record(e, expected.clone());
+            }
+            if !t.is_concrete() && expected.is_concrete() {
+                return self.record(e, t.join(expected));
+            }
+        }
+        self.record(e, t)
+    }
+
+    fn mismatch(&mut self, e: &Expr, expected: &Ty, found: &Ty) {
+        let (es, fs) = (self.show(expected), self.show(found));
+        let mut d = Diagnostic::error(Code::Mismatch, e.span, "mismatched types")
+            .types(es.clone(), fs.clone());
+        let text = self.source_text(e.span).to_string();
+        match (expected, found) {
+            (Ty::Float, Ty::Int) => {
+                d = d.hint("convert with `float(…)`").fix(
+                    "convert to `float`",
+                    e.span,
+                    format!("float({text})"),
+                );
+            }
+            (Ty::Int, Ty::Float) => {
+                d = d.hint("convert with `int(…)` (truncates toward zero)");
+            }
+            (Ty::Str, _) if !matches!(found, Ty::Unit) => {
+                d = d.hint("convert to text with `str(…)`").fix(
+                    "convert with `str`",
+                    e.span,
+                    format!("str({text})"),
+                );
+            }
+            (Ty::Option(inner), f) if inner.accepts(f) => {
+                d = d.hint("wrap the value in `Some(…)`").fix(
+                    "wrap in `Some`",
+                    e.span,
+                    format!("Some({text})"),
+                );
+            }
+            (Ty::Decimal, Ty::Str) | (Ty::Str, Ty::Decimal) => {
+                d = d.hint("`Decimal` is carried as text but is its own type");
+            }
+            _ => {}
+        }
+        self.err(d);
+    }
+
+    fn infer(&mut self, e: &Expr, want: Want) -> Ty {
+        match &e.kind {
+            ExprKind::Int(_) => Ty::Int,
+            ExprKind::Float(_) => Ty::Float,
+            ExprKind::Str(_) => Ty::Str,
+            ExprKind::Bool(_) => Ty::Bool,
+            ExprKind::Error => Ty::Error,
+            ExprKind::Var(name) => self.infer_var(e, name),
+            ExprKind::Ctor { name, args } => self.infer_ctor(e, name, args.as_deref(), want),
+            ExprKind::Record { name, fields } => self.infer_record(e, name, fields),
+            ExprKind::List(items) => {
+                let mut elem = match want.ty() {
+                    Some(Ty::List(t)) => (**t).clone(),
+                    _ => Ty::Unknown,
+                };
+                for item in items {
+                    if elem.is_concrete() {
+                        let t = self.check_expr(item, Want::Type(&elem));
+                        elem = elem.join(&t);
+                    } else {
+                        let t = self.check_expr(item, Want::Any);
+                        if !elem.accepts(&t) {
+                            self.mismatch(item, &elem, &t);
+                        }
+                        elem = elem.join(&t);
+                    }
+                }
+                Ty::List(Box::new(elem))
+            }
+            ExprKind::Call { callee, args } => self.infer_call(e, callee, args, want),
+            ExprKind::Field { base, name } => {
+                let bt = self.check_expr(base, Want::Any);
+                self.field_type(&bt, name)
+            }
+            ExprKind::Unary { op, expr } => {
+                let t = self.check_expr(expr, Want::Any);
+                match (op, &t) {
+                    (_, Ty::Error) => Ty::Error,
+                    (UnaryOp::Neg, Ty::Int | Ty::Float) => t,
+                    (UnaryOp::Not, Ty::Bool) => Ty::Bool,
+                    (UnaryOp::Neg, _) => {
+                        self.err(Diagnostic::error(
+                            Code::InvalidOperand,
+                            e.span,
+                            format!("cannot negate a value of type `{}`", self.show(&t)),
+                        ));
+                        Ty::Error
+                    }
+                    (UnaryOp::Not, _) => {
+                        self.err(
+                            Diagnostic::error(Code::Mismatch, expr.span, "`not` needs a `bool`")
+                                .types("bool", self.show(&t)),
+                        );
+                        Ty::Bool
+                    }
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.infer_binary(e, *op, lhs, rhs),
+            ExprKind::If { cond, then, els } => self.infer_if(e, cond, then, els.as_ref(), want),
+            ExprKind::Match { scrutinee, arms } => self.infer_match(e, scrutinee, arms, want),
+            ExprKind::Block(b) => {
+                let (t, has_tail) = self.check_block(b, want);
+                if let Want::Type(expected) = want {
+                    if !has_tail
+                        && !matches!(t, Ty::Never)
+                        && !matches!(expected, Ty::Unit)
+                        && !expected.is_error()
+                    {
+                        self.err(
+                            Diagnostic::error(Code::Mismatch, b.span, "this block has no value")
+                                .types(self.show(expected), "Unit")
+                                .hint("end the block with an expression"),
+                        );
+                    }
+                }
+                t
+            }
+        }
+    }
+
+    fn infer_var(&mut self, e: &Expr, name: &str) -> Ty {
+        if let Some(l) = self.lookup(name) {
+            l.used = true;
+            return l.ty.clone();
+        }
+        if self.fn_index.contains_key(name) || Builtin::lookup(name).is_some() {
+            self.err(
+                Diagnostic::error(
+                    Code::NotCallable,
+                    e.span,
+                    format!("`{name}` is a function; functions are called, not used as values"),
+                )
+                .hint(format!("call it: `{name}(…)`")),
+            );
+            return Ty::Error;
+        }
+        let mut d = Diagnostic::error(
+            Code::UnknownName,
+            e.span,
+            format!("cannot find `{name}` in this scope"),
+        )
+        .label("not found");
+        let names = self.visible_names();
+        if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
+            d = d.hint(format!("did you mean `{s}`?")).fix(
+                format!("replace with `{s}`"),
+                e.span,
+                s.to_string(),
+            );
+        }
+        self.err(d);
+        Ty::Error
+    }
+
+    fn infer_ctor(&mut self, e: &Expr, name: &Ident, args: Option<&[Arg]>, want: Want) -> Ty {
+        let want_inner = match want.ty() {
+            Some(Ty::Option(t) | Ty::Result(t)) => Some((**t).clone()),
+            _ => None,
+        };
+        match name.name.as_str() {
+            "None" => {
+                self.info.ctors.insert(e.id, Ctor::None);
+                if args.is_some() {
+                    self.err(Diagnostic::error(
+                        Code::Arity,
+                        e.span,
+                        "`None` takes no arguments",
+                    ));
+                }
+                return Ty::Option(Box::new(want_inner.unwrap_or(Ty::Unknown)));
+            }
+            "Some" | "Ok" | "Error" => {
+                let ctor = match name.name.as_str() {
+                    "Some" => Ctor::Some,
+                    "Ok" => Ctor::Ok,
+                    _ => Ctor::Err,
+                };
+                self.info.ctors.insert(e.id, ctor);
+                let arg = match args {
+                    Some([a]) => Some(a),
+                    _ => {
+                        let found = args.map_or(0, <[Arg]>::len);
+                        self.err(
+                            Diagnostic::error(
+                                Code::Arity,
+                                e.span,
+                                format!("`{}` takes 1 argument, found {found}", name.name),
+                            )
+                            .hint(format!("write `{}(value)`", name.name)),
+                        );
+                        for a in args.unwrap_or(&[]) {
+                            self.check_expr(&a.value, Want::Any);
+                        }
+                        None
+                    }
+                };
+                if ctor == Ctor::Err {
+                    if let Some(a) = arg {
+                        self.check_expr(&a.value, Want::Type(&Ty::Str));
+                    }
+                    return Ty::Result(Box::new(want_inner.unwrap_or(Ty::Unknown)));
+                }
+                let inner = match (arg, &want_inner) {
+                    (Some(a), Some(w)) => {
+                        self.check_expr(&a.value, Want::Type(w));
+                        w.clone()
+                    }
+                    (Some(a), None) => self.check_expr(&a.value, Want::Any),
+                    (None, _) => Ty::Error,
+                };
+                return if ctor == Ctor::Some {
+                    Ty::Option(Box::new(inner))
+                } else {
+                    Ty::Result(Box::new(inner))
+                };
+            }
+            _ => {}
+        }
+        let Some(&(tid, vi, _)) = self.variant_index.get(&name.name) else {
+            for a in args.unwrap_or(&[]) {
+                self.check_expr(&a.value, Want::Any);
+            }
+            if let Some(&(tid, _)) = self.type_index.get(&name.name) {
+                let is_record = self
+                    .info
+                    .types
+                    .get(tid)
+                    .is_some_and(|d| d.fields().is_some());
+                let d = Diagnostic::error(
+                    Code::NotCallable,
+                    name.span,
+                    format!("`{}` is a type, not a value", name.name),
+                );
+                self.err(if is_record {
+                    d.hint(format!(
+                        "build a record with `{} {{ field: value, … }}`",
+                        name.name
+                    ))
+                } else {
+                    d.hint("use one of its variants")
+                });
+                return Ty::Error;
+            }
+            let mut d = Diagnostic::error(
+                Code::UnknownName,
+                name.span,
+                format!("cannot find variant `{}`", name.name),
+            )
+            .label("not found");
+            let cands: Vec<&str> = self
+                .variant_index
+                .keys()
+                .map(String::as_str)
+                .chain(RESERVED_CTORS)
+                .collect();
+            if let Some(s) = did_you_mean(&name.name, cands) {
+                d = d.hint(format!("did you mean `{s}`?")).fix(
+                    format!("replace with `{s}`"),
+                    name.span,
+                    s.to_string(),
+                );
+            }
+            self.err(d);
+            return Ty::Error;
+        };
+        self.info.ctors.insert(e.id, Ctor::Variant(tid, vi));
+        let fields: Vec<FieldDef> = self
+            .info
+            .types
+            .get(tid)
+            .and_then(|d| d.variants())
+            .and_then(|vs| vs.get(vi))
+            .map(|v| v.fields.clone())
+            .unwrap_or_default();
+        match args {
+            None if !fields.is_empty() => {
+                let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+                self.err(
+                    Diagnostic::error(
+                        Code::MissingField,
+                        e.span,
+                        format!(
+                            "variant `{}` needs its fields: {}",
+                            name.name,
+                            names.join(", ")
+                        ),
+                    )
+                    .hint(format!(
+                        "write `{}({})`",
+                        name.name,
+                        names
+                            .iter()
+                            .map(|n| format!("{n}: …"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                );
+            }
+            None => {}
+            Some(args) => {
+                if fields.is_empty() {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Arity,
+                            e.span,
+                            format!("variant `{}` has no fields", name.name),
+                        )
+                        .fix(
+                            "remove the parentheses",
+                            e.span,
+                            name.name.clone(),
+                        ),
+                    );
+                    for a in args {
+                        self.check_expr(&a.value, Want::Any);
+                    }
+                } else {
+                    let params: Vec<(String, Ty)> = fields
+                        .iter()
+                        .map(|f| (f.name.clone(), f.ty.clone()))
+                        .collect();
+                    self.check_args(e.span, &name.name, "variant", &params, args);
+                }
+            }
+        }
+        Ty::Named(tid)
+    }
+
+    /// Matches arguments (positional, or all named) to parameters and checks each.
+    fn check_args(
+        &mut self,
+        call_span: Span,
+        what: &str,
+        kind: &str,
+        params: &[(String, Ty)],
+        args: &[Arg],
+    ) {
+        let named = args.iter().any(|a| a.name.is_some());
+        if !named {
+            if args.len() != params.len() {
+                let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+                self.err(
+                    Diagnostic::error(
+                        Code::Arity,
+                        call_span,
+                        format!(
+                            "{kind} `{what}` takes {} argument{}, found {}",
+                            params.len(),
+                            if params.len() == 1 { "" } else { "s" },
+                            args.len()
+                        ),
+                    )
+                    .hint(format!("expected ({})", names.join(", "))),
+                );
+            }
+            for (i, a) in args.iter().enumerate() {
+                match params.get(i) {
+                    Some((_, t)) => {
+                        self.check_expr(&a.value, Want::Type(t));
+                    }
+                    None => {
+                        self.check_expr(&a.value, Want::Any);
+                    }
+                }
+            }
+            return;
+        }
+        let mut given: Vec<&str> = Vec::new();
+        for a in args {
+            let Some(n) = &a.name else {
+                self.err(
+                    Diagnostic::error(
+                        Code::UnexpectedToken,
+                        a.value.span,
+                        "positional argument after named arguments",
+                    )
+                    .hint("name every argument, or none"),
+                );
+                self.check_expr(&a.value, Want::Any);
+                continue;
+            };
+            match params.iter().find(|(p, _)| *p == n.name) {
+                Some((_, t)) => {
+                    if given.contains(&n.name.as_str()) {
+                        self.err(Diagnostic::error(
+                            Code::Duplicate,
+                            n.span,
+                            format!("argument `{}` is given twice", n.name),
+                        ));
+                    }
+                    given.push(&n.name);
+                    self.check_expr(&a.value, Want::Type(t));
+                }
+                None => {
+                    let mut d = Diagnostic::error(
+                        Code::UnknownArgument,
+                        n.span,
+                        format!("{kind} `{what}` has no parameter `{}`", n.name),
+                    );
+                    if let Some(s) = did_you_mean(&n.name, params.iter().map(|(p, _)| p.as_str())) {
+                        d = d.hint(format!("did you mean `{s}`?")).fix(
+                            format!("replace with `{s}`"),
+                            n.span,
+                            s.to_string(),
+                        );
+                    }
+                    self.err(d);
+                    self.check_expr(&a.value, Want::Any);
+                }
+            }
+        }
+        let missing: Vec<&str> = params
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .filter(|p| !given.contains(p))
+            .collect();
+        if !missing.is_empty() {
+            self.err(Diagnostic::error(
+                Code::MissingField,
+                call_span,
+                format!(
+                    "missing argument{}: {}",
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(", ")
+                ),
+            ));
+        }
+    }
+
+    fn infer_record(&mut self, e: &Expr, name: &Ident, inits: &[FieldInit]) -> Ty {
+        let Some(&(tid, _)) = self.type_index.get(&name.name) else {
+            for f in inits {
+                self.check_expr(&f.value, Want::Any);
+            }
+            let mut d = Diagnostic::error(
+                Code::UnknownType,
+                name.span,
+                format!("unknown type `{}`", name.name),
+            );
+            if self.variant_index.contains_key(&name.name) {
+                d = d.hint(format!(
+                    "`{}` is a variant; build it with `{}(field: value, …)`",
+                    name.name, name.name
+                ));
+            } else if let Some(s) =
+                did_you_mean(&name.name, self.type_index.keys().map(String::as_str))
+            {
+                d = d.hint(format!("did you mean `{s}`?")).fix(
+                    format!("replace with `{s}`"),
+                    name.span,
+                    s.to_string(),
+                );
+            }
+            self.err(d);
+            return Ty::Error;
+        };
+        let Some(fields) = self
+            .info
+            .types
+            .get(tid)
+            .and_then(|d| d.fields())
+            .map(<[FieldDef]>::to_vec)
+        else {
+            for f in inits {
+                self.check_expr(&f.value, Want::Any);
+            }
+            self.err(
+                Diagnostic::error(
+                    Code::NotARecord,
+                    name.span,
+                    format!("`{}` is a sum type, not a record", name.name),
+                )
+                .hint("build one of its variants instead"),
+            );
+            return Ty::Error;
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        for init in inits {
+            if let Some(prev) = seen.iter().position(|s| *s == init.name.name) {
+                let _ = prev;
+                self.err(Diagnostic::error(
+                    Code::Duplicate,
+                    init.name.span,
+                    format!("field `{}` is given twice", init.name.name),
+                ));
+            }
+            match fields.iter().find(|f| f.name == init.name.name) {
+                Some(f) => {
+                    seen.push(&init.name.name);
+                    self.check_expr(&init.value, Want::Type(&f.ty));
+                }
+                None => {
+                    self.check_expr(&init.value, Want::Any);
+                    let mut d = Diagnostic::error(
+                        Code::UnknownField,
+                        init.name.span,
+                        format!("`{}` has no field `{}`", name.name, init.name.name),
+                    );
+                    if let Some(s) =
+                        did_you_mean(&init.name.name, fields.iter().map(|f| f.name.as_str()))
+                    {
+                        d = d.hint(format!("did you mean `{s}`?")).fix(
+                            format!("replace with `{s}`"),
+                            init.name.span,
+                            s.to_string(),
+                        );
+                    } else {
+                        let all: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+                        d = d.hint(format!("its fields are: {}", all.join(", ")));
+                    }
+                    self.err(d);
+                }
+            }
+        }
+        let missing: Vec<&str> = fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .filter(|f| !seen.contains(f))
+            .collect();
+        if !missing.is_empty() {
+            let list = missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.err(
+                Diagnostic::error(Code::MissingField, name.span, format!("missing field{} {list} in `{}`", if missing.len() == 1 { "" } else { "s" }, name.name))
+                    .hint("every field must be given; use `Option[…]` fields with `None` for optional data"),
+            );
+        }
+        let _ = e;
+        Ty::Named(tid)
+    }
+
+    fn infer_call(&mut self, e: &Expr, callee: &Ident, args: &[Arg], want: Want) -> Ty {
+        if let Some(b) = Builtin::lookup(&callee.name) {
+            if self.lookup(&callee.name).is_none() {
+                self.info.callees.insert(e.id, Callee::Builtin(b));
+                return self.infer_builtin(e, b, args, want);
+            }
+        }
+        if let Some(&fi) = self.fn_index.get(&callee.name) {
+            self.info.callees.insert(e.id, Callee::Fn(fi));
+            if let Some(cur) = self.current {
+                if let Some(calls) = self.calls.get_mut(cur) {
+                    calls.push((fi, callee.span));
+                }
+            }
+            let params = self.info.fns[fi].params.clone();
+            self.check_args(e.span, &callee.name, "function", &params, args);
+            return self.info.fns[fi].ret.clone();
+        }
+        for a in args {
+            self.check_expr(&a.value, Want::Any);
+        }
+        if self.lookup(&callee.name).is_some() {
+            self.err(Diagnostic::error(
+                Code::NotCallable,
+                callee.span,
+                format!("`{}` is a variable, not a function", callee.name),
+            ));
+            return Ty::Error;
+        }
+        let mut d = Diagnostic::error(
+            Code::UnknownName,
+            callee.span,
+            format!("cannot find function `{}`", callee.name),
+        )
+        .label("not found");
+        let cands: Vec<&str> = self
+            .fn_index
+            .keys()
+            .map(String::as_str)
+            .chain(Builtin::ALL.iter().map(|(n, _)| *n))
+            .collect();
+        if let Some(s) = did_you_mean(&callee.name, cands) {
+            d = d.hint(format!("did you mean `{s}`?")).fix(
+                format!("replace with `{s}`"),
+                callee.span,
+                s.to_string(),
+            );
+        }
+        self.err(d);
+        Ty::Error
+    }
+
+    fn infer_builtin(&mut self, e: &Expr, b: Builtin, args: &[Arg], _want: Want) -> Ty {
+        let name = Builtin::ALL
+            .iter()
+            .find(|(_, x)| *x == b)
+            .map_or("?", |(n, _)| *n);
+        let want_n = if b == Builtin::AssertEq { 2 } else { 1 };
+        if let Some(a) = args.iter().find_map(|a| a.name.as_ref()) {
+            self.err(Diagnostic::error(
+                Code::UnknownArgument,
+                a.span,
+                format!("builtin `{name}` takes positional arguments"),
+            ));
+        }
+        if args.len() != want_n {
+            self.err(Diagnostic::error(
+                Code::Arity,
+                e.span,
+                format!(
+                    "`{name}` takes {want_n} argument{}, found {}",
+                    if want_n == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+            for a in args {
+                self.check_expr(&a.value, Want::Any);
+            }
+            return match b {
+                Builtin::Len | Builtin::Int => Ty::Int,
+                Builtin::Str => Ty::Str,
+                Builtin::Float => Ty::Float,
+                _ => Ty::Unit,
+            };
+        }
+        let a0 = &args[0].value;
+        let bad = |c: &mut Self, t: &Ty, want: &str| {
+            c.err(
+                Diagnostic::error(Code::Mismatch, a0.span, format!("`{name}` needs {want}"))
+                    .types(want.to_string(), c.show(t)),
+            );
+        };
+        match b {
+            Builtin::Len => {
+                let t = self.check_expr(a0, Want::Any);
+                if !matches!(t, Ty::Str | Ty::List(_) | Ty::Error | Ty::Unknown) {
+                    bad(self, &t, "a `str` or a `list`");
+                }
+                Ty::Int
+            }
+            Builtin::Str => {
+                self.check_expr(a0, Want::Any);
+                Ty::Str
+            }
+            Builtin::Int => {
+                let t = self.check_expr(a0, Want::Any);
+                if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Error) {
+                    bad(self, &t, "an `int`, `float` or `bool`");
+                }
+                Ty::Int
+            }
+            Builtin::Float => {
+                let t = self.check_expr(a0, Want::Any);
+                if !matches!(t, Ty::Int | Ty::Float | Ty::Error) {
+                    bad(self, &t, "an `int` or `float`");
+                }
+                Ty::Float
+            }
+            Builtin::Print => {
+                self.check_expr(a0, Want::Any);
+                Ty::Unit
+            }
+            Builtin::Assert => {
+                self.check_expr(a0, Want::Type(&Ty::Bool));
+                Ty::Unit
+            }
+            Builtin::AssertEq => {
+                let t = self.check_expr(a0, Want::Any);
+                self.check_expr(&args[1].value, Want::Type(&t));
+                Ty::Unit
+            }
+        }
+    }
+
+    fn field_type(&mut self, base: &Ty, name: &Ident) -> Ty {
+        match base {
+            Ty::Error | Ty::Unknown => Ty::Error,
+            Ty::Named(id) => {
+                let Some(def) = self.info.types.get(*id) else {
+                    return Ty::Error;
+                };
+                match &def.kind {
+                    TypeDefKind::Record(fields) => {
+                        if let Some(f) = fields.iter().find(|f| f.name == name.name) {
+                            return f.ty.clone();
+                        }
+                        let tname = def.name.clone();
+                        let cands: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+                        let mut d = Diagnostic::error(
+                            Code::UnknownField,
+                            name.span,
+                            format!("no field `{}` on type `{tname}`", name.name),
+                        )
+                        .label("unknown field");
+                        if let Some(s) = did_you_mean(&name.name, cands.iter().map(String::as_str))
+                        {
+                            d = d.hint(format!("did you mean `{s}`?")).fix(
+                                format!("replace with `{s}`"),
+                                name.span,
+                                s.to_string(),
+                            );
+                        } else {
+                            d = d
+                                .hint(format!("the fields of `{tname}` are: {}", cands.join(", ")));
+                        }
+                        self.err(d);
+                        Ty::Error
+                    }
+                    TypeDefKind::Sum(_) => {
+                        let tname = def.name.clone();
+                        self.err(
+                            Diagnostic::error(
+                                Code::NotARecord,
+                                name.span,
+                                format!("`{tname}` is a sum type; it has no fields"),
+                            )
+                            .hint("use `match` to get at a variant's fields"),
+                        );
+                        Ty::Error
+                    }
+                }
+            }
+            other => {
+                let mut d = Diagnostic::error(
+                    Code::NotARecord,
+                    name.span,
+                    format!("`{}` has no fields", self.show(other)),
+                );
+                if matches!(name.name.as_str(), "len" | "length" | "size" | "count") {
+                    d = d.hint("use the builtin `len(…)`");
+                } else if matches!(other, Ty::Option(_)) {
+                    d = d.hint("use `match` to get at the value inside an `Option`");
+                }
+                self.err(d);
+                Ty::Error
+            }
+        }
+    }
+
+    fn infer_binary(&mut self, e: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> Ty {
+        use BinaryOp::*;
+        if matches!(op, And | Or) {
+            self.check_expr(lhs, Want::Type(&Ty::Bool));
+            self.check_expr(rhs, Want::Type(&Ty::Bool));
+            return Ty::Bool;
+        }
+        let lt = self.check_expr(lhs, Want::Any);
+        let rt = if lt.is_concrete() && !matches!(lt, Ty::Never) && matches!(op, Eq | NotEq) {
+            self.check_expr(rhs, Want::Type(&lt))
+        } else {
+            self.check_expr(rhs, Want::Any)
+        };
+        if lt.is_error() || rt.is_error() {
+            return if matches!(op, Add | Sub | Mul | Div | Rem) {
+                Ty::Error
+            } else {
+                Ty::Bool
+            };
+        }
+        let sym = op.symbol();
+        match op {
+            Eq | NotEq => {
+                // A mismatch was already reported against the left side's type.
+                Ty::Bool
+            }
+            Lt | Le | Gt | Ge => {
+                let ok = matches!(
+                    (&lt, &rt),
+                    (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) | (Ty::Str, Ty::Str)
+                );
+                if !ok {
+                    self.operand_error(e, sym, &lt, &rt);
+                }
+                Ty::Bool
+            }
+            Add | Sub | Mul | Div | Rem => match (&lt, &rt) {
+                (Ty::Int, Ty::Int) => Ty::Int,
+                (Ty::Float, Ty::Float) => Ty::Float,
+                (Ty::Str, Ty::Str) if op == Add => Ty::Str,
+                _ => {
+                    self.operand_error(e, sym, &lt, &rt);
+                    Ty::Error
+                }
+            },
+            And | Or => Ty::Bool,
+        }
+    }
+
+    fn operand_error(&mut self, e: &Expr, sym: &str, lt: &Ty, rt: &Ty) {
+        let mut d = Diagnostic::error(
+            Code::InvalidOperand,
+            e.span,
+            format!(
+                "cannot apply `{sym}` to `{}` and `{}`",
+                self.show(lt),
+                self.show(rt)
+            ),
+        );
+        d = match (lt, rt) {
+            (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => d.hint(
+                "convert one side: `float(n)` or `int(x)`; Vox never converts numbers implicitly",
+            ),
+            (Ty::Str, _) | (_, Ty::Str) if sym == "+" => {
+                d.hint("convert the other side with `str(…)` to join text")
+            }
+            _ => d,
+        };
+        self.err(d);
+    }
+
+    fn infer_if(
+        &mut self,
+        _e: &Expr,
+        cond: &Expr,
+        then: &Block,
+        els: Option<&Block>,
+        want: Want,
+    ) -> Ty {
+        self.check_expr(cond, Want::Type(&Ty::Bool));
+        match want {
+            Want::Nothing => {
+                let (t1, _) = self.check_block(then, Want::Nothing);
+                let t2 = els.map(|b| self.check_block(b, Want::Nothing).0);
+                match t2 {
+                    Some(Ty::Never) if matches!(t1, Ty::Never) => Ty::Never,
+                    _ => Ty::Unit,
+                }
+            }
+            Want::Type(expected) if matches!(expected, Ty::Unit) => {
+                self.check_block(then, Want::Nothing);
+                if let Some(b) = els {
+                    self.check_block(b, Want::Nothing);
+                }
+                Ty::Unit
+            }
+            Want::Any | Want::Type(_) => {
+                let (t1, tail1) = self.check_block(then, want);
+                self.require_block_value(then, &t1, tail1, want);
+                let Some(els) = els else {
+                    if !matches!(t1, Ty::Error) {
+                        self.err(
+                            Diagnostic::error(
+                                Code::MissingElse,
+                                then.span.shrink_to_end(),
+                                "`if` without `else` has no value here",
+                            )
+                            .hint("add an `else { … }` branch"),
+                        );
+                    }
+                    return want.ty().cloned().unwrap_or(t1);
+                };
+                let joined_want_ty;
+                let else_want = match want {
+                    Want::Type(t) => Want::Type(t),
+                    _ if t1.is_concrete() && !matches!(t1, Ty::Never) => {
+                        joined_want_ty = t1.clone();
+                        Want::Type(&joined_want_ty)
+                    }
+                    _ => Want::Any,
+                };
+                let (t2, tail2) = self.check_block(els, else_want);
+                self.require_block_value(els, &t2, tail2, else_want);
+                match (&t1, &t2) {
+                    (Ty::Never, Ty::Never) => Ty::Never,
+                    _ => want.ty().cloned().unwrap_or_else(|| t1.join(&t2)),
+                }
+            }
+        }
+    }
+
+    /// In value position a branch must end in an expression (or diverge).
+    fn require_block_value(&mut self, b: &Block, t: &Ty, has_tail: bool, want: Want) {
+        if has_tail || matches!(t, Ty::Never) {
+            return;
+        }
+        let expected = want.ty().map_or("a value".to_string(), |t| self.show(t));
+        if want.ty().is_some_and(|t| t.is_error()) {
+            return;
+        }
+        self.err(
+            Diagnostic::error(Code::Mismatch, b.span, "this branch has no value")
+                .types(expected, "Unit")
+                .hint("end the branch with an expression"),
+        );
+    }
+
+    fn infer_match(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm], want: Want) -> Ty {
+        let st = self.check_expr(scrutinee, Want::Any);
+        let mut result: Option<Ty> = want.ty().cloned();
+        let mut all_diverge = !arms.is_empty();
+        let mut coverage = Coverage::default();
+        for arm in arms {
+            self.scopes.push(Vec::new());
+            let pc = self.check_pattern(&arm.pattern, &st);
+            if coverage.is_complete(&st, &self.info.types) {
+                self.err(
+                    Diagnostic::warning(
+                        Code::Unreachable,
+                        arm.pattern.span,
+                        "unreachable match arm",
+                    )
+                    .hint("an earlier arm already matches every value"),
+                );
+            }
+            coverage.add(pc);
+            let arm_want = match (&want, &result) {
+                (Want::Nothing, _) => Want::Nothing,
+                (_, Some(t)) if t.is_concrete() => Want::Type(t),
+                _ => Want::Any,
+            };
+            let owned_want = match arm_want {
+                Want::Type(t) => Some(t.clone()),
+                _ => None,
+            };
+            let arm_want = match (&owned_want, arm_want) {
+                (Some(t), _) => Want::Type(t),
+                (None, w) => w,
+            };
+            let t = self.check_expr(&arm.body, arm_want);
+            if let ExprKind::Block(b) = &arm.body.kind {
+                let has_tail = matches!(b.stmts.last(), Some(Stmt::Expr(_)));
+                if !matches!(arm_want, Want::Nothing)
+                    && !matches!(want, Want::Type(Ty::Unit))
+                    && want.ty().is_none()
+                {
+                    self.require_block_value(b, &t, has_tail, arm_want);
+                }
+            }
+            if !matches!(t, Ty::Never) {
+                all_diverge = false;
+                if !matches!(want, Want::Nothing) {
+                    result = Some(match result {
+                        Some(r) => r.join(&t),
+                        None => t,
+                    });
+                }
+            }
+            self.pop_scope();
+        }
+        if !st.is_error() && !coverage.is_complete(&st, &self.info.types) {
+            let missing = coverage.missing(&st, &self.info.types);
+            let mut d =
+                Diagnostic::error(Code::NonExhaustive, scrutinee.span, "non-exhaustive match")
+                    .label(format!("patterns not covered: {}", missing.join(", ")));
+            d = d.hint(format!(
+                "add arms for {}, or a `_ => …` arm",
+                missing.join(", ")
+            ));
+            self.err(d);
+        }
+        let _ = e;
+        if all_diverge {
+            return Ty::Never;
+        }
+        match want {
+            Want::Nothing => Ty::Unit,
+            _ => result.unwrap_or(Ty::Unit),
+        }
+    }
+
+    /// Checks a pattern against the matched type, declaring its bindings.
+    fn check_pattern(&mut self, p: &Pattern, t: &Ty) -> PatternCover {
+        let literal = |c: &mut Self, want: Ty| {
+            if !want.accepts(t) && !t.accepts(&want) {
+                c.err(
+                    Diagnostic::error(
+                        Code::InvalidPattern,
+                        p.span,
+                        "this pattern cannot match the value's type",
+                    )
+                    .types(c.show(t), c.show(&want)),
+                );
+            }
+            PatternCover::Partial
+        };
+        match &p.kind {
+            PatternKind::Wildcard => PatternCover::All,
+            PatternKind::Binding(name) => {
+                self.declare(name.clone(), t.clone(), false, p.span, true);
+                PatternCover::All
+            }
+            PatternKind::Int(_) => literal(self, Ty::Int),
+            PatternKind::Str(_) => literal(self, Ty::Str),
+            PatternKind::Bool(b) => {
+                literal(self, Ty::Bool);
+                PatternCover::Bool(*b)
+            }
+            PatternKind::Ctor { name, args } => {
+                self.check_ctor_pattern(p, name, args.as_deref(), t)
+            }
+        }
+    }
+
+    fn check_ctor_pattern(
+        &mut self,
+        p: &Pattern,
+        name: &Ident,
+        args: Option<&[Pattern]>,
+        t: &Ty,
+    ) -> PatternCover {
+        let sub = |c: &mut Self, args: Option<&[Pattern]>, tys: &[Ty]| -> bool {
+            let args = args.unwrap_or(&[]);
+            if !args.is_empty() && args.len() != tys.len() {
+                c.err(Diagnostic::error(
+                    Code::InvalidPattern,
+                    p.span,
+                    format!(
+                        "`{}` has {} field{}, but the pattern has {}",
+                        name.name,
+                        tys.len(),
+                        if tys.len() == 1 { "" } else { "s" },
+                        args.len()
+                    ),
+                ));
+            }
+            let mut irrefutable = true;
+            for (i, a) in args.iter().enumerate() {
+                let ty = tys.get(i).cloned().unwrap_or(Ty::Error);
+                if !matches!(c.check_pattern(a, &ty), PatternCover::All) {
+                    irrefutable = false;
+                }
+            }
+            irrefutable
+        };
+        let wrong = |c: &mut Self, what: &str| {
+            c.err(
+                Diagnostic::error(
+                    Code::InvalidPattern,
+                    p.span,
+                    format!(
+                        "`{}` cannot match a value of type `{}`",
+                        name.name,
+                        c.show(t)
+                    ),
+                )
+                .hint(what.to_string()),
+            );
+            PatternCover::Partial
+        };
+        match (name.name.as_str(), t) {
+            ("None", Ty::Option(_)) => PatternCover::Ctor("None".into(), true),
+            ("Some", Ty::Option(inner)) => {
+                let full = sub(self, args, std::slice::from_ref(inner));
+                PatternCover::Ctor("Some".into(), full)
+            }
+            ("Ok", Ty::Result(inner)) => {
+                let full = sub(self, args, std::slice::from_ref(inner));
+                PatternCover::Ctor("Ok".into(), full)
+            }
+            ("Error", Ty::Result(_)) => {
+                let full = sub(self, args, &[Ty::Str]);
+                PatternCover::Ctor("Error".into(), full)
+            }
+            (_, Ty::Error | Ty::Unknown) => {
+                // Bind sub-patterns so their names resolve; nothing to check.
+                for a in args.unwrap_or(&[]) {
+                    self.check_pattern(a, &Ty::Error);
+                }
+                PatternCover::Partial
+            }
+            ("None" | "Some" | "Ok" | "Error", _) => {
+                for a in args.unwrap_or(&[]) {
+                    self.check_pattern(a, &Ty::Error);
+                }
+                wrong(
+                    self,
+                    "`Some`/`None` match an `Option`; `Ok`/`Error` match a `Result`",
+                )
+            }
+            (vname, Ty::Named(tid)) => {
+                let variants = self
+                    .info
+                    .types
+                    .get(*tid)
+                    .and_then(|d| d.variants())
+                    .map(<[VariantDef]>::to_vec);
+                let Some(variants) = variants else {
+                    for a in args.unwrap_or(&[]) {
+                        self.check_pattern(a, &Ty::Error);
+                    }
+                    return wrong(self, "only sum types, `Option` and `Result` have variants to match; bind the whole value with a name");
+                };
+                let Some(v) = variants.iter().find(|v| v.name == vname) else {
+                    for a in args.unwrap_or(&[]) {
+                        self.check_pattern(a, &Ty::Error);
+                    }
+                    let tname = self.show(t);
+                    let mut d = Diagnostic::error(
+                        Code::InvalidPattern,
+                        name.span,
+                        format!("`{tname}` has no variant `{vname}`"),
+                    );
+                    if let Some(s) = did_you_mean(vname, variants.iter().map(|v| v.name.as_str())) {
+                        d = d.hint(format!("did you mean `{s}`?")).fix(
+                            format!("replace with `{s}`"),
+                            name.span,
+                            s.to_string(),
+                        );
+                    } else {
+                        let all: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                        d = d.hint(format!("its variants are: {}", all.join(", ")));
+                    }
+                    self.err(d);
+                    return PatternCover::Partial;
+                };
+                if v.fields.is_empty() && args.is_some_and(|a| !a.is_empty()) {
+                    self.err(Diagnostic::error(
+                        Code::InvalidPattern,
+                        p.span,
+                        format!("variant `{vname}` has no fields"),
+                    ));
+                }
+                let tys: Vec<Ty> = v.fields.iter().map(|f| f.ty.clone()).collect();
+                let full = sub(self, args, &tys);
+                PatternCover::Ctor(vname.to_string(), full)
+            }
+            _ => {
+                for a in args.unwrap_or(&[]) {
+                    self.check_pattern(a, &Ty::Error);
+                }
+                wrong(
+                    self,
+                    "constructor patterns match sum types, `Option` and `Result`",
+                )
+            }
+        }
+    }
+}
+
+/// What one pattern covers, for exhaustiveness.
+enum PatternCover {
+    /// Matches every value (`_`, a binding).
+    All,
+    /// A constructor; `true` when its sub-patterns match everything.
+    Ctor(String, bool),
+    Bool(bool),
+    /// Something narrower (a literal, a refutable nested pattern).
+    Partial,
+}
+
+#[derive(Default)]
+struct Coverage {
+    all: bool,
+    ctors: Vec<String>,
+    bools: [bool; 2],
+}
+
+impl Coverage {
+    fn add(&mut self, p: PatternCover) {
+        match p {
+            PatternCover::All => self.all = true,
+            PatternCover::Ctor(name, true) => self.ctors.push(name),
+            PatternCover::Bool(b) => self.bools[usize::from(b)] = true,
+            PatternCover::Ctor(_, false) | PatternCover::Partial => {}
+        }
+    }
+
+    fn missing(&self, t: &Ty, types: &TypeTable) -> Vec<String> {
+        if self.all {
+            return Vec::new();
+        }
+        let need = |names: &[&str], shape: &dyn Fn(&str) -> String| -> Vec<String> {
+            names
+                .iter()
+                .filter(|n| !self.ctors.iter().any(|c| c == *n))
+                .map(|n| shape(n))
+                .collect()
+        };
+        match t {
+            Ty::Option(_) => need(&["Some", "None"], &|n| {
+                if n == "Some" {
+                    "`Some(_)`".into()
+                } else {
+                    "`None`".into()
+                }
+            }),
+            Ty::Result(_) => need(&["Ok", "Error"], &|n| format!("`{n}(_)`")),
+            Ty::Bool => [(false, "`false`"), (true, "`true`")]
+                .iter()
+                .filter(|(b, _)| !self.bools[usize::from(*b)])
+                .map(|(_, s)| s.to_string())
+                .collect(),
+            Ty::Named(id) => match types.get(*id).and_then(|d| d.variants()) {
+                Some(vs) => vs
+                    .iter()
+                    .filter(|v| !self.ctors.iter().any(|c| *c == v.name))
+                    .map(|v| {
+                        if v.fields.is_empty() {
+                            format!("`{}`", v.name)
+                        } else {
+                            format!("`{}(..)`", v.name)
+                        }
+                    })
+                    .collect(),
+                None => vec!["`_`".into()],
+            },
+            Ty::Error | Ty::Unknown | Ty::Never => Vec::new(),
+            _ => vec!["`_`".into()],
+        }
+    }
+
+    fn is_complete(&self, t: &Ty, types: &TypeTable) -> bool {
+        self.all
+            || (self.missing(t, types).is_empty()
+                && !matches!(t, Ty::Error | Ty::Unknown | Ty::Never)
+                || matches!(t, Ty::Error) && self.all)
+    }
+}
+
+fn direct_named(t: &Ty, out: &mut Vec<TypeId>) {
+    match t {
+        Ty::Named(id) => out.push(*id),
+        Ty::Result(inner) => direct_named(inner, out),
+        _ => {}
+    }
+}
+
+fn fn_decl(module: &Module, item: usize) -> Option<&FnDecl> {
+    match module.items.get(item) {
+        Some(Item::Fn(f)) => Some(f),
+        _ => None,
+    }
+}
+
+/// The whitespace before `span` on its line.
+fn line_indent(sources: &SourceMap, span: Span) -> String {
+    let file = sources.get(span.file);
+    let lc = file.line_col(span.start as usize);
+    let start = file.line_start(lc.line);
+    file.text
+        .get(start..span.start as usize)
+        .map(|s| s.chars().take_while(|c| c.is_whitespace()).collect())
+        .unwrap_or_default()
+}
+
+/// Rust spellings people reach for, mapped to the Vox type.
+fn rust_type_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "String" | "string" | "Str" | "text" => "str",
+        "i64" | "i32" | "u32" | "u64" | "usize" | "Int" | "integer" => "int",
+        "f64" | "f32" | "Float" | "number" => "float",
+        "Bool" | "boolean" => "bool",
+        "Vec" | "Array" | "array" => "list",
+        "unit" | "()" => "Unit",
+        _ => return None,
+    })
+}

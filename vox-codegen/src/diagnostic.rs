@@ -1,0 +1,568 @@
+//! Diagnostics: the one type every stage reports through, its stable codes,
+//! the rustc-style renderer people read, and the JSON payload machines read
+//! (SPEC §8).
+//!
+//! Every variant of [`Code`] is a stable public name (`vox/<area>/<what>`);
+//! `docs/diagnostics.md` lists each one, and a test keeps the two in step.
+
+use std::fmt::Write as _;
+
+use crate::json::Json;
+use crate::source::{SourceMap, Span};
+
+macro_rules! codes {
+    ($( $variant:ident = $code:literal : $desc:literal, )*) => {
+        /// Stable diagnostic codes. Never renumber or rename one: agents key on them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code { $( $variant, )* }
+
+        impl Code {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
+
+            /// The stable string form, e.g. `vox/type/mismatch`.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$variant => $code, )* }
+            }
+
+            /// One line saying when the code is reported.
+            pub fn description(self) -> &'static str {
+                match self { $( Code::$variant => $desc, )* }
+            }
+        }
+    };
+}
+
+codes! {
+    InvalidUtf8 = "vox/syntax/invalid-utf8": "the file is not valid UTF-8",
+    UnexpectedChar = "vox/syntax/unexpected-char": "a character that cannot start any token",
+    UnterminatedString = "vox/syntax/unterminated-string": "a string literal without its closing quote on the same line",
+    InvalidEscape = "vox/syntax/invalid-escape": "an unknown escape sequence in a string literal",
+    InvalidNumber = "vox/syntax/invalid-number": "a malformed or out-of-range number literal",
+    UnexpectedToken = "vox/syntax/unexpected-token": "the parser found a token where the grammar allows none",
+    UnclosedDelimiter = "vox/syntax/unclosed-delimiter": "a `(`, `[` or `{` that is never closed",
+    TooDeep = "vox/syntax/too-deep": "expressions, types or blocks nested deeper than the compiler accepts",
+    Naming = "vox/syntax/naming": "a type or variant name not starting with an uppercase letter, or a value name that does",
+    DanglingDoc = "vox/syntax/dangling-doc": "a `///` doc comment that documents nothing (warning)",
+    UnknownName = "vox/name/unknown": "a variable or function name that is not declared",
+    UnknownType = "vox/name/unknown-type": "a type name that is not declared",
+    Duplicate = "vox/name/duplicate": "two declarations (types, variants, functions, parameters, bindings) with one name",
+    DuplicateField = "vox/name/duplicate-field": "a record type or variant declaring the same field twice",
+    ImmutableAssign = "vox/name/immutable-assign": "an assignment to a variable declared without `mut`",
+    Mismatch = "vox/type/mismatch": "an expression whose type differs from the one expected there",
+    GenericArity = "vox/type/generic-arity": "a type given the wrong number of type arguments",
+    UnknownField = "vox/type/unknown-field": "a field that the record or variant does not have",
+    MissingField = "vox/type/missing-field": "a record literal or variant constructor missing some fields",
+    NotARecord = "vox/type/not-a-record": "a record literal or field access on something that is not a record",
+    Arity = "vox/type/arity": "a call with the wrong number of arguments",
+    UnknownArgument = "vox/type/unknown-argument": "a named argument that the function or variant does not take",
+    InvalidOperand = "vox/type/invalid-operand": "an operator applied to types it does not support",
+    NotIterable = "vox/type/not-iterable": "a `for` loop over something that is not a list",
+    MissingReturn = "vox/type/missing-return": "a function with a return type whose body can end without a value",
+    MissingElse = "vox/type/missing-else": "an `if` used as a value without an `else` branch",
+    InfiniteType = "vox/type/infinite-recursion": "a type that contains itself other than through `list` or `Option`",
+    InvalidAssignTarget = "vox/type/invalid-assign-target": "the left side of `=` is not a variable or a field of one",
+    NotCallable = "vox/type/not-callable": "a call of something that is not a function, builtin or variant",
+    NonExhaustive = "vox/match/non-exhaustive": "a `match` that does not cover every possible value",
+    Unreachable = "vox/match/unreachable": "a `match` arm that can never be reached (warning)",
+    InvalidPattern = "vox/match/invalid-pattern": "a pattern that cannot match the matched value's type",
+    StructuredOutputMismatch = "vox/ai/structured-output-mismatch": "`structured_output` names a type other than the function's return type",
+    AiUnknownArgument = "vox/ai/unknown-argument": "an `@ai(...)` argument the compiler does not know",
+    AiDuplicateArgument = "vox/ai/duplicate-argument": "an `@ai(...)` argument given twice",
+    AiInvalidValue = "vox/ai/invalid-value": "an `@ai(...)` argument with a value of the wrong kind or out of range",
+    AiMissingReturnType = "vox/ai/missing-return-type": "an `@ai` function without a return type for the model to produce",
+    MissingUses = "vox/effect/missing-uses": "a function that uses the network (an `@ai` function or a caller of one) without `@uses(net)`",
+    UnknownEffect = "vox/effect/unknown": "an `@uses(...)` effect the compiler does not know (warning)",
+    UnknownDecorator = "vox/decorator/unknown": "a decorator other than `@ai`, `@uses` and `@test`",
+    MisplacedDecorator = "vox/decorator/misplaced": "a decorator where it does not apply, or repeated",
+    TestSignature = "vox/test/signature": "an `@test` function with parameters or a return type",
+    MainSignature = "vox/main/signature": "`fn main` with parameters or a return type",
+    UnusedVariable = "vox/lint/unused-variable": "a `let` binding or parameter that is never read (warning)",
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// A text replacement that is part of a [`Fix`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edit {
+    pub span: Span,
+    pub replacement: String,
+}
+
+/// A machine-applicable fix: applying all edits resolves the diagnostic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fix {
+    pub message: String,
+    pub edits: Vec<Edit>,
+}
+
+/// Another place that helps explain a diagnostic ("first defined here").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    /// Short text shown under the caret.
+    pub label: Option<String>,
+    pub expected: Option<String>,
+    pub found: Option<String>,
+    pub hints: Vec<String>,
+    pub fixes: Vec<Fix>,
+    pub related: Vec<Related>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            span,
+            label: None,
+            expected: None,
+            found: None,
+            hints: Vec::new(),
+            fixes: Vec::new(),
+            related: Vec::new(),
+        }
+    }
+
+    pub fn warning(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, span, message)
+        }
+    }
+
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    pub fn types(mut self, expected: impl Into<String>, found: impl Into<String>) -> Self {
+        self.expected = Some(expected.into());
+        self.found = Some(found.into());
+        self
+    }
+
+    pub fn fix(
+        mut self,
+        message: impl Into<String>,
+        span: Span,
+        replacement: impl Into<String>,
+    ) -> Self {
+        self.fixes.push(Fix {
+            message: message.into(),
+            edits: vec![Edit {
+                span,
+                replacement: replacement.into(),
+            }],
+        });
+        self
+    }
+
+    pub fn related(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.related.push(Related {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Sorts diagnostics by file and position so output is stable.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| (d.span.file, d.span.start, d.span.end, d.code.as_str()));
+}
+
+/// How to render for a terminal.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderOptions {
+    pub color: bool,
+}
+
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// Renders one diagnostic the way rustc renders its own:
+///
+/// ```text
+/// error[vox/type/mismatch]: mismatched types
+///  --> vox/invoice.vox:3:18
+///   |
+/// 3 |     let x: int = "a"
+///   |                  ^^^ expected `int`, found `str`
+///   |
+///   = help: ...
+/// ```
+pub fn render(d: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> String {
+    let style = Style { on: opts.color };
+    let (sev_color, sev) = match d.severity {
+        Severity::Error => ("1;31", "error"),
+        Severity::Warning => ("1;33", "warning"),
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}{}",
+        style.paint(sev_color, &format!("{sev}[{}]", d.code.as_str())),
+        style.paint("1", &format!(": {}", d.message))
+    );
+    let file = sources.get(d.span.file);
+    let start = file.line_col(d.span.start as usize);
+    let end = file.line_col(d.span.end as usize);
+    let gutter = start.line.max(end.line).to_string().len();
+    let pad = " ".repeat(gutter);
+    let bar = style.paint("1;34", "|");
+    let _ = writeln!(
+        out,
+        "{pad}{} {}:{}:{}",
+        style.paint("1;34", "-->"),
+        file.name,
+        start.line,
+        start.col
+    );
+    let _ = writeln!(out, "{pad} {bar}");
+    let label = d.label.clone().or_else(|| match (&d.expected, &d.found) {
+        (Some(e), Some(f)) => Some(format!("expected `{e}`, found `{f}`")),
+        _ => None,
+    });
+    write_snippet(
+        &mut out, file, start.line, start.col, end, &label, gutter, &style, sev_color,
+    );
+    for r in &d.related {
+        let rf = sources.get(r.span.file);
+        let rs = rf.line_col(r.span.start as usize);
+        let re = rf.line_col(r.span.end as usize);
+        let _ = writeln!(out, "{pad} {bar}");
+        let _ = writeln!(
+            out,
+            "{pad}{} {}:{}:{}",
+            style.paint("1;34", ":::"),
+            rf.name,
+            rs.line,
+            rs.col
+        );
+        let _ = writeln!(out, "{pad} {bar}");
+        write_snippet(
+            &mut out,
+            rf,
+            rs.line,
+            rs.col,
+            re,
+            &Some(r.message.clone()),
+            gutter,
+            &style,
+            "1;34",
+        );
+    }
+    if !d.hints.is_empty() || !d.fixes.is_empty() {
+        let _ = writeln!(out, "{pad} {bar}");
+    }
+    for h in &d.hints {
+        let _ = writeln!(out, "{pad} {} help: {h}", style.paint("1;34", "="));
+    }
+    for f in &d.fixes {
+        let _ = writeln!(out, "{pad} {} fix: {}", style.paint("1;34", "="), f.message);
+    }
+    out
+}
+
+/// Longest source line we print in a snippet; longer lines are elided around
+/// the caret so a 1 MB line cannot flood a terminal.
+const MAX_SNIPPET_CHARS: usize = 160;
+
+#[allow(clippy::too_many_arguments)]
+fn write_snippet(
+    out: &mut String,
+    file: &crate::source::SourceFile,
+    line: usize,
+    col: usize,
+    end: crate::source::LineCol,
+    label: &Option<String>,
+    gutter: usize,
+    style: &Style,
+    caret_color: &str,
+) {
+    let text = file.line_text(line);
+    let chars: Vec<char> = text.chars().collect();
+    // Caret run: to the end span if on the same line, else to end of line.
+    let caret_end = if end.line == line {
+        end.col
+    } else {
+        chars.len() + 1
+    };
+    let mut caret_len = caret_end.saturating_sub(col).max(1);
+    let (shown, offset) = if chars.len() > MAX_SNIPPET_CHARS {
+        let from = col.saturating_sub(MAX_SNIPPET_CHARS / 2).min(chars.len());
+        let to = (from + MAX_SNIPPET_CHARS).min(chars.len());
+        caret_len = caret_len.min(to.saturating_sub(col - 1).max(1));
+        (
+            format!("…{}…", chars[from..to].iter().collect::<String>()),
+            from.saturating_sub(1),
+        )
+    } else {
+        (text.replace('\t', " "), 0)
+    };
+    let bar = style.paint("1;34", "|");
+    let _ = writeln!(
+        out,
+        "{} {bar} {}",
+        style.paint("1;34", &format!("{line:>gutter$}")),
+        sanitize(&shown)
+    );
+    let spaces = " ".repeat(col.saturating_sub(1).saturating_sub(offset));
+    let carets = "^".repeat(caret_len);
+    let lbl = label
+        .as_deref()
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{} {bar} {spaces}{}",
+        " ".repeat(gutter),
+        style.paint(caret_color, &format!("{carets}{lbl}"))
+    );
+}
+
+/// Control characters in source lines would garble a terminal.
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect()
+}
+
+/// Renders a one-line summary: `error: 2 errors and 1 warning emitted`.
+pub fn summary(errors: usize, warnings: usize) -> String {
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    match (errors, warnings) {
+        (0, 0) => "no problems found".to_string(),
+        (0, w) => format!("{} emitted", plural(w, "warning")),
+        (e, 0) => format!("could not compile due to {}", plural(e, "error")),
+        (e, w) => format!(
+            "could not compile due to {}; {} emitted",
+            plural(e, "error"),
+            plural(w, "warning")
+        ),
+    }
+}
+
+fn span_json(sources: &SourceMap, span: Span) -> Json {
+    let f = sources.get(span.file);
+    let s = f.line_col(span.start as usize);
+    let e = f.line_col(span.end as usize);
+    Json::obj([
+        ("start_line", Json::Int(s.line as i64)),
+        ("start_col", Json::Int(s.col as i64)),
+        ("end_line", Json::Int(e.line as i64)),
+        ("end_col", Json::Int(e.col as i64)),
+        ("start_byte", Json::Int(i64::from(span.start))),
+        ("end_byte", Json::Int(i64::from(span.end))),
+    ])
+}
+
+/// The SPEC §8 diagnostic payload of one diagnostic (`"source":"vox"`).
+///
+/// Lines and columns are 1-based; columns count characters. `start_byte` and
+/// `end_byte` are byte offsets into the file, for tools that apply fixes.
+pub fn payload(d: &Diagnostic, sources: &SourceMap) -> Json {
+    let opt = |s: &Option<String>| s.as_ref().map_or(Json::Null, |s| Json::str(s.clone()));
+    let file = |span: Span| Json::str(sources.get(span.file).name.clone());
+    Json::obj([
+        ("source", Json::str("vox")),
+        ("error_code", Json::str(d.code.as_str())),
+        ("severity", Json::str(d.severity.as_str())),
+        ("message", Json::str(d.message.clone())),
+        ("file_path", file(d.span)),
+        ("span", span_json(sources, d.span)),
+        ("expected_type", opt(&d.expected)),
+        ("found_type", opt(&d.found)),
+        (
+            "correction_hints",
+            Json::Arr(d.hints.iter().map(|h| Json::str(h.clone())).collect()),
+        ),
+        (
+            "suggested_fixes",
+            Json::Arr(
+                d.fixes
+                    .iter()
+                    .map(|f| {
+                        Json::obj([
+                            ("message", Json::str(f.message.clone())),
+                            ("applicability", Json::str("machine-applicable")),
+                            (
+                                "edits",
+                                Json::Arr(
+                                    f.edits
+                                        .iter()
+                                        .map(|e| {
+                                            Json::obj([
+                                                ("file_path", file(e.span)),
+                                                ("span", span_json(sources, e.span)),
+                                                ("replacement", Json::str(e.replacement.clone())),
+                                            ])
+                                        })
+                                        .collect(),
+                                ),
+                            ),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "related_spans",
+            Json::Arr(
+                d.related
+                    .iter()
+                    .map(|r| {
+                        Json::obj([
+                            ("file_path", file(r.span)),
+                            ("span", span_json(sources, r.span)),
+                            ("message", Json::str(r.message.clone())),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+    ])
+}
+
+/// Applies every edit of every fix in `diagnostics` to the file `file`'s text.
+/// Overlapping edits keep the first; used by tests and tools that auto-fix.
+pub fn apply_fixes(text: &str, edits: &[&Edit]) -> String {
+    let mut edits: Vec<&Edit> = edits.to_vec();
+    edits.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(text.len());
+    let mut pos = 0usize;
+    for e in edits {
+        let r = e.span.range();
+        if r.start < pos
+            || r.end > text.len()
+            || !text.is_char_boundary(r.start)
+            || !text.is_char_boundary(r.end)
+        {
+            continue;
+        }
+        out.push_str(&text[pos..r.start]);
+        out.push_str(&e.replacement);
+        pos = r.end;
+    }
+    out.push_str(&text[pos..]);
+    out
+}
+
+/// Edit distance for "did you mean" suggestions (bounded work per pair).
+pub fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(64).collect();
+    let b: Vec<char> = b.chars().take(64).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate to `name`, if one is close enough to be a typo.
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let len = name.chars().count();
+    // Very short names are too easy to "match": only offer a case fix.
+    let limit = if len < 3 { 0 } else { (len / 3).max(1) };
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| {
+            let d = if c.eq_ignore_ascii_case(name) {
+                0
+            } else {
+                levenshtein(name, c)
+            };
+            (d, c)
+        })
+        .filter(|(d, _)| *d <= limit)
+        .min_by(|(d1, c1), (d2, c2)| d1.cmp(d2).then(c1.cmp(c2)))
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for c in Code::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate code {}", c.as_str());
+            let parts: Vec<&str> = c.as_str().split('/').collect();
+            assert_eq!(parts.len(), 3, "{}", c.as_str());
+            assert_eq!(parts[0], "vox");
+            assert!(!c.description().is_empty());
+        }
+    }
+
+    #[test]
+    fn did_you_mean_finds_close_names() {
+        assert_eq!(did_you_mean("vendr", ["vendor", "lines"]), Some("vendor"));
+        assert_eq!(did_you_mean("xyz", ["vendor", "lines"]), None);
+        assert_eq!(did_you_mean("Vendor", ["vendor"]), Some("vendor"));
+    }
+
+    #[test]
+    fn summary_wording() {
+        assert_eq!(summary(1, 0), "could not compile due to 1 error");
+        assert_eq!(
+            summary(2, 1),
+            "could not compile due to 2 errors; 1 warning emitted"
+        );
+        assert_eq!(summary(0, 3), "3 warnings emitted");
+    }
+}

@@ -1,0 +1,1470 @@
+//! Parser: tokens → [`ast::Module`] items, with error recovery.
+//!
+//! Recursive descent over the informal grammar of SPEC §3. Errors are
+//! reported and parsing resumes at the next statement or item, so one run
+//! finds as many problems as it can. Nesting is bounded ([`MAX_DEPTH`]) and
+//! every loop consumes a token or stops, so no input can overflow the stack
+//! or hang the parser.
+
+use crate::ast::*;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::lexer::{Lexed, Token, TokenKind as T};
+use crate::source::Span;
+
+/// Deepest nesting of expressions, blocks, types and patterns accepted.
+pub const MAX_DEPTH: u32 = 96;
+
+/// Why a parse function gave up; the diagnostic is already recorded.
+#[derive(Debug)]
+struct Abort;
+
+type PResult<T> = Result<T, Abort>;
+
+/// Parses one file's tokens, appending its items to `module`.
+pub fn parse_into(
+    module: &mut Module,
+    lexed: Lexed,
+    text: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut p = Parser {
+        tokens: lexed.tokens,
+        strings: lexed.strings,
+        text,
+        pos: 0,
+        string_pos: 0,
+        next_expr: module.expr_count,
+        depth: 0,
+        too_deep: false,
+        newline_significant: vec![false],
+        no_record_literal: false,
+        diags: diagnostics,
+    };
+    p.module(&mut module.items);
+    module.expr_count = p.next_expr;
+}
+
+struct Parser<'a> {
+    tokens: Vec<Token>,
+    strings: Vec<String>,
+    text: &'a str,
+    pos: usize,
+    /// Index into `strings` of the next string literal token.
+    string_pos: usize,
+    next_expr: u32,
+    depth: u32,
+    too_deep: bool,
+    /// Stack: are newlines statement terminators here? (blocks: yes; inside
+    /// parentheses, brackets, record literals and item headers: no).
+    newline_significant: Vec<bool>,
+    /// In the head of `if`/`match`/`for`, `Name {` starts the block, not a record literal.
+    no_record_literal: bool,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl Parser<'_> {
+    // ---- token access -------------------------------------------------
+
+    fn nl_significant(&self) -> bool {
+        self.newline_significant.last().copied().unwrap_or(false)
+    }
+
+    fn raw(&self, i: usize) -> Token {
+        // The lexer always ends the stream with Eof; clamp to it.
+        let last = self.tokens.len().saturating_sub(1);
+        self.tokens.get(i.min(last)).copied().unwrap_or(Token {
+            kind: T::Eof,
+            span: Span::new(crate::source::FileId(0), 0, 0),
+        })
+    }
+
+    /// Index of the next meaningful token at or after `i`.
+    fn skip_trivia_from(&self, mut i: usize, skip_newlines: bool) -> usize {
+        loop {
+            let t = self.raw(i);
+            match t.kind {
+                T::Doc => i += 1,
+                T::Newline if skip_newlines => i += 1,
+                _ => return i,
+            }
+        }
+    }
+
+    fn peek_tok(&self) -> Token {
+        self.raw(self.skip_trivia_from(self.pos, !self.nl_significant()))
+    }
+
+    fn peek(&self) -> T {
+        self.peek_tok().kind
+    }
+
+    fn peek_nth(&self, n: usize) -> T {
+        let skip = !self.nl_significant();
+        let mut i = self.skip_trivia_from(self.pos, skip);
+        for _ in 0..n {
+            i = self.skip_trivia_from(i + 1, skip);
+        }
+        self.raw(i).kind
+    }
+
+    /// The next token kind, looking past newlines even where they matter.
+    fn peek_past_newlines(&self) -> T {
+        self.raw(self.skip_trivia_from(self.pos, true)).kind
+    }
+
+    fn skip_newlines(&mut self) {
+        self.pos = self.skip_trivia_from(self.pos, true);
+    }
+
+    fn bump(&mut self) -> Token {
+        let i = self.skip_trivia_from(self.pos, !self.nl_significant());
+        let t = self.raw(i);
+        self.track_strings(self.pos, i + 1);
+        if t.kind != T::Eof {
+            self.pos = i + 1;
+        } else {
+            self.pos = i;
+        }
+        t
+    }
+
+    /// Keeps `string_pos` in step when tokens in `from..to` are consumed or skipped.
+    fn track_strings(&mut self, from: usize, to: usize) {
+        for i in from..to.min(self.tokens.len()) {
+            if self.tokens[i].kind == T::Str {
+                self.string_pos += 1;
+            }
+        }
+    }
+
+    fn advance_to(&mut self, i: usize) {
+        let i = i.min(self.tokens.len().saturating_sub(1));
+        if i > self.pos {
+            self.track_strings(self.pos, i);
+            self.pos = i;
+        }
+    }
+
+    fn eat(&mut self, kind: T) -> Option<Token> {
+        if self.peek() == kind {
+            Some(self.bump())
+        } else {
+            None
+        }
+    }
+
+    fn expect(&mut self, kind: T, context: &str) -> PResult<Token> {
+        if self.peek() == kind {
+            Ok(self.bump())
+        } else {
+            Err(self.unexpected(&format!("expected {} {context}", kind.describe())))
+        }
+    }
+
+    fn unexpected(&mut self, message: &str) -> Abort {
+        let t = self.peek_tok();
+        let d = Diagnostic::error(Code::UnexpectedToken, t.span, message.to_string())
+            .label(format!("found {}", t.kind.describe()));
+        self.report(d);
+        Abort
+    }
+
+    fn report(&mut self, d: Diagnostic) {
+        // One syntax error per position is enough; recovery can revisit a spot.
+        if self
+            .diags
+            .last()
+            .is_some_and(|last| last.span == d.span && last.code == d.code)
+        {
+            return;
+        }
+        self.diags.push(d);
+    }
+
+    fn text(&self, span: Span) -> &str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+
+    fn ident(&self, t: Token) -> Ident {
+        Ident {
+            name: self.text(t.span).to_string(),
+            span: t.span,
+        }
+    }
+
+    fn bump_ident(&mut self) -> Ident {
+        let t = self.bump();
+        self.ident(t)
+    }
+
+    fn string_value(&self) -> String {
+        // `bump` already counted this token, so it is the previous string.
+        self.strings
+            .get(self.string_pos.wrapping_sub(1))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn prev_span(&self) -> Span {
+        let mut i = self.pos;
+        while i > 0 {
+            i -= 1;
+            let t = self.raw(i);
+            if !matches!(t.kind, T::Newline | T::Doc) {
+                return t.span;
+            }
+        }
+        self.raw(0).span.shrink_to_start()
+    }
+
+    fn new_expr(&mut self, kind: ExprKind, span: Span) -> Expr {
+        let id = ExprId(self.next_expr);
+        self.next_expr = self.next_expr.saturating_add(1);
+        Expr { id, kind, span }
+    }
+
+    fn with_newlines<R>(&mut self, significant: bool, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.newline_significant.push(significant);
+        let saved = std::mem::replace(&mut self.no_record_literal, false);
+        let r = f(self);
+        self.no_record_literal = saved;
+        self.newline_significant.pop();
+        r
+    }
+
+    fn enter(&mut self, span: Span) -> PResult<()> {
+        if self.too_deep {
+            return Err(Abort);
+        }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.too_deep = true;
+            self.diags.push(
+                Diagnostic::error(
+                    Code::TooDeep,
+                    span,
+                    format!("nesting deeper than {MAX_DEPTH} levels"),
+                )
+                .hint("split the expression into `let` bindings or smaller functions"),
+            );
+            self.depth -= 1;
+            return Err(Abort);
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> PResult<R>) -> PResult<R> {
+        let span = self.peek_tok().span;
+        self.enter(span)?;
+        let r = f(self);
+        self.leave();
+        r
+    }
+
+    // ---- items --------------------------------------------------------
+
+    fn module(&mut self, items: &mut Vec<Item>) {
+        loop {
+            self.skip_newlines_and_semis_at_item_level();
+            if self.raw(self.pos).kind == T::Eof {
+                break;
+            }
+            let before = self.pos;
+            self.too_deep = false;
+            self.depth = 0;
+            match self.item() {
+                Ok(item) => items.push(item),
+                Err(Abort) => self.recover_item(),
+            }
+            if self.pos == before {
+                // Guarantee progress whatever went wrong.
+                self.bump_raw();
+            }
+        }
+    }
+
+    fn bump_raw(&mut self) {
+        if self.raw(self.pos).kind != T::Eof {
+            self.advance_to(self.pos + 1);
+        }
+    }
+
+    fn skip_newlines_and_semis_at_item_level(&mut self) {
+        loop {
+            match self.raw(self.pos).kind {
+                T::Newline | T::Semi => self.bump_raw(),
+                _ => return,
+            }
+        }
+    }
+
+    /// Skips to the next token that starts an item at the start of a line.
+    fn recover_item(&mut self) {
+        self.bump_raw();
+        loop {
+            let t = self.raw(self.pos);
+            if t.kind == T::Eof {
+                return;
+            }
+            let at_line_start = self.pos == 0 || self.raw(self.pos - 1).kind == T::Newline;
+            if at_line_start && matches!(t.kind, T::Fn | T::Type | T::Pub | T::At | T::Doc) {
+                return;
+            }
+            self.bump_raw();
+        }
+    }
+
+    /// Leading doc comments at position `pos` (raw tokens).
+    fn take_docs(&mut self) -> Vec<String> {
+        let mut docs = Vec::new();
+        loop {
+            let t = self.raw(self.pos);
+            match t.kind {
+                T::Doc => {
+                    docs.push(self.text(t.span).to_string());
+                    self.pos += 1;
+                }
+                T::Newline => self.pos += 1,
+                _ => return docs,
+            }
+        }
+    }
+
+    fn item(&mut self) -> PResult<Item> {
+        let start = self.raw(self.skip_trivia_from(self.pos, true)).span;
+        let docs = self.take_docs();
+        let mut decorators = Vec::new();
+        while self.peek() == T::At {
+            decorators.push(self.decorator()?);
+            let extra_docs = self.take_docs();
+            if !extra_docs.is_empty() {
+                let span = self.prev_span();
+                self.diags.push(
+                    Diagnostic::warning(
+                        Code::DanglingDoc,
+                        span,
+                        "doc comment between decorators is ignored",
+                    )
+                    .hint("put doc comments above the decorators"),
+                );
+            }
+        }
+        let head = self.peek_tok().span;
+        let is_pub = self.eat(T::Pub).is_some();
+        match self.peek() {
+            T::Type => self
+                .type_decl(docs, decorators, is_pub, start)
+                .map(Item::Type),
+            T::Fn => self
+                .fn_decl(docs, decorators, is_pub, start, head)
+                .map(Item::Fn),
+            T::Eof if !docs.is_empty() && decorators.is_empty() && !is_pub => {
+                self.diags.push(Diagnostic::warning(
+                    Code::DanglingDoc,
+                    start,
+                    "doc comment documents nothing",
+                ));
+                Err(Abort)
+            }
+            _ => Err(self.unexpected("expected `type` or `fn`")),
+        }
+    }
+
+    fn decorator(&mut self) -> PResult<Decorator> {
+        let at = self.expect(T::At, "")?;
+        let name_tok = self.peek_tok();
+        let name = match name_tok.kind {
+            T::Ident | T::TypeName => self.bump_ident(),
+            _ => return Err(self.unexpected("expected a decorator name after `@`")),
+        };
+        let mut args = Vec::new();
+        // Only a `(` on the same line belongs to the decorator.
+        if self.raw(self.pos).kind == T::LParen {
+            self.bump();
+            self.with_newlines(false, |p| -> PResult<()> {
+                loop {
+                    if p.eat(T::RParen).is_some() {
+                        return Ok(());
+                    }
+                    args.push(p.decorator_arg()?);
+                    if p.eat(T::Comma).is_none() {
+                        p.expect(T::RParen, "to close the decorator arguments")?;
+                        return Ok(());
+                    }
+                }
+            })?;
+        }
+        Ok(Decorator {
+            span: at.span.to(self.prev_span()),
+            name,
+            args,
+        })
+    }
+
+    fn decorator_arg(&mut self) -> PResult<DecoratorArg> {
+        let t = self.peek_tok();
+        let name = match t.kind {
+            T::Ident | T::TypeName => self.bump_ident(),
+            _ => return Err(self.unexpected("expected an argument name")),
+        };
+        if self.eat(T::Eq).is_none() && self.eat(T::Colon).is_none() {
+            return Ok(DecoratorArg {
+                span: name.span,
+                name,
+                value: None,
+            });
+        }
+        let vt = self.peek_tok();
+        let kind = match vt.kind {
+            T::Str => {
+                self.bump();
+                DecoratorValueKind::Str(self.string_value())
+            }
+            T::Int | T::Float | T::Minus => self.signed_number()?,
+            T::True | T::False => {
+                self.bump();
+                DecoratorValueKind::Bool(vt.kind == T::True)
+            }
+            T::Ident | T::TypeName => DecoratorValueKind::Type(self.type_expr()?),
+            _ => {
+                return Err(
+                    self.unexpected("expected a value: a type, a number, a string or a boolean")
+                )
+            }
+        };
+        let span = vt.span.to(self.prev_span());
+        Ok(DecoratorArg {
+            span: name.span.to(span),
+            name,
+            value: Some(DecoratorValue { kind, span }),
+        })
+    }
+
+    fn signed_number(&mut self) -> PResult<DecoratorValueKind> {
+        let neg = self.eat(T::Minus).is_some();
+        let t = self.peek_tok();
+        match t.kind {
+            T::Int => {
+                self.bump();
+                let v = self.int_value(t.span, neg);
+                Ok(DecoratorValueKind::Int(v))
+            }
+            T::Float => {
+                self.bump();
+                let v = self.float_value(t.span);
+                Ok(DecoratorValueKind::Float(if neg { -v } else { v }))
+            }
+            _ => Err(self.unexpected("expected a number after `-`")),
+        }
+    }
+
+    fn int_value(&mut self, span: Span, negative: bool) -> i64 {
+        let digits: String = self.text(span).chars().filter(|c| *c != '_').collect();
+        let parsed = if negative {
+            format!("-{digits}").parse::<i64>()
+        } else {
+            digits.parse::<i64>()
+        };
+        match parsed {
+            Ok(v) => v,
+            Err(_) => {
+                // A glued literal like `12abc` was already reported by the lexer.
+                if digits.bytes().all(|b| b.is_ascii_digit()) {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::InvalidNumber,
+                            span,
+                            "integer literal out of range",
+                        )
+                        .hint("`int` is a 64-bit signed integer (at most 9223372036854775807)"),
+                    );
+                }
+                0
+            }
+        }
+    }
+
+    fn float_value(&mut self, span: Span) -> f64 {
+        let digits: String = self.text(span).chars().filter(|c| *c != '_').collect();
+        match digits.parse::<f64>() {
+            Ok(v) if v.is_finite() => v,
+            Ok(_) => {
+                self.diags.push(Diagnostic::error(
+                    Code::InvalidNumber,
+                    span,
+                    "float literal out of range",
+                ));
+                0.0
+            }
+            Err(_) => 0.0,
+        }
+    }
+
+    fn type_decl(
+        &mut self,
+        docs: Vec<String>,
+        decorators: Vec<Decorator>,
+        is_pub: bool,
+        start: Span,
+    ) -> PResult<TypeDecl> {
+        self.expect(T::Type, "")?;
+        let name = self.decl_name(true, "type")?;
+        let kind = match self.peek() {
+            T::LBrace => TypeDeclKind::Record(self.record_fields()?),
+            T::Eq => {
+                self.bump();
+                let mut variants = Vec::new();
+                loop {
+                    let docs = self.take_docs();
+                    if self.peek_past_newlines() != T::Pipe {
+                        if variants.is_empty() {
+                            return Err(self.unexpected("expected `|` to start the first variant"));
+                        }
+                        break;
+                    }
+                    self.skip_newlines();
+                    let pipe = self.bump();
+                    let vname = self.decl_name(true, "variant")?;
+                    let mut fields = Vec::new();
+                    if self.raw(self.pos).kind == T::LParen {
+                        self.bump();
+                        fields = self.with_newlines(false, |p| -> PResult<Vec<Field>> {
+                            let mut fields = Vec::new();
+                            loop {
+                                if p.eat(T::RParen).is_some() {
+                                    return Ok(fields);
+                                }
+                                fields.push(p.field(Vec::new())?);
+                                if p.eat(T::Comma).is_none() {
+                                    p.expect(T::RParen, "to close the variant's fields")?;
+                                    return Ok(fields);
+                                }
+                            }
+                        })?;
+                    }
+                    variants.push(Variant {
+                        docs,
+                        span: pipe.span.to(self.prev_span()),
+                        name: vname,
+                        fields,
+                    });
+                }
+                TypeDeclKind::Sum(variants)
+            }
+            _ => {
+                return Err(self
+                    .unexpected("expected `{` (a record) or `=` (a sum type) after the type name"))
+            }
+        };
+        Ok(TypeDecl {
+            docs,
+            decorators,
+            is_pub,
+            name,
+            kind,
+            span: start.to(self.prev_span()),
+        })
+    }
+
+    /// A declared name; `upper` says it must start with an uppercase letter.
+    fn decl_name(&mut self, upper: bool, what: &str) -> PResult<Ident> {
+        let t = self.peek_tok();
+        let ok_kind = if upper { T::TypeName } else { T::Ident };
+        let other = if upper { T::Ident } else { T::TypeName };
+        if t.kind == ok_kind {
+            return Ok(self.bump_ident());
+        }
+        if t.kind == other {
+            let id = self.bump_ident();
+            let fixed = if upper {
+                upper_first(&id.name)
+            } else {
+                lower_first(&id.name)
+            };
+            let rule = if upper {
+                "start with an uppercase letter"
+            } else {
+                "start with a lowercase letter or `_`"
+            };
+            self.diags.push(
+                Diagnostic::error(Code::Naming, id.span, format!("{what} names must {rule}")).fix(
+                    format!("rename to `{fixed}`"),
+                    id.span,
+                    fixed.clone(),
+                ),
+            );
+            return Ok(id);
+        }
+        Err(self.unexpected(&format!("expected a {what} name")))
+    }
+
+    fn record_fields(&mut self) -> PResult<Vec<Field>> {
+        let open = self.expect(T::LBrace, "")?;
+        self.with_newlines(false, |p| {
+            let mut fields = Vec::new();
+            loop {
+                let docs = p.take_docs();
+                match p.peek() {
+                    T::RBrace => {
+                        if !docs.is_empty() {
+                            let span = p.peek_tok().span;
+                            p.diags.push(Diagnostic::warning(
+                                Code::DanglingDoc,
+                                span,
+                                "doc comment documents no field",
+                            ));
+                        }
+                        p.bump();
+                        return Ok(fields);
+                    }
+                    T::Eof => {
+                        p.diags.push(
+                            Diagnostic::error(
+                                Code::UnclosedDelimiter,
+                                open.span,
+                                "unclosed `{` of this record type",
+                            )
+                            .label("never closed"),
+                        );
+                        return Err(Abort);
+                    }
+                    _ => {}
+                }
+                match p.field(docs) {
+                    Ok(f) => fields.push(f),
+                    Err(Abort) => {
+                        if p.too_deep {
+                            return Err(Abort);
+                        }
+                        // Skip to the next line or the closing brace.
+                        p.recover_in_braces();
+                        continue;
+                    }
+                }
+                p.eat(T::Comma);
+            }
+        })
+    }
+
+    /// Within newline-insensitive braces: skip to just after the next
+    /// newline, or to the `}` that closes them.
+    fn recover_in_braces(&mut self) {
+        let mut depth = 0i32;
+        loop {
+            let t = self.raw(self.pos);
+            match t.kind {
+                T::Eof => return,
+                T::Newline if depth == 0 => {
+                    self.bump_raw();
+                    return;
+                }
+                T::RBrace | T::RParen | T::RBracket if depth == 0 => return,
+                T::LBrace | T::LParen | T::LBracket => depth += 1,
+                T::RBrace | T::RParen | T::RBracket => depth -= 1,
+                T::Fn | T::Type if self.pos > 0 && self.raw(self.pos - 1).kind == T::Newline => {
+                    return
+                }
+                _ => {}
+            }
+            self.bump_raw();
+        }
+    }
+
+    fn field(&mut self, docs: Vec<String>) -> PResult<Field> {
+        let name = self.value_name("field")?;
+        self.expect(T::Colon, "between the field name and its type")?;
+        let ty = self.type_expr()?;
+        Ok(Field {
+            docs,
+            span: name.span.to(ty.span),
+            name,
+            ty,
+        })
+    }
+
+    /// A lowercase name (field, parameter, variable).
+    fn value_name(&mut self, what: &str) -> PResult<Ident> {
+        self.decl_name(false, what)
+    }
+
+    fn type_expr(&mut self) -> PResult<TypeExpr> {
+        self.nested(|p| {
+            let t = p.peek_tok();
+            let name = match t.kind {
+                T::Ident | T::TypeName => p.bump_ident(),
+                _ => return Err(p.unexpected("expected a type")),
+            };
+            let mut args = Vec::new();
+            if p.raw(p.pos).kind == T::LBracket {
+                p.bump();
+                args = p.with_newlines(false, |p| -> PResult<Vec<TypeExpr>> {
+                    let mut args = Vec::new();
+                    loop {
+                        if p.eat(T::RBracket).is_some() {
+                            return Ok(args);
+                        }
+                        args.push(p.type_expr()?);
+                        if p.eat(T::Comma).is_none() {
+                            p.expect(T::RBracket, "to close the type arguments")?;
+                            return Ok(args);
+                        }
+                    }
+                })?;
+            }
+            Ok(TypeExpr {
+                span: name.span.to(p.prev_span()),
+                name,
+                args,
+            })
+        })
+    }
+
+    fn fn_decl(
+        &mut self,
+        docs: Vec<String>,
+        decorators: Vec<Decorator>,
+        is_pub: bool,
+        start: Span,
+        head: Span,
+    ) -> PResult<FnDecl> {
+        self.expect(T::Fn, "")?;
+        let name = self.value_name("function")?;
+        self.expect(T::LParen, "to start the parameter list")?;
+        let params = self.with_newlines(false, |p| -> PResult<Vec<Param>> {
+            let mut params = Vec::new();
+            loop {
+                if p.eat(T::RParen).is_some() {
+                    return Ok(params);
+                }
+                let pname = p.value_name("parameter")?;
+                p.expect(T::Colon, "between the parameter name and its type")?;
+                let ty = p.type_expr()?;
+                params.push(Param {
+                    span: pname.span.to(ty.span),
+                    name: pname,
+                    ty,
+                });
+                if p.eat(T::Comma).is_none() {
+                    p.expect(T::RParen, "to close the parameter list")?;
+                    return Ok(params);
+                }
+            }
+        })?;
+        let ret = if self.eat(T::To).is_some() {
+            Some(self.type_expr()?)
+        } else {
+            if self.peek() == T::Minus && self.peek_nth(1) == T::Gt {
+                let span = self.peek_tok().span.to(self.raw(self.pos + 1).span);
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::UnexpectedToken,
+                        span,
+                        "Vox writes the return type with `to`",
+                    )
+                    .fix("replace `->` with `to`", span, "to"),
+                );
+                self.bump();
+                self.bump();
+                Some(self.type_expr()?)
+            } else {
+                None
+            }
+        };
+        let body = self.block()?;
+        Ok(FnDecl {
+            docs,
+            decorators,
+            is_pub,
+            name,
+            params,
+            ret,
+            span: start.to(body.span),
+            head,
+            body,
+        })
+    }
+
+    // ---- statements ---------------------------------------------------
+
+    fn block(&mut self) -> PResult<Block> {
+        let open = self.expect(T::LBrace, "to start a block")?;
+        self.nested(|p| {
+            p.with_newlines(true, |p| {
+                let mut stmts = Vec::new();
+                loop {
+                    // Statement separators and stray doc comments.
+                    loop {
+                        match p.raw(p.pos).kind {
+                            T::Newline | T::Semi => p.bump_raw(),
+                            T::Doc => {
+                                let span = p.raw(p.pos).span;
+                                p.diags.push(
+                                    Diagnostic::warning(
+                                        Code::DanglingDoc,
+                                        span,
+                                        "doc comments inside a function body document nothing",
+                                    )
+                                    .hint("use `//` for comments inside functions"),
+                                );
+                                p.bump_raw();
+                            }
+                            _ => break,
+                        }
+                    }
+                    match p.peek() {
+                        T::RBrace => {
+                            let close = p.bump();
+                            return Ok(Block {
+                                stmts,
+                                span: open.span.to(close.span),
+                            });
+                        }
+                        T::Eof | T::Fn | T::Type => {
+                            p.diags.push(
+                                Diagnostic::error(
+                                    Code::UnclosedDelimiter,
+                                    open.span,
+                                    "unclosed `{`",
+                                )
+                                .label("this block is never closed"),
+                            );
+                            return Err(Abort);
+                        }
+                        _ => {}
+                    }
+                    let before = p.pos;
+                    match p.stmt() {
+                        Ok(s) => {
+                            stmts.push(s);
+                            match p.peek() {
+                                T::Newline | T::Semi | T::RBrace | T::Eof => {}
+                                _ => {
+                                    let _ = p.unexpected(
+                                        "expected the end of the statement (a new line or `;`)",
+                                    );
+                                    p.recover_stmt();
+                                }
+                            }
+                        }
+                        Err(Abort) => {
+                            if p.too_deep {
+                                return Err(Abort);
+                            }
+                            p.recover_stmt();
+                        }
+                    }
+                    if p.pos == before {
+                        p.bump_raw();
+                    }
+                }
+            })
+        })
+    }
+
+    /// Skips to the end of the current statement: a newline or `;` outside
+    /// brackets, or just before the `}` closing the enclosing block.
+    fn recover_stmt(&mut self) {
+        let mut depth = 0i32;
+        loop {
+            let t = self.raw(self.pos);
+            match t.kind {
+                T::Eof => return,
+                T::Newline | T::Semi if depth <= 0 => return,
+                T::RBrace if depth <= 0 => return,
+                T::Fn | T::Type if self.pos > 0 && self.raw(self.pos - 1).kind == T::Newline => {
+                    return
+                }
+                T::LBrace | T::LParen | T::LBracket => depth += 1,
+                T::RBrace | T::RParen | T::RBracket => depth -= 1,
+                _ => {}
+            }
+            self.bump_raw();
+        }
+    }
+
+    fn stmt(&mut self) -> PResult<Stmt> {
+        let start = self.peek_tok().span;
+        match self.peek() {
+            T::Let => {
+                self.bump();
+                let mutable = self.eat(T::Mut).is_some();
+                let name = self.value_name("variable")?;
+                let ty = if self.eat(T::Colon).is_some() {
+                    Some(self.type_expr()?)
+                } else {
+                    None
+                };
+                self.expect(T::Eq, "after the variable name")?;
+                self.skip_newlines();
+                let value = self.expr()?;
+                Ok(Stmt::Let {
+                    span: start.to(value.span),
+                    mutable,
+                    name,
+                    ty,
+                    value,
+                })
+            }
+            T::Return => {
+                self.bump();
+                let value = match self.peek() {
+                    T::Newline | T::Semi | T::RBrace | T::Eof => None,
+                    _ => Some(self.expr()?),
+                };
+                let span = value.as_ref().map_or(start, |v| start.to(v.span));
+                Ok(Stmt::Return { value, span })
+            }
+            T::For => {
+                self.bump();
+                let var = self.value_name("loop variable")?;
+                self.expect(T::In, "after the loop variable")?;
+                let iter = self.head_expr()?;
+                let body = self.block()?;
+                Ok(Stmt::For {
+                    span: start.to(body.span),
+                    var,
+                    iter,
+                    body,
+                })
+            }
+            _ => {
+                let e = self.expr()?;
+                if self.peek() == T::Eq {
+                    self.bump();
+                    self.skip_newlines();
+                    let value = self.expr()?;
+                    return Ok(Stmt::Assign {
+                        span: e.span.to(value.span),
+                        target: e,
+                        value,
+                    });
+                }
+                Ok(Stmt::Expr(e))
+            }
+        }
+    }
+
+    // ---- expressions --------------------------------------------------
+
+    /// An expression in the head of `if`/`match`/`for`, where `Name {`
+    /// starts the body rather than a record literal.
+    fn head_expr(&mut self) -> PResult<Expr> {
+        let saved = std::mem::replace(&mut self.no_record_literal, true);
+        let r = self.expr();
+        self.no_record_literal = saved;
+        r
+    }
+
+    pub(crate) fn expr(&mut self) -> PResult<Expr> {
+        self.nested(|p| match p.peek() {
+            T::If => p.if_expr(),
+            T::Match => p.match_expr(),
+            _ => p.binary(0),
+        })
+    }
+
+    fn if_expr(&mut self) -> PResult<Expr> {
+        let start = self.expect(T::If, "")?.span;
+        let cond = self.head_expr()?;
+        let then = self.block()?;
+        let els = if self.peek_past_newlines() == T::Else {
+            self.skip_newlines();
+            self.bump();
+            if self.peek() == T::If {
+                let nested = self.if_expr()?;
+                Some(Block {
+                    span: nested.span,
+                    stmts: vec![Stmt::Expr(nested)],
+                })
+            } else {
+                Some(self.block()?)
+            }
+        } else {
+            None
+        };
+        let end = els.as_ref().map_or(then.span, |b| b.span);
+        Ok(self.new_expr(
+            ExprKind::If {
+                cond: Box::new(cond),
+                then,
+                els,
+            },
+            start.to(end),
+        ))
+    }
+
+    fn match_expr(&mut self) -> PResult<Expr> {
+        let start = self.expect(T::Match, "")?.span;
+        let scrutinee = self.head_expr()?;
+        let open = self.expect(T::LBrace, "to start the match arms")?;
+        let arms = self.with_newlines(true, |p| -> PResult<Vec<Arm>> {
+            let mut arms = Vec::new();
+            loop {
+                loop {
+                    match p.raw(p.pos).kind {
+                        T::Newline | T::Semi | T::Comma | T::Doc => p.bump_raw(),
+                        _ => break,
+                    }
+                }
+                match p.peek() {
+                    T::RBrace => {
+                        p.bump();
+                        return Ok(arms);
+                    }
+                    T::Eof | T::Fn | T::Type => {
+                        p.diags.push(
+                            Diagnostic::error(
+                                Code::UnclosedDelimiter,
+                                open.span,
+                                "unclosed `{` of this match",
+                            )
+                            .label("never closed"),
+                        );
+                        return Err(Abort);
+                    }
+                    _ => {}
+                }
+                let before = p.pos;
+                match p.arm() {
+                    Ok(arm) => {
+                        arms.push(arm);
+                        match p.peek() {
+                            T::Newline | T::Semi | T::Comma | T::RBrace | T::Eof => {}
+                            _ => {
+                                let _ = p.unexpected(
+                                    "expected the end of the match arm (a new line or `,`)",
+                                );
+                                p.recover_stmt();
+                            }
+                        }
+                    }
+                    Err(Abort) => {
+                        if p.too_deep {
+                            return Err(Abort);
+                        }
+                        p.recover_stmt();
+                    }
+                }
+                if p.pos == before {
+                    p.bump_raw();
+                }
+            }
+        })?;
+        let end = self.prev_span();
+        Ok(self.new_expr(
+            ExprKind::Match {
+                scrutinee: Box::new(scrutinee),
+                arms,
+            },
+            start.to(end),
+        ))
+    }
+
+    fn arm(&mut self) -> PResult<Arm> {
+        let pattern = self.pattern()?;
+        self.expect(T::FatArrow, "after the pattern")?;
+        self.skip_newlines();
+        let body = if self.peek() == T::LBrace {
+            let b = self.block()?;
+            let span = b.span;
+            self.new_expr(ExprKind::Block(b), span)
+        } else {
+            self.expr()?
+        };
+        Ok(Arm {
+            span: pattern.span.to(body.span),
+            pattern,
+            body,
+        })
+    }
+
+    fn pattern(&mut self) -> PResult<Pattern> {
+        self.nested(|p| {
+            let t = p.peek_tok();
+            let kind = match t.kind {
+                T::Underscore => {
+                    p.bump();
+                    PatternKind::Wildcard
+                }
+                T::Ident => {
+                    p.bump();
+                    PatternKind::Binding(p.text(t.span).to_string())
+                }
+                T::Int | T::Minus => {
+                    let neg = p.eat(T::Minus).is_some();
+                    let it = p.expect(T::Int, "in the pattern")?;
+                    PatternKind::Int(p.int_value(it.span, neg))
+                }
+                T::Str => {
+                    p.bump();
+                    PatternKind::Str(p.string_value())
+                }
+                T::True | T::False => {
+                    p.bump();
+                    PatternKind::Bool(t.kind == T::True)
+                }
+                T::TypeName => {
+                    let name = p.bump_ident();
+                    let args = if p.raw(p.pos).kind == T::LParen {
+                        p.bump();
+                        Some(p.with_newlines(false, |p| -> PResult<Vec<Pattern>> {
+                            let mut args = Vec::new();
+                            loop {
+                                if p.eat(T::RParen).is_some() {
+                                    return Ok(args);
+                                }
+                                args.push(p.pattern()?);
+                                if p.eat(T::Comma).is_none() {
+                                    p.expect(T::RParen, "to close the pattern")?;
+                                    return Ok(args);
+                                }
+                            }
+                        })?)
+                    } else {
+                        None
+                    };
+                    PatternKind::Ctor { name, args }
+                }
+                T::Float => {
+                    p.bump();
+                    p.diags.push(
+                        Diagnostic::error(
+                            Code::InvalidPattern,
+                            t.span,
+                            "float literals cannot be patterns",
+                        )
+                        .hint("compare with `if` instead"),
+                    );
+                    PatternKind::Wildcard
+                }
+                _ => return Err(p.unexpected("expected a pattern")),
+            };
+            Ok(Pattern {
+                span: t.span.to(p.prev_span()),
+                kind,
+            })
+        })
+    }
+
+    fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        let mut lhs = self.unary_or_not(min_prec)?;
+        let mut last_cmp: Option<Span> = None;
+        loop {
+            let Some((op, prec)) = binary_op(self.peek()) else {
+                return Ok(lhs);
+            };
+            if prec < min_prec {
+                return Ok(lhs);
+            }
+            let op_tok = self.bump();
+            if prec == CMP_PREC {
+                if let Some(prev) = last_cmp {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::UnexpectedToken,
+                            op_tok.span,
+                            "comparison operators cannot be chained",
+                        )
+                        .related(prev, "first comparison here")
+                        .hint("combine comparisons with `and`: `a < b and b < c`"),
+                    );
+                }
+                last_cmp = Some(op_tok.span);
+            }
+            self.skip_newlines();
+            // Left-associative: the right side binds tighter.
+            let rhs = self.nested(|p| p.binary(prec + 1))?;
+            let span = lhs.span.to(rhs.span);
+            lhs = self.new_expr(
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
+                span,
+            );
+        }
+    }
+
+    /// `not` sits between `and` and the comparisons in precedence.
+    fn unary_or_not(&mut self, min_prec: u8) -> PResult<Expr> {
+        if self.peek() == T::Not && min_prec <= NOT_PREC {
+            let t = self.bump();
+            let inner = self.nested(|p| p.binary(NOT_PREC))?;
+            let span = t.span.to(inner.span);
+            return Ok(self.new_expr(
+                ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    expr: Box::new(inner),
+                },
+                span,
+            ));
+        }
+        self.unary()
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        match self.peek() {
+            T::Minus => {
+                let t = self.bump();
+                let inner = self.nested(|p| p.unary())?;
+                let span = t.span.to(inner.span);
+                // Fold `-literal` so `-9223372036854775808` is representable.
+                Ok(self.new_expr(
+                    ExprKind::Unary {
+                        op: UnaryOp::Neg,
+                        expr: Box::new(inner),
+                    },
+                    span,
+                ))
+            }
+            T::Not => {
+                let t = self.bump();
+                let inner = self.nested(|p| p.unary())?;
+                let span = t.span.to(inner.span);
+                Ok(self.new_expr(
+                    ExprKind::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(inner),
+                    },
+                    span,
+                ))
+            }
+            _ => self.postfix(),
+        }
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
+        let mut e = self.primary()?;
+        loop {
+            let next = if self.nl_significant()
+                && self.peek() == T::Newline
+                && self.peek_past_newlines() == T::Dot
+            {
+                // A `.field` continuing on the next line.
+                self.skip_newlines();
+                T::Dot
+            } else {
+                self.peek()
+            };
+            match next {
+                T::Dot => {
+                    self.bump();
+                    let t = self.peek_tok();
+                    let name = match t.kind {
+                        T::Ident | T::TypeName => self.bump_ident(),
+                        _ => return Err(self.unexpected("expected a field name after `.`")),
+                    };
+                    let span = e.span.to(name.span);
+                    e = self.new_expr(
+                        ExprKind::Field {
+                            base: Box::new(e),
+                            name,
+                        },
+                        span,
+                    );
+                }
+                T::LParen if self.raw(self.pos).kind == T::LParen => {
+                    let open = self.bump();
+                    let args = self.args(T::RParen)?;
+                    let span = e.span.to(self.prev_span());
+                    let callee_span = e.span;
+                    let hint = if let ExprKind::Field { name, .. } = &e.kind {
+                        format!(
+                            "Vox has no methods; call a function instead: `{}(…)`",
+                            name.name
+                        )
+                    } else {
+                        "only functions, builtins and variants can be called".to_string()
+                    };
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::NotCallable,
+                            callee_span,
+                            "this expression cannot be called",
+                        )
+                        .related(open.span, "call here")
+                        .hint(hint),
+                    );
+                    let _ = args;
+                    e = self.new_expr(ExprKind::Error, span);
+                }
+                _ => return Ok(e),
+            }
+        }
+    }
+
+    /// Call or constructor arguments after `(`: `[name:] expr, …` up to `close`.
+    fn args(&mut self, close: T) -> PResult<Vec<Arg>> {
+        self.with_newlines(false, |p| {
+            let mut args = Vec::new();
+            loop {
+                if p.eat(close).is_some() {
+                    return Ok(args);
+                }
+                let name = if p.peek() == T::Ident && p.peek_nth(1) == T::Colon {
+                    let n = p.bump_ident();
+                    p.bump();
+                    Some(n)
+                } else {
+                    None
+                };
+                let value = p.expr()?;
+                args.push(Arg { name, value });
+                if p.eat(T::Comma).is_none() {
+                    p.expect(close, "to close the argument list")?;
+                    return Ok(args);
+                }
+            }
+        })
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let t = self.peek_tok();
+        match t.kind {
+            T::Int => {
+                self.bump();
+                let v = self.int_value(t.span, false);
+                Ok(self.new_expr(ExprKind::Int(v), t.span))
+            }
+            T::Float => {
+                self.bump();
+                let v = self.float_value(t.span);
+                Ok(self.new_expr(ExprKind::Float(v), t.span))
+            }
+            T::Str => {
+                self.bump();
+                let v = self.string_value();
+                Ok(self.new_expr(ExprKind::Str(v), t.span))
+            }
+            T::True | T::False => {
+                self.bump();
+                Ok(self.new_expr(ExprKind::Bool(t.kind == T::True), t.span))
+            }
+            T::Ident => {
+                let name = self.bump_ident();
+                if self.raw(self.pos).kind == T::LParen {
+                    self.bump();
+                    let args = self.args(T::RParen)?;
+                    let span = name.span.to(self.prev_span());
+                    return Ok(self.new_expr(ExprKind::Call { callee: name, args }, span));
+                }
+                Ok(self.new_expr(ExprKind::Var(name.name), t.span))
+            }
+            T::TypeName => {
+                let name = self.bump_ident();
+                if self.raw(self.pos).kind == T::LParen {
+                    self.bump();
+                    let args = self.args(T::RParen)?;
+                    let span = name.span.to(self.prev_span());
+                    return Ok(self.new_expr(
+                        ExprKind::Ctor {
+                            name,
+                            args: Some(args),
+                        },
+                        span,
+                    ));
+                }
+                if self.peek() == T::LBrace && !self.no_record_literal {
+                    return self.record_literal(name);
+                }
+                let span = name.span;
+                Ok(self.new_expr(ExprKind::Ctor { name, args: None }, span))
+            }
+            T::LBracket => {
+                self.bump();
+                let items = self.with_newlines(false, |p| -> PResult<Vec<Expr>> {
+                    let mut items = Vec::new();
+                    loop {
+                        if p.eat(T::RBracket).is_some() {
+                            return Ok(items);
+                        }
+                        items.push(p.expr()?);
+                        if p.eat(T::Comma).is_none() {
+                            p.expect(T::RBracket, "to close the list")?;
+                            return Ok(items);
+                        }
+                    }
+                })?;
+                let span = t.span.to(self.prev_span());
+                Ok(self.new_expr(ExprKind::List(items), span))
+            }
+            T::LParen => {
+                self.bump();
+                let inner = self.with_newlines(false, |p| -> PResult<Expr> {
+                    let e = p.expr()?;
+                    p.expect(T::RParen, "to close the parenthesis")?;
+                    Ok(e)
+                })?;
+                Ok(inner)
+            }
+            T::If => self.if_expr(),
+            T::Match => self.match_expr(),
+            _ => Err(self.unexpected("expected an expression")),
+        }
+    }
+
+    fn record_literal(&mut self, name: Ident) -> PResult<Expr> {
+        self.expect(T::LBrace, "")?;
+        let fields = self.with_newlines(false, |p| -> PResult<Vec<FieldInit>> {
+            let mut fields = Vec::new();
+            loop {
+                if p.eat(T::RBrace).is_some() {
+                    return Ok(fields);
+                }
+                let fname = p.value_name("field")?;
+                p.expect(T::Colon, "after the field name (`field: value`)")?;
+                let value = p.expr()?;
+                fields.push(FieldInit { name: fname, value });
+                if p.eat(T::Comma).is_none() {
+                    p.expect(T::RBrace, "to close the record literal")?;
+                    return Ok(fields);
+                }
+            }
+        })?;
+        let span = name.span.to(self.prev_span());
+        Ok(self.new_expr(ExprKind::Record { name, fields }, span))
+    }
+}
+
+const CMP_PREC: u8 = 4;
+const NOT_PREC: u8 = 3;
+
+/// Binary operators and their precedence (higher binds tighter):
+/// `or` 1, `and` 2, (`not` 3), comparisons 4, `+ -` 5, `* / %` 6.
+fn binary_op(kind: T) -> Option<(BinaryOp, u8)> {
+    Some(match kind {
+        T::Or => (BinaryOp::Or, 1),
+        T::And => (BinaryOp::And, 2),
+        T::Is | T::EqEq => (BinaryOp::Eq, CMP_PREC),
+        T::Isnt | T::NotEq => (BinaryOp::NotEq, CMP_PREC),
+        T::Lt => (BinaryOp::Lt, CMP_PREC),
+        T::Le => (BinaryOp::Le, CMP_PREC),
+        T::Gt => (BinaryOp::Gt, CMP_PREC),
+        T::Ge => (BinaryOp::Ge, CMP_PREC),
+        T::Plus => (BinaryOp::Add, 5),
+        T::Minus => (BinaryOp::Sub, 5),
+        T::Star => (BinaryOp::Mul, 6),
+        T::Slash => (BinaryOp::Div, 6),
+        T::Percent => (BinaryOp::Rem, 6),
+        _ => return None,
+    })
+}
+
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_ascii_lowercase().to_string() + c.as_str())
+        .unwrap_or_default()
+}

@@ -1,0 +1,169 @@
+//! Resolved types and the module's type table.
+
+use crate::source::Span;
+
+/// Index of a user type in [`TypeTable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TypeId(pub u32);
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ty {
+    Int,
+    Float,
+    Bool,
+    Str,
+    Unit,
+    Decimal,
+    List(Box<Ty>),
+    Option(Box<Ty>),
+    /// `Result[T]`: the error is always `str`.
+    Result(Box<Ty>),
+    Named(TypeId),
+    /// The type of an expression that never produces a value (`return`).
+    Never,
+    /// Not yet known (`[]`, `None` without context); fits any type.
+    Unknown,
+    /// The type of something already reported as wrong; fits any type and
+    /// silences follow-on errors.
+    Error,
+}
+
+impl Ty {
+    /// Whether a value of type `found` can be used where `self` is expected.
+    pub fn accepts(&self, found: &Ty) -> bool {
+        use Ty::*;
+        match (self, found) {
+            (Error | Unknown, _) | (_, Error | Unknown | Never) => true,
+            (List(a), List(b)) | (Option(a), Option(b)) | (Result(a), Result(b)) => a.accepts(b),
+            (a, b) => a == b,
+        }
+    }
+
+    /// The more informative of two types believed equal (`list[?]` vs `list[int]`).
+    pub fn join(&self, other: &Ty) -> Ty {
+        use Ty::*;
+        match (self, other) {
+            (Unknown | Never | Error, b) => b.clone(),
+            (a, Unknown | Never | Error) => a.clone(),
+            (List(a), List(b)) => List(Box::new(a.join(b))),
+            (Option(a), Option(b)) => Option(Box::new(a.join(b))),
+            (Result(a), Result(b)) => Result(Box::new(a.join(b))),
+            (a, _) => a.clone(),
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self, Ty::Error)
+    }
+
+    /// True when the type contains no `Unknown`/`Error` holes.
+    pub fn is_concrete(&self) -> bool {
+        match self {
+            Ty::Unknown | Ty::Error => false,
+            Ty::List(t) | Ty::Option(t) | Ty::Result(t) => t.is_concrete(),
+            _ => true,
+        }
+    }
+
+    pub fn display(&self, table: &TypeTable) -> String {
+        match self {
+            Ty::Int => "int".into(),
+            Ty::Float => "float".into(),
+            Ty::Bool => "bool".into(),
+            Ty::Str => "str".into(),
+            Ty::Unit => "Unit".into(),
+            Ty::Decimal => "Decimal".into(),
+            Ty::List(t) => format!("list[{}]", t.display(table)),
+            Ty::Option(t) => format!("Option[{}]", t.display(table)),
+            Ty::Result(t) => format!("Result[{}]", t.display(table)),
+            Ty::Named(id) => table.get(*id).map_or("?".into(), |d| d.name.clone()),
+            Ty::Never => "never".into(),
+            Ty::Unknown => "_".into(),
+            Ty::Error => "{error}".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldDef {
+    pub name: String,
+    pub docs: Vec<String>,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct VariantDef {
+    pub name: String,
+    pub docs: Vec<String>,
+    pub fields: Vec<FieldDef>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum TypeDefKind {
+    Record(Vec<FieldDef>),
+    Sum(Vec<VariantDef>),
+}
+
+#[derive(Debug, Clone)]
+pub struct TypeDef {
+    pub name: String,
+    pub docs: Vec<String>,
+    pub is_pub: bool,
+    pub kind: TypeDefKind,
+    pub span: Span,
+}
+
+impl TypeDef {
+    pub fn fields(&self) -> Option<&[FieldDef]> {
+        match &self.kind {
+            TypeDefKind::Record(f) => Some(f),
+            TypeDefKind::Sum(_) => None,
+        }
+    }
+
+    pub fn variants(&self) -> Option<&[VariantDef]> {
+        match &self.kind {
+            TypeDefKind::Sum(v) => Some(v),
+            TypeDefKind::Record(_) => None,
+        }
+    }
+}
+
+/// Every user type of a module, in declaration order.
+#[derive(Debug, Clone, Default)]
+pub struct TypeTable {
+    pub defs: Vec<TypeDef>,
+}
+
+impl TypeTable {
+    pub fn get(&self, id: TypeId) -> Option<&TypeDef> {
+        self.defs.get(id.0 as usize)
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = TypeId> {
+        (0..self.defs.len()).map(|i| TypeId(i as u32))
+    }
+
+    pub fn find(&self, name: &str) -> Option<TypeId> {
+        self.defs
+            .iter()
+            .position(|d| d.name == name)
+            .map(|i| TypeId(i as u32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_and_never_fit_anything() {
+        let list_int = Ty::List(Box::new(Ty::Int));
+        assert!(list_int.accepts(&Ty::List(Box::new(Ty::Unknown))));
+        assert!(Ty::Int.accepts(&Ty::Never));
+        assert!(!Ty::Int.accepts(&Ty::Float));
+        assert_eq!(Ty::List(Box::new(Ty::Unknown)).join(&list_int), list_int);
+    }
+}

@@ -1,0 +1,52 @@
+//! Frontend behaviour on whole modules: valid programs check clean, and
+//! each kind of mistake yields its stable code.
+
+use vox_codegen::{check, SourceFile, SourceMap};
+
+fn run(src: &str) -> vox_codegen::Checked {
+    let mut sources = SourceMap::new();
+    sources.add(SourceFile::new("test.vox", src));
+    check(sources)
+}
+
+fn codes(src: &str) -> Vec<&'static str> {
+    run(src)
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect()
+}
+
+#[test]
+fn spec_example_is_clean() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/valid/invoice.vox"
+    ))
+    .unwrap();
+    let c = run(&src);
+    let rendered: Vec<String> = c
+        .diagnostics
+        .iter()
+        .map(|d| vox_codegen::diagnostic::render(d, &c.sources, Default::default()))
+        .collect();
+    assert!(c.diagnostics.is_empty(), "{}", rendered.join("\n"));
+}
+
+#[test]
+fn smoke_errors() {
+    let src = r#"
+type A { x: int, x: str, y: Strng }
+fn f(a: A) to int {
+    let s: str = 1
+    return a.z
+}
+@ai(structured_output = A, max_iteration = 0)
+fn g() to int { return 1 }
+"#;
+    let c = run(src);
+    for d in &c.diagnostics {
+        eprintln!("{}", vox_codegen::diagnostic::render(d, &c.sources, Default::default()));
+    }
+    assert!(c.has_errors());
+}
