@@ -35,6 +35,8 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Check Vox sources (frontend only, no cargo build).
+    Check(crate::check::CheckArgs),
     /// Check this machine for broken or slow toolchains.
     Doctor(crate::doctor::DoctorArgs),
 }

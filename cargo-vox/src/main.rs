@@ -4,9 +4,13 @@
 //! and the doctor's probes. Machine output lives in [`envelope`]; exit codes
 //! in [`exit`].
 
+mod check;
 mod cli;
 mod doctor;
+mod envelope;
 mod exit;
+mod output;
+mod workspace;
 
 use clap::Parser;
 
@@ -24,6 +28,7 @@ fn main() {
 
 fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     match cli.command {
+        cli::Command::Check(args) => check::run(&args, &cli.global),
         cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
     }
 }

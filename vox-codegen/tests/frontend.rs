@@ -46,7 +46,10 @@ fn g() to int { return 1 }
 "#;
     let c = run(src);
     for d in &c.diagnostics {
-        eprintln!("{}", vox_codegen::diagnostic::render(d, &c.sources, Default::default()));
+        eprintln!(
+            "{}",
+            vox_codegen::diagnostic::render(d, &c.sources, Default::default())
+        );
     }
     assert!(c.has_errors());
 }

@@ -1,0 +1,135 @@
+//! `cargo vox check`: the Vox frontend over a package or given paths, no cargo build.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+use crate::envelope::{vox_payloads, Envelope};
+use crate::{exit, output, workspace};
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// `.vox` files or directories to check as one module (default: the package's Vox sources).
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// One module to check: all of its files.
+pub struct ModuleInput {
+    pub files: Vec<PathBuf>,
+}
+
+pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    let out = output::Reporter::new(global.json);
+    let (label, modules) = match resolve_inputs(args, global) {
+        Ok(v) => v,
+        Err(InputError::Usage(msg)) => {
+            out.failure("check", &label_for_paths(&args.paths), &msg);
+            return Ok(exit::USAGE);
+        }
+        Err(InputError::Other(err)) => {
+            out.failure("check", &label_for_paths(&args.paths), &format!("{err:#}"));
+            return Ok(exit::FAILURE);
+        }
+    };
+    let mut payloads = Vec::new();
+    let mut files_checked = 0;
+    for module in &modules {
+        let checked = match check_files(&module.files) {
+            Ok(c) => c,
+            Err(err) => {
+                out.failure("check", &label, &format!("{err:#}"));
+                return Ok(exit::FAILURE);
+            }
+        };
+        files_checked += module.files.len();
+        out.diagnostics(&checked);
+        payloads.extend(vox_payloads(&checked));
+    }
+    let env = Envelope::new("check", label, payloads);
+    out.finish(
+        &env,
+        &format!(
+            "checked {files_checked} Vox file{}",
+            if files_checked == 1 { "" } else { "s" }
+        ),
+    );
+    Ok(if env.ok { exit::SUCCESS } else { exit::FAILURE })
+}
+
+/// Reads and checks the files as one module.
+pub fn check_files(files: &[PathBuf]) -> anyhow::Result<vox_codegen::Checked> {
+    let mut sources = vox_codegen::SourceMap::new();
+    for f in files {
+        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        sources.add(vox_codegen::SourceFile::from_bytes(display_path(f), &bytes));
+    }
+    Ok(vox_codegen::check(sources))
+}
+
+pub enum InputError {
+    /// The command line named something that does not exist.
+    Usage(String),
+    Other(anyhow::Error),
+}
+
+fn label_for_paths(paths: &[PathBuf]) -> String {
+    paths
+        .first()
+        .map_or_else(|| "Cargo.toml".to_string(), |p| display_path(p))
+}
+
+/// The modules to check: the given paths as one module, or each selected package's sources.
+pub fn resolve_inputs(
+    args: &CheckArgs,
+    global: &GlobalArgs,
+) -> Result<(String, Vec<ModuleInput>), InputError> {
+    if !args.paths.is_empty() {
+        let mut files = Vec::new();
+        for p in &args.paths {
+            if p.is_dir() {
+                vox_build::layout::collect_vox_files(p, 0, &mut files)
+                    .map_err(|e| InputError::Other(e.into()))?;
+            } else if p.is_file() {
+                files.push(p.clone());
+            } else {
+                return Err(InputError::Usage(format!(
+                    "no such file or directory: {}",
+                    p.display()
+                )));
+            }
+        }
+        files.sort();
+        files.dedup();
+        let label = label_for_paths(&args.paths);
+        return Ok((label.clone(), vec![ModuleInput { files }]));
+    }
+    let packages = workspace::selected_packages(global).map_err(|e| match e {
+        workspace::WorkspaceError::Usage(m) => InputError::Usage(m),
+        workspace::WorkspaceError::Other(e) => InputError::Other(e),
+    })?;
+    let label = packages
+        .first()
+        .map(|p| display_path(&p.manifest_path))
+        .unwrap_or_else(|| "Cargo.toml".into());
+    let mut modules = Vec::new();
+    for pkg in packages {
+        let files = pkg
+            .layout
+            .vox_files()
+            .map_err(|e| InputError::Other(e.into()))?;
+        modules.push(ModuleInput { files });
+    }
+    Ok((label, modules))
+}
+
+/// A path as users should see it: relative to the current directory when inside it.
+pub fn display_path(p: &Path) -> String {
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| p.strip_prefix(&cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| p.to_path_buf());
+    shown.to_string_lossy().into_owned()
+}

@@ -1,0 +1,114 @@
+//! The packages `cargo vox` works on, found through cargo_metadata.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use cargo_metadata::MetadataCommand;
+use vox_build::SourceLayout;
+
+use crate::cli::GlobalArgs;
+
+pub struct VoxPackage {
+    pub name: String,
+    pub manifest_path: PathBuf,
+    pub layout: SourceLayout,
+}
+
+pub enum WorkspaceError {
+    Usage(String),
+    Other(anyhow::Error),
+}
+
+/// The package(s) selected by `-p`, the current directory, or the whole workspace.
+pub fn selected_packages(global: &GlobalArgs) -> Result<Vec<VoxPackage>, WorkspaceError> {
+    if let Some(m) = &global.manifest_path {
+        if !m.is_file() {
+            return Err(WorkspaceError::Usage(format!(
+                "manifest path `{}` does not exist",
+                m.display()
+            )));
+        }
+    }
+    let mut cmd = MetadataCommand::new();
+    cmd.no_deps();
+    if let Some(m) = &global.manifest_path {
+        cmd.manifest_path(m);
+    }
+    let meta = cmd
+        .exec()
+        .context("`cargo metadata` failed")
+        .map_err(WorkspaceError::Other)?;
+    let members: Vec<&cargo_metadata::Package> = meta.workspace_packages();
+    let chosen: Vec<&cargo_metadata::Package> = if let Some(name) = &global.package {
+        match members.iter().find(|p| p.name.as_str() == name.as_str()) {
+            Some(p) => vec![*p],
+            None => {
+                let names: Vec<&str> = members.iter().map(|p| p.name.as_str()).collect();
+                return Err(WorkspaceError::Usage(format!(
+                    "package `{name}` is not a member of this workspace (members: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+    } else if let Some(root) = meta.root_package() {
+        vec![root]
+    } else {
+        members
+    };
+    chosen
+        .into_iter()
+        .map(|p| {
+            let root = p
+                .manifest_path
+                .parent()
+                .map(|d| d.as_std_path().to_path_buf())
+                .unwrap_or_default();
+            let setting = sources_setting(&p.metadata)
+                .map_err(|m| WorkspaceError::Usage(format!("package `{}`: {m}", p.name)))?;
+            let layout = SourceLayout::new(root, setting)
+                .map_err(|e| WorkspaceError::Usage(format!("package `{}`: {e}", p.name)))?;
+            Ok(VoxPackage {
+                name: p.name.to_string(),
+                manifest_path: p.manifest_path.as_std_path().to_path_buf(),
+                layout,
+            })
+        })
+        .collect()
+}
+
+/// `[package.metadata.vox] sources = [...]` from cargo's JSON view of the manifest.
+pub fn sources_setting(metadata: &serde_json::Value) -> Result<Option<Vec<String>>, String> {
+    let Some(sources) = metadata.get("vox").and_then(|v| v.get("sources")) else {
+        return Ok(None);
+    };
+    let Some(list) = sources.as_array() else {
+        return Err(format!(
+            "`[package.metadata.vox] sources` must be a list of paths, found {sources}"
+        ));
+    };
+    list.iter()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("`sources` entries must be strings, found {v}"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_sources_setting() {
+        let none = serde_json::json!(null);
+        assert_eq!(sources_setting(&none), Ok(None));
+        let v = serde_json::json!({"vox": {"sources": ["a", "b"]}});
+        assert_eq!(sources_setting(&v), Ok(Some(vec!["a".into(), "b".into()])));
+        let bad = serde_json::json!({"vox": {"sources": "a"}});
+        assert!(sources_setting(&bad).is_err());
+        let bad = serde_json::json!({"vox": {"sources": [1]}});
+        assert!(sources_setting(&bad).is_err());
+    }
+}
