@@ -18,6 +18,8 @@ pub struct CheckArgs {
 
 /// One module to check: all of its files.
 pub struct ModuleInput {
+    /// The package name; `None` for paths given on the command line.
+    pub package: Option<String>,
     pub files: Vec<PathBuf>,
 }
 
@@ -49,10 +51,19 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         payloads.extend(vox_payloads(&checked));
     }
     let env = Envelope::new("check", label, payloads);
+    let packages: Vec<&str> = modules
+        .iter()
+        .filter_map(|m| m.package.as_deref())
+        .collect();
+    let scope = if packages.is_empty() {
+        String::new()
+    } else {
+        format!(" in {}", packages.join(", "))
+    };
     out.finish(
         &env,
         &format!(
-            "checked {files_checked} Vox file{}",
+            "checked {files_checked} Vox file{}{scope}",
             if files_checked == 1 { "" } else { "s" }
         ),
     );
@@ -104,7 +115,13 @@ pub fn resolve_inputs(
         files.sort();
         files.dedup();
         let label = label_for_paths(&args.paths);
-        return Ok((label.clone(), vec![ModuleInput { files }]));
+        return Ok((
+            label.clone(),
+            vec![ModuleInput {
+                package: None,
+                files,
+            }],
+        ));
     }
     let packages = workspace::selected_packages(global).map_err(|e| match e {
         workspace::WorkspaceError::Usage(m) => InputError::Usage(m),
@@ -120,7 +137,10 @@ pub fn resolve_inputs(
             .layout
             .vox_files()
             .map_err(|e| InputError::Other(e.into()))?;
-        modules.push(ModuleInput { files });
+        modules.push(ModuleInput {
+            package: Some(pkg.name.clone()),
+            files,
+        });
     }
     Ok((label, modules))
 }
