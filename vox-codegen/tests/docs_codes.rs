@@ -1,0 +1,31 @@
+//! `docs/diagnostics.md` documents every stable diagnostic code, one line each.
+//! Regenerate with `VOX_BLESS=1 cargo test -p vox-codegen --test docs_codes`.
+
+use vox_codegen::Code;
+
+const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/diagnostics.md");
+
+fn expected() -> String {
+    let mut out = String::from(
+        "# Vox diagnostic codes\n\n\
+         Every diagnostic the Vox frontend reports carries one of these stable codes\n\
+         (in `cargo vox check --json` envelopes as `error_code`). Codes are never\n\
+         renamed or reused; new ones are only added. Entries marked (warning) are\n\
+         warnings; all others are errors.\n\n\
+         | code | reported when |\n|---|---|\n",
+    );
+    for c in Code::ALL {
+        out.push_str(&format!("| `{}` | {} |\n", c.as_str(), c.description()));
+    }
+    out
+}
+
+#[test]
+fn docs_list_every_code() {
+    let want = expected();
+    if std::env::var_os("VOX_BLESS").is_some() {
+        std::fs::write(DOC, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(DOC).unwrap_or_default();
+    assert_eq!(have, want, "docs/diagnostics.md is stale: rerun with VOX_BLESS=1");
+}
