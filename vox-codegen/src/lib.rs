@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod json;
 pub mod lexer;
 pub mod parser;
+pub mod schema;
 pub mod source;
 pub mod types;
 

@@ -27,5 +27,8 @@ fn docs_list_every_code() {
         std::fs::write(DOC, &want).unwrap();
     }
     let have = std::fs::read_to_string(DOC).unwrap_or_default();
-    assert_eq!(have, want, "docs/diagnostics.md is stale: rerun with VOX_BLESS=1");
+    assert_eq!(
+        have, want,
+        "docs/diagnostics.md is stale: rerun with VOX_BLESS=1"
+    );
 }

@@ -1,0 +1,405 @@
+//! Strict JSON Schemas for structured outputs (SPEC §5).
+//!
+//! The schema a model is given for a Vox type is derived here, once, at
+//! compile time. It follows OpenAI's strict-mode subset: the root is a
+//! closed object (other types are wrapped in `{"value": …}`), every object
+//! lists all its properties as required and forbids others, and named types
+//! that appear more than once or recursively live in `$defs`. The shapes
+//! match the serde representation of the generated Rust types exactly, so
+//! a reply that fits the schema deserializes.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::json::Json;
+use crate::types::{FieldDef, Ty, TypeDefKind, TypeId, TypeTable};
+
+/// The derived schema of one structured output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSchema {
+    /// `response_format.json_schema.name`: `[A-Za-z0-9_-]{1,64}`.
+    pub name: String,
+    pub schema: Json,
+    /// True when the type is not an object and sits under `"value"`.
+    pub wrapped: bool,
+}
+
+impl OutputSchema {
+    /// The whole `response_format` object sent to the model.
+    pub fn response_format(&self) -> Json {
+        Json::obj([
+            ("type", Json::str("json_schema")),
+            (
+                "json_schema",
+                Json::obj([
+                    ("name", Json::str(self.name.clone())),
+                    ("strict", Json::Bool(true)),
+                    ("schema", self.schema.clone()),
+                ]),
+            ),
+        ])
+    }
+}
+
+/// A schema name from a type's display form: `list[LineItem]` → `list_LineItem`.
+pub fn schema_name(ty: &Ty, types: &TypeTable) -> String {
+    let mut name: String = ty
+        .display(types)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while name.ends_with('_') {
+        name.pop();
+    }
+    let name = name.replace("__", "_");
+    if name.is_empty() {
+        return "output".into();
+    }
+    name.chars().take(64).collect()
+}
+
+/// Derives the strict schema of `ty`.
+pub fn output_schema(ty: &Ty, types: &TypeTable) -> OutputSchema {
+    let name = schema_name(ty, types);
+    let root_record = match ty {
+        Ty::Named(id) => types.get(*id).and_then(|d| d.fields().map(|_| *id)),
+        _ => None,
+    };
+    let mut b = Builder::new(types, ty, root_record);
+    let (schema, wrapped) = match root_record {
+        Some(id) => (b.record_body(id), false),
+        None => {
+            let value = b.schema(ty);
+            (
+                Json::obj([
+                    ("type", Json::str("object")),
+                    ("properties", Json::obj([("value", value)])),
+                    ("required", Json::Arr(vec![Json::str("value")])),
+                    ("additionalProperties", Json::Bool(false)),
+                ]),
+                true,
+            )
+        }
+    };
+    let schema = b.attach_defs(schema);
+    OutputSchema {
+        name,
+        schema,
+        wrapped,
+    }
+}
+
+struct Builder<'a> {
+    types: &'a TypeTable,
+    /// The record at the root: references to it are `{"$ref":"#"}`.
+    root: Option<TypeId>,
+    /// Types that go in `$defs` (used more than once, or recursive).
+    shared: Vec<TypeId>,
+    /// `$defs` built so far, by name (sorted output).
+    defs: BTreeMap<String, Json>,
+    /// Guards against building the same definition twice (and cycles).
+    in_progress: Vec<TypeId>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(types: &'a TypeTable, root_ty: &Ty, root: Option<TypeId>) -> Builder<'a> {
+        // Count how often each named type is referenced in the reachable graph.
+        let mut uses: HashMap<TypeId, usize> = HashMap::new();
+        let mut recursive: Vec<TypeId> = Vec::new();
+        let mut seen: Vec<TypeId> = Vec::new();
+        let mut stack: Vec<(TypeId, Vec<TypeId>)> = Vec::new();
+        let mut roots = Vec::new();
+        named_in(root_ty, &mut roots);
+        for r in &roots {
+            *uses.entry(*r).or_default() += 1;
+        }
+        // Depth-first walk to find references and cycles, without recursion.
+        for r in roots {
+            if seen.contains(&r) {
+                continue;
+            }
+            seen.push(r);
+            stack.push((r, children(types, r)));
+            let mut path = vec![r];
+            while let Some((_, kids)) = stack.last_mut() {
+                if let Some(k) = kids.pop() {
+                    *uses.entry(k).or_default() += 1;
+                    if path.contains(&k) {
+                        if !recursive.contains(&k) {
+                            recursive.push(k);
+                        }
+                    } else if !seen.contains(&k) {
+                        seen.push(k);
+                        path.push(k);
+                        let next = children(types, k);
+                        stack.push((k, next));
+                    }
+                } else {
+                    stack.pop();
+                    path.pop();
+                }
+            }
+        }
+        let mut shared: Vec<TypeId> = uses
+            .iter()
+            .filter(|(id, n)| Some(**id) != root && (**n > 1 || recursive.contains(id)))
+            .map(|(id, _)| *id)
+            .collect();
+        shared.sort();
+        Builder {
+            types,
+            root,
+            shared,
+            defs: BTreeMap::new(),
+            in_progress: Vec::new(),
+        }
+    }
+
+    fn schema(&mut self, ty: &Ty) -> Json {
+        match ty {
+            Ty::Int => Json::obj([("type", Json::str("integer"))]),
+            Ty::Float => Json::obj([("type", Json::str("number"))]),
+            Ty::Bool => Json::obj([("type", Json::str("boolean"))]),
+            Ty::Str | Ty::Decimal => Json::obj([("type", Json::str("string"))]),
+            Ty::Unit => Json::obj([("type", Json::str("null"))]),
+            Ty::List(t) => Json::obj([("type", Json::str("array")), ("items", self.schema(t))]),
+            Ty::Option(t) => Json::obj([(
+                "anyOf",
+                Json::Arr(vec![
+                    self.schema(t),
+                    Json::obj([("type", Json::str("null"))]),
+                ]),
+            )]),
+            // serde's external tagging: {"Ok": value} or {"Err": "message"}.
+            Ty::Result(t) => {
+                let ok = closed_object(vec![("Ok".into(), self.schema(t))], None);
+                let err = closed_object(
+                    vec![("Err".into(), Json::obj([("type", Json::str("string"))]))],
+                    None,
+                );
+                Json::obj([("anyOf", Json::Arr(vec![ok, err]))])
+            }
+            Ty::Named(id) => self.named(*id),
+            // Never, Unknown and Error do not survive checking; a string is
+            // the least surprising stand-in should one ever reach here.
+            Ty::Never | Ty::Unknown | Ty::Error => Json::obj([("type", Json::str("string"))]),
+        }
+    }
+
+    fn named(&mut self, id: TypeId) -> Json {
+        if Some(id) == self.root {
+            return Json::obj([("$ref", Json::str("#"))]);
+        }
+        let Some(def) = self.types.get(id) else {
+            return Json::obj([("type", Json::str("string"))]);
+        };
+        if self.shared.contains(&id) {
+            let name = def.name.clone();
+            if !self.defs.contains_key(&name) && !self.in_progress.contains(&id) {
+                self.in_progress.push(id);
+                let body = self.type_body(id);
+                self.in_progress.retain(|t| *t != id);
+                self.defs.insert(name.clone(), body);
+            }
+            return Json::obj([("$ref", Json::str(format!("#/$defs/{name}")))]);
+        }
+        self.type_body(id)
+    }
+
+    fn type_body(&mut self, id: TypeId) -> Json {
+        let Some(def) = self.types.get(id) else {
+            return Json::obj([("type", Json::str("string"))]);
+        };
+        match &def.kind {
+            TypeDefKind::Record(_) => self.record_body(id),
+            TypeDefKind::Sum(variants) => {
+                let variants = variants.clone();
+                let docs = def.docs.clone();
+                let alts: Vec<Json> = variants
+                    .iter()
+                    .map(|v| {
+                        let mut props = vec![(
+                            "kind".to_string(),
+                            Json::obj([
+                                ("type", Json::str("string")),
+                                ("enum", Json::Arr(vec![Json::str(v.name.clone())])),
+                            ]),
+                        )];
+                        props.extend(self.fields(&v.fields));
+                        closed_object(props, doc_text(&v.docs))
+                    })
+                    .collect();
+                let mut pairs = vec![("anyOf".to_string(), Json::Arr(alts))];
+                if let Some(d) = doc_text(&docs) {
+                    pairs.push(("description".into(), Json::str(d)));
+                }
+                Json::Obj(pairs)
+            }
+        }
+    }
+
+    fn record_body(&mut self, id: TypeId) -> Json {
+        let Some(def) = self.types.get(id) else {
+            return closed_object(Vec::new(), None);
+        };
+        let fields = def.fields().map(<[FieldDef]>::to_vec).unwrap_or_default();
+        let docs = doc_text(&def.docs);
+        let props = self.fields(&fields);
+        closed_object(props, docs)
+    }
+
+    fn fields(&mut self, fields: &[FieldDef]) -> Vec<(String, Json)> {
+        fields
+            .iter()
+            .map(|f| {
+                let mut s = self.schema(&f.ty);
+                if let (Some(d), Json::Obj(pairs)) = (doc_text(&f.docs), &mut s) {
+                    pairs.push(("description".into(), Json::str(d)));
+                }
+                (f.name.clone(), s)
+            })
+            .collect()
+    }
+
+    fn attach_defs(self, schema: Json) -> Json {
+        if self.defs.is_empty() {
+            return schema;
+        }
+        let Json::Obj(mut pairs) = schema else {
+            return schema;
+        };
+        pairs.push(("$defs".into(), Json::Obj(self.defs.into_iter().collect())));
+        Json::Obj(pairs)
+    }
+}
+
+fn closed_object(props: Vec<(String, Json)>, description: Option<String>) -> Json {
+    let required = props.iter().map(|(k, _)| Json::str(k.clone())).collect();
+    let mut pairs = vec![
+        ("type".to_string(), Json::str("object")),
+        ("properties".to_string(), Json::Obj(props)),
+        ("required".to_string(), Json::Arr(required)),
+        ("additionalProperties".to_string(), Json::Bool(false)),
+    ];
+    if let Some(d) = description {
+        pairs.push(("description".into(), Json::str(d)));
+    }
+    Json::Obj(pairs)
+}
+
+fn doc_text(docs: &[String]) -> Option<String> {
+    let text = docs
+        .iter()
+        .map(|d| d.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+fn named_in(t: &Ty, out: &mut Vec<TypeId>) {
+    match t {
+        Ty::Named(id) => out.push(*id),
+        Ty::List(t) | Ty::Option(t) | Ty::Result(t) => named_in(t, out),
+        _ => {}
+    }
+}
+
+/// Named types referenced by a type's fields (with repetition).
+fn children(types: &TypeTable, id: TypeId) -> Vec<TypeId> {
+    let mut out = Vec::new();
+    if let Some(def) = types.get(id) {
+        match &def.kind {
+            TypeDefKind::Record(fields) => fields.iter().for_each(|f| named_in(&f.ty, &mut out)),
+            TypeDefKind::Sum(vs) => vs
+                .iter()
+                .flat_map(|v| v.fields.iter())
+                .for_each(|f| named_in(&f.ty, &mut out)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{check, SourceFile, SourceMap};
+
+    fn schema_of(src: &str, ty_name: &str) -> OutputSchema {
+        let mut sources = SourceMap::new();
+        sources.add(SourceFile::new("t.vox", src));
+        let c = check(sources);
+        assert!(!c.has_errors(), "{:?}", c.diagnostics);
+        let id = c.info.types.find(ty_name).expect("type");
+        output_schema(&Ty::Named(id), &c.info.types)
+    }
+
+    #[test]
+    fn record_with_scalars_lists_and_options() {
+        let s = schema_of(
+            "type Dto { ok: bool\n score: int\n tags: list[str]\n note: Option[str] }",
+            "Dto",
+        );
+        assert!(!s.wrapped);
+        assert_eq!(
+            s.schema.to_compact(),
+            r#"{"type":"object","properties":{"ok":{"type":"boolean"},"score":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}},"note":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["ok","score","tags","note"],"additionalProperties":false}"#
+        );
+    }
+
+    #[test]
+    fn shared_and_recursive_types_use_defs() {
+        let s = schema_of(
+            "type P { x: int }\ntype Pair { a: P, b: P }\ntype Node { value: int\n children: list[Node]\n next: Option[Node] }\ntype Tree { root: Node }",
+            "Pair",
+        );
+        let text = s.schema.to_compact();
+        assert!(text.contains(r##""a":{"$ref":"#/$defs/P"}"##), "{text}");
+        assert!(text.contains(r#""$defs":{"P":{"type":"object""#), "{text}");
+        let t = schema_of(
+            "type Node { value: int\n children: list[Node] }\ntype Tree { root: Node }",
+            "Tree",
+        )
+        .schema
+        .to_compact();
+        assert!(
+            t.contains(r##""children":{"type":"array","items":{"$ref":"#/$defs/Node"}}"##),
+            "{t}"
+        );
+        let r = schema_of("type Node { value: int\n next: Option[Node] }", "Node")
+            .schema
+            .to_compact();
+        assert!(
+            r.contains(r##""anyOf":[{"$ref":"#"},{"type":"null"}]"##),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn sum_types_are_tagged_any_of_and_wrapped_at_root() {
+        let s = schema_of("/// State.\ntype S =\n | A\n /// Bee.\n | B(n: int)", "S");
+        assert!(s.wrapped);
+        let text = s.schema.to_compact();
+        assert!(text.starts_with(r#"{"type":"object","properties":{"value":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["A"]}},"required":["kind"],"additionalProperties":false},"#), "{text}");
+        assert!(text.contains(r#""description":"Bee.""#));
+        assert!(text.contains(r#""description":"State.""#));
+    }
+
+    #[test]
+    fn names_are_sanitized() {
+        let types = TypeTable::default();
+        assert_eq!(
+            schema_name(&Ty::List(Box::new(Ty::Str)), &types),
+            "list_str"
+        );
+        assert_eq!(
+            schema_name(&Ty::Option(Box::new(Ty::List(Box::new(Ty::Int)))), &types),
+            "Option_list_int"
+        );
+    }
+}
