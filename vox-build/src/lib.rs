@@ -1,5 +1,356 @@
-//! build.rs API for Vox: compile a package's `.vox` files to Rust in `OUT_DIR`.
+//! Compile a package's `.vox` files to Rust from its `build.rs`.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     vox_build::compile().unwrap(); // sources: `vox/` by default
+//! }
+//! ```
+//!
+//! ```ignore
+//! // src/lib.rs
+//! vox_runtime::include_vox!(); // the generated types and functions
+//! ```
+//!
+//! Source directories come from `[package.metadata.vox] sources = [...]` in
+//! `Cargo.toml` (the same setting `cargo vox check` reads), or from a
+//! [`Builder`]:
+//!
+//! ```no_run
+//! vox_build::Builder::new()
+//!     .source_dir("prompts")
+//!     .out_name("prompts") // then: vox_runtime::include_vox!("prompts");
+//!     .compile()
+//!     .unwrap();
+//! ```
+//!
+//! What happens on each run:
+//! - `cargo:rerun-if-changed` is printed for `Cargo.toml`, every source
+//!   directory and every `.vox` file, so editing, adding or deleting a
+//!   `.vox` file reruns the script and nothing else does;
+//! - diagnostics are rendered like rustc's on stderr, warnings also reach
+//!   `cargo build` through `cargo:warning`, and errors end the build script
+//!   with a one-line summary (exit status 1, never a panic);
+//! - the generated Rust is written to `OUT_DIR/<out_name>.rs`, and a
+//!   machine-readable report of the diagnostics to `OUT_DIR/vox-report.json`
+//!   (see [`REPORT_FILE`]), both atomically and only when their content
+//!   changed. Nothing is written outside `OUT_DIR`.
 
 pub mod layout;
+pub mod manifest;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 pub use layout::{LayoutError, SourceLayout};
+use vox_codegen::json::Json;
+
+/// Name of the diagnostics report written to `OUT_DIR`.
+///
+/// A JSON object: `report_version` (1), `package`, `manifest_dir`, `ok`,
+/// `error_count`, `warning_count`, `files` (package-relative paths) and
+/// `diagnostics` (SPEC §8 diagnostic payloads, `file_path` relative to the
+/// package root).
+pub const REPORT_FILE: &str = "vox-report.json";
+
+/// Default name of the generated file: `OUT_DIR/vox_generated.rs`.
+pub const DEFAULT_OUT_NAME: &str = "vox_generated";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("environment variable `{0}` is not set: vox-build must run inside a build script (or set it with Builder::{1})")]
+    MissingEnv(&'static str, &'static str),
+    #[error(transparent)]
+    Manifest(#[from] manifest::ManifestError),
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{0}` is not a valid output name: use letters, digits, `_` and `-`")]
+    InvalidOutName(String),
+    /// The Vox sources have errors (already rendered on stderr).
+    #[error("could not compile Vox sources due to {errors} error{}", if *.errors == 1 { "" } else { "s" })]
+    Diagnostics { errors: usize, warnings: usize },
+}
+
+/// What a successful compile produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub generated: PathBuf,
+    pub report: PathBuf,
+    pub files: Vec<PathBuf>,
+    pub warnings: usize,
+}
+
+/// Compiles the package's Vox sources with the default settings.
+///
+/// On Vox errors this prints the diagnostics and a summary and exits the
+/// build script with status 1 (so users never see a panic); other failures
+/// (no `OUT_DIR`, unreadable files) are returned.
+pub fn compile() -> Result<Output, Error> {
+    Builder::new().compile()
+}
+
+/// Configures a compile; see the crate docs.
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    source_dirs: Vec<String>,
+    out_name: Option<String>,
+    manifest_dir: Option<PathBuf>,
+    out_dir: Option<PathBuf>,
+    quiet: bool,
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Adds a source directory (relative to the package root). Setting any
+    /// replaces the default and `[package.metadata.vox] sources`.
+    pub fn source_dir(mut self, dir: impl Into<String>) -> Builder {
+        self.source_dirs.push(dir.into());
+        self
+    }
+
+    /// Name of the generated file in `OUT_DIR` (without `.rs`); include it
+    /// with `vox_runtime::include_vox!("name")`.
+    pub fn out_name(mut self, name: impl Into<String>) -> Builder {
+        self.out_name = Some(name.into());
+        self
+    }
+
+    /// Package root (default: `CARGO_MANIFEST_DIR`).
+    pub fn manifest_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.manifest_dir = Some(dir.into());
+        self
+    }
+
+    /// Output directory (default: `OUT_DIR`).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Do not print `cargo:` instructions or diagnostics (for benchmarks and tests).
+    pub fn quiet(mut self) -> Builder {
+        self.quiet = true;
+        self
+    }
+
+    /// Compiles; on Vox errors prints a summary and exits with status 1.
+    pub fn compile(&self) -> Result<Output, Error> {
+        match self.try_compile() {
+            Err(Error::Diagnostics { errors, warnings }) => {
+                let summary = vox_codegen::diagnostic::summary(errors, warnings);
+                eprintln!("error: {summary}");
+                std::process::exit(1);
+            }
+            other => other,
+        }
+    }
+
+    /// Compiles, returning [`Error::Diagnostics`] on Vox errors instead of exiting.
+    pub fn try_compile(&self) -> Result<Output, Error> {
+        let manifest_dir = match &self.manifest_dir {
+            Some(d) => d.clone(),
+            None => env_path("CARGO_MANIFEST_DIR", "manifest_dir")?,
+        };
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => env_path("OUT_DIR", "out_dir")?,
+        };
+        let out_name = self.out_name.clone().unwrap_or_else(|| DEFAULT_OUT_NAME.to_string());
+        if out_name.is_empty() || !out_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(Error::InvalidOutName(out_name));
+        }
+        let manifest_path = manifest_dir.join("Cargo.toml");
+        let setting = if self.source_dirs.is_empty() {
+            match std::fs::read_to_string(&manifest_path) {
+                Ok(text) => manifest::sources_setting(&text)?,
+                Err(source) if self.manifest_dir.is_some() && source.kind() == std::io::ErrorKind::NotFound => None,
+                Err(source) => return Err(Error::Read { path: manifest_path, source }),
+            }
+        } else {
+            Some(self.source_dirs.clone())
+        };
+        let layout = SourceLayout::new(&manifest_dir, setting)?;
+        let files = layout.vox_files()?;
+        if !self.quiet {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "cargo:rerun-if-changed={}", manifest_path.display());
+            for dir in layout.dir_paths() {
+                let _ = writeln!(out, "cargo:rerun-if-changed={}", dir.display());
+            }
+            for f in &files {
+                let _ = writeln!(out, "cargo:rerun-if-changed={}", f.display());
+            }
+            if files.is_empty() {
+                let _ = writeln!(out, "cargo:warning=vox-build: no .vox files found in {}", layout.dirs.join(", "));
+            }
+        }
+
+        let mut sources = vox_codegen::SourceMap::new();
+        let mut names = Vec::new();
+        for f in &files {
+            let bytes = std::fs::read(f).map_err(|source| Error::Read { path: f.clone(), source })?;
+            let name = f.strip_prefix(&manifest_dir).unwrap_or(f).to_string_lossy().replace('\\', "/");
+            names.push(name.clone());
+            sources.add(vox_codegen::SourceFile::from_bytes(name, &bytes));
+        }
+        let checked = vox_codegen::check(sources);
+        let (errors, warnings) = (checked.error_count(), checked.warning_count());
+
+        if !self.quiet {
+            self.print_diagnostics(&checked);
+        }
+        let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+        let report = report_json(&package, &manifest_dir, &names, &checked);
+        let report_path = out_dir.join(REPORT_FILE);
+        write_if_changed(&report_path, report.to_compact().as_bytes())?;
+        if errors > 0 {
+            return Err(Error::Diagnostics { errors, warnings });
+        }
+        let opts = vox_codegen::emit::EmitOptions {
+            script: false,
+            source_names: names,
+        };
+        let code = vox_codegen::emit::emit(&checked.module, &checked.info, &opts);
+        let generated = out_dir.join(format!("{out_name}.rs"));
+        write_if_changed(&generated, code.as_bytes())?;
+        Ok(Output {
+            generated,
+            report: report_path,
+            files,
+            warnings,
+        })
+    }
+
+    fn print_diagnostics(&self, checked: &vox_codegen::Checked) {
+        let opts = vox_codegen::diagnostic::RenderOptions { color: false };
+        let mut err = std::io::stderr().lock();
+        let mut out = std::io::stdout().lock();
+        for d in &checked.diagnostics {
+            let _ = writeln!(err, "{}", vox_codegen::diagnostic::render(d, &checked.sources, opts));
+            if !d.is_error() {
+                let file = checked.sources.get(d.span.file);
+                let at = file.line_col(d.span.start as usize);
+                let _ = writeln!(
+                    out,
+                    "cargo:warning={}:{}:{}: {}[{}]: {}",
+                    file.name,
+                    at.line,
+                    at.col,
+                    d.severity.as_str(),
+                    d.code.as_str(),
+                    d.message.replace(['\n', '\r'], " ")
+                );
+            }
+        }
+    }
+}
+
+fn env_path(var: &'static str, setter: &'static str) -> Result<PathBuf, Error> {
+    std::env::var_os(var).map(PathBuf::from).ok_or(Error::MissingEnv(var, setter))
+}
+
+fn report_json(package: &str, manifest_dir: &Path, names: &[String], checked: &vox_codegen::Checked) -> Json {
+    Json::obj([
+        ("report_version", Json::Int(1)),
+        ("package", Json::str(package)),
+        ("manifest_dir", Json::str(manifest_dir.to_string_lossy())),
+        ("ok", Json::Bool(!checked.has_errors())),
+        ("error_count", Json::Int(checked.error_count() as i64)),
+        ("warning_count", Json::Int(checked.warning_count() as i64)),
+        ("files", Json::Arr(names.iter().map(|n| Json::str(n.clone())).collect())),
+        (
+            "diagnostics",
+            Json::Arr(checked.diagnostics.iter().map(|d| vox_codegen::diagnostic::payload(d, &checked.sources)).collect()),
+        ),
+    ])
+}
+
+/// Writes atomically (temporary file + rename), and only when the content
+/// differs, so unchanged output keeps its mtime and does not trigger rebuilds.
+pub fn write_if_changed(path: &Path, content: &[u8]) -> Result<(), Error> {
+    if std::fs::read(path).is_ok_and(|old| old == content) {
+        return Ok(());
+    }
+    let write_err = |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(write_err)?;
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, content).map_err(write_err)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        write_err(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("vox-build-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn compiles_into_out_dir_and_reports() {
+        let root = temp_dir("ok");
+        std::fs::create_dir_all(root.join("vox")).unwrap();
+        std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        std::fs::write(root.join("vox/a.vox"), "type A { x: int }\nfn f(a: A) to int { return a.x }\n").unwrap();
+        let out = root.join("out");
+        let res = Builder::new().manifest_dir(&root).out_dir(&out).quiet().try_compile().unwrap();
+        let code = std::fs::read_to_string(&res.generated).unwrap();
+        assert!(code.contains("pub struct A"));
+        let report = std::fs::read_to_string(&res.report).unwrap();
+        assert!(report.contains("\"ok\":true"), "{report}");
+        // A second run with identical input does not touch the file.
+        let before = std::fs::metadata(&res.generated).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        Builder::new().manifest_dir(&root).out_dir(&out).quiet().try_compile().unwrap();
+        assert_eq!(std::fs::metadata(&res.generated).unwrap().modified().unwrap(), before);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn errors_are_reported_not_panicked() {
+        let root = temp_dir("err");
+        std::fs::create_dir_all(root.join("vox")).unwrap();
+        std::fs::write(root.join("vox/a.vox"), "fn f() to int { return \"x\" }\n").unwrap();
+        let out = root.join("out");
+        let err = Builder::new().manifest_dir(&root).out_dir(&out).quiet().try_compile().unwrap_err();
+        assert!(matches!(err, Error::Diagnostics { errors: 1, .. }), "{err}");
+        let report = std::fs::read_to_string(out.join(REPORT_FILE)).unwrap();
+        assert!(report.contains("vox/type/mismatch"), "{report}");
+        assert!(report.contains("\"file_path\":\"vox/a.vox\""), "{report}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn missing_env_is_a_typed_error() {
+        let err = Builder::new().manifest_dir("/nonexistent").quiet().try_compile();
+        if std::env::var_os("OUT_DIR").is_none() {
+            assert!(matches!(err, Err(Error::MissingEnv("OUT_DIR", _))));
+        }
+    }
+}
