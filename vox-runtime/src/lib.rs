@@ -1,1 +1,142 @@
-//! Runtime for Vox generated code.
+//! Runtime for Rust code generated from `.vox` files.
+//!
+//! Generated code links against this crate: an `@ai` function becomes an
+//! `async fn` that calls [`call_ai`], which asks an LLM for a value of the
+//! function's return type under a strict JSON Schema, re-prompts with the
+//! exact error when the reply is invalid, and returns a typed [`Error`]
+//! instead of panicking. Providers, limits and retries are configured from
+//! the environment (see [`Config::from_env`]) or in code ([`configure`],
+//! [`Client`]).
+//!
+//! Modules, in the order a call goes through them: `config` (which server),
+//! `ai_function` (what is asked), `prompt` (the conversation and request
+//! body), `transport` (HTTP, retries, limits), `reply` (judging an answer),
+//! `client` (the re-prompt loop), plus [`builtins`] for generated code.
+
+mod ai_function;
+pub mod builtins;
+mod client;
+mod config;
+mod error;
+mod prompt;
+mod reply;
+mod transport;
+
+use std::future::Future;
+
+pub use ai_function::{AiFunction, Args, OutputSchema};
+pub use client::{configure, default_client, Client};
+pub use config::{
+    Config, ConfigBuilder, Provider, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_RETRY_AFTER, DEFAULT_MAX_TRANSPORT_RETRIES, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT,
+};
+pub use error::{Error, TransportErrorKind};
+pub use reply::strip_code_fences;
+
+/// Re-exported so generated code can write
+/// `#[serde(crate = "vox_runtime::serde")]` without its own dependency.
+pub use serde;
+/// Re-exported for generated code.
+pub use serde_json;
+/// Re-exported for generated code and [`block_on`] users.
+pub use tokio;
+
+/// Version of the contract between the code vox-build generates and this
+/// crate. Also recorded as `[package.metadata.vox] contract` in this crate's
+/// manifest, where `cargo vox doctor` reads it.
+pub const CONTRACT_VERSION: u32 = 1;
+
+/// Fails compilation when generated code was made for another contract
+/// version. Generated code contains `const _: () = vox_runtime::assert_contract(N);`.
+///
+/// ```
+/// const _: () = vox_runtime::assert_contract(vox_runtime::CONTRACT_VERSION);
+/// ```
+///
+/// ```compile_fail
+/// const _: () = vox_runtime::assert_contract(vox_runtime::CONTRACT_VERSION + 1);
+/// ```
+pub const fn assert_contract(version: u32) {
+    if version != CONTRACT_VERSION {
+        panic!(
+            "vox-build and vox-runtime disagree on the generated-code contract version: \
+             use versions of vox-build and vox-runtime that belong together \
+             (`cargo vox doctor --diag vox.schema_drift` explains)"
+        );
+    }
+}
+
+/// Runs one `@ai` call through the process-wide default client (see
+/// [`default_client`]). This is the entry point generated code calls.
+///
+/// Under the `fixture` provider it returns `fixture.await` (the function's
+/// Vox body) and makes no request; otherwise it never polls `fixture`.
+pub async fn call_ai<T, F>(
+    function: &'static AiFunction,
+    args: Args,
+    fixture: F,
+) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned,
+    F: Future<Output = Result<T, Error>>,
+{
+    default_client()?.call_ai(function, args, fixture).await
+}
+
+/// Runs `future` to completion on a new current-thread tokio runtime (with
+/// I/O and timers), for generated `#[test]` functions and script `main`s.
+///
+/// Clients, including the default one, may be used from many `block_on`
+/// calls in turn: a pooled connection whose runtime is gone is discarded.
+///
+/// # Panics
+///
+/// When called from inside an async runtime (use `.await` there), or if the
+/// operating system refuses the runtime's resources.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(future),
+        Err(e) => panic!("vox-runtime could not start a tokio runtime: {e}"),
+    }
+}
+
+/// Includes the Rust that vox-build generated in `OUT_DIR`.
+///
+/// `include_vox!()` includes the package's module (`vox_generated.rs`);
+/// `include_vox!("name")` includes `name.rs` from `OUT_DIR`.
+///
+/// ```ignore
+/// // src/lib.rs of a crate whose build.rs calls vox_build::compile()
+/// vox_runtime::include_vox!();
+/// ```
+#[macro_export]
+macro_rules! include_vox {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/vox_generated.rs"));
+    };
+    ($name:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"));
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn manifest_metadata_matches_contract_version() {
+        let manifest = include_str!("../Cargo.toml");
+        let expected = format!("contract = {}", super::CONTRACT_VERSION);
+        assert!(
+            manifest.contains(&expected),
+            "[package.metadata.vox] must say `{expected}`"
+        );
+    }
+
+    #[test]
+    fn contract_check_accepts_current_version() {
+        const _: () = super::assert_contract(super::CONTRACT_VERSION);
+    }
+}

@@ -1,0 +1,161 @@
+//! Per-call overhead of `call_ai` over a raw reqwest POST.
+//!
+//! A loopback server answers instantly (keep-alive). We time 1,000
+//! sequential `call_ai` calls and 1,000 raw POSTs of the identical request
+//! body to the same server, interleaved in rounds to cancel drift, and print
+//! the medians and their ratio (goal: ≤ 1.10).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use support::{FakeServer, Reply};
+use vox_runtime::{AiFunction, Args, Client, Config, OutputSchema, Provider};
+
+#[derive(Debug, Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+#[allow(dead_code)] // fields are read by Debug only
+struct Invoice {
+    vendor: String,
+    total: f64,
+}
+
+static INVOICE_SCHEMA: OutputSchema = OutputSchema::new(
+    "Invoice",
+    r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
+    false,
+);
+
+static EXTRACT_INVOICE: AiFunction = AiFunction {
+    name: "extract_invoice",
+    instruction: "Extract the invoice fields from OCR text.",
+    model: Some("gpt-4o-mini"),
+    temperature: Some(0.2),
+    max_iterations: 3,
+    output: &INVOICE_SCHEMA,
+};
+
+const CALLS: usize = 1_000;
+const ROUNDS: usize = 10;
+const KEY: &str = "sk-bench";
+
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+fn percentile(samples: &[Duration], p: f64) -> Duration {
+    samples[((samples.len() - 1) as f64 * p) as usize]
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let server = FakeServer::start_with(
+        vec![],
+        Reply::chat(r#"{"vendor":"ACME","total":7.0}"#),
+        false,
+    )
+    .await;
+    let config = Config::builder(Provider::Compatible)
+        .base_url(server.base_url())
+        .api_key(KEY)
+        .build()
+        .expect("config");
+    let client = Client::new(config).expect("client");
+    let args = || {
+        Args::new()
+            .arg("ocr_text", "ACME Corp, 2 widgets at 3.50")
+            .expect("args")
+    };
+
+    // Capture the exact body call_ai sends, from a recording server.
+    let body = {
+        let recorder =
+            FakeServer::start(vec![], Reply::chat(r#"{"vendor":"ACME","total":7.0}"#)).await;
+        let recording = Client::new(
+            Config::builder(Provider::Compatible)
+                .base_url(recorder.base_url())
+                .api_key(KEY)
+                .build()
+                .expect("config"),
+        )
+        .expect("client");
+        let _: Invoice = recording
+            .call_ai(&EXTRACT_INVOICE, args(), async { unreachable!() })
+            .await
+            .expect("recorded call");
+        recorder.requests()[0].body.clone()
+    };
+    let raw = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .expect("reqwest client");
+    let url = server.chat_url();
+
+    let ai_call = || async {
+        let started = Instant::now();
+        let _: Invoice = client
+            .call_ai(&EXTRACT_INVOICE, args(), async { unreachable!() })
+            .await
+            .expect("call_ai");
+        started.elapsed()
+    };
+    let raw_post = || async {
+        let started = Instant::now();
+        let response = raw
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {KEY}"))
+            .body(body.clone())
+            .send()
+            .await
+            .expect("raw post");
+        let bytes = response.bytes().await.expect("raw body");
+        assert!(!bytes.is_empty());
+        started.elapsed()
+    };
+
+    for _ in 0..200 {
+        ai_call().await;
+        raw_post().await;
+    }
+    let mut ai_samples = Vec::with_capacity(CALLS);
+    let mut raw_samples = Vec::with_capacity(CALLS);
+    for _ in 0..ROUNDS {
+        for _ in 0..CALLS / ROUNDS {
+            ai_samples.push(ai_call().await);
+        }
+        for _ in 0..CALLS / ROUNDS {
+            raw_samples.push(raw_post().await);
+        }
+    }
+    let ai_median = median(&mut ai_samples);
+    let raw_median = median(&mut raw_samples);
+    let ratio = ai_median.as_secs_f64() / raw_median.as_secs_f64();
+    println!("request body: {} bytes", body.len());
+    println!(
+        "call_ai   x{CALLS}: median {:>7.1} us  p90 {:>7.1} us",
+        ai_median.as_secs_f64() * 1e6,
+        percentile(&ai_samples, 0.9).as_secs_f64() * 1e6
+    );
+    println!(
+        "raw POST  x{CALLS}: median {:>7.1} us  p90 {:>7.1} us",
+        raw_median.as_secs_f64() * 1e6,
+        percentile(&raw_samples, 0.9).as_secs_f64() * 1e6
+    );
+    println!(
+        "ratio of medians (call_ai / raw): {ratio:.3} (goal <= 1.10) {}",
+        if ratio <= 1.10 { "OK" } else { "OVER GOAL" }
+    );
+    println!("server connections accepted: {}", server.connections());
+}

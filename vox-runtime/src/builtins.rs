@@ -1,0 +1,236 @@
+//! Vox builtins that generated code calls as functions.
+//!
+//! Most builtins (`len`, `int`, `float`, `assert`, `assert_eq`) compile to
+//! plain Rust expressions; the ones here need a shared definition of how a
+//! Vox value looks as text (`str`, `print`).
+
+use std::fmt::Display;
+use std::io::Write;
+
+use serde::ser::{Impossible, Serialize, Serializer};
+
+/// Vox `str(v)`: strings as they are, booleans and integers plainly, floats
+/// as Rust's `Display` prints them (`1.5`, `2`, `NaN`), everything else
+/// (records, lists, options, unit) as compact JSON.
+pub fn to_str<T: Serialize + ?Sized>(value: &T) -> String {
+    match value.serialize(ScalarText) {
+        Ok(text) => text,
+        Err(NotScalar) => serde_json::to_string(value)
+            .unwrap_or_else(|e| format!("<value that cannot be shown: {e}>")),
+    }
+}
+
+/// Vox `print(v)`: writes [`to_str`] and a newline to stdout. A closed
+/// stdout is ignored rather than a panic.
+pub fn print<T: Serialize + ?Sized>(value: &T) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", to_str(value));
+}
+
+/// Renders scalars; refuses everything else so the caller falls back to JSON.
+struct ScalarText;
+
+#[derive(Debug)]
+struct NotScalar;
+
+impl Display for NotScalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not a scalar")
+    }
+}
+impl std::error::Error for NotScalar {}
+impl serde::ser::Error for NotScalar {
+    fn custom<M: Display>(_msg: M) -> Self {
+        NotScalar
+    }
+}
+
+impl Serializer for ScalarText {
+    type Ok = String;
+    type Error = NotScalar;
+    type SerializeSeq = Impossible<String, NotScalar>;
+    type SerializeTuple = Impossible<String, NotScalar>;
+    type SerializeTupleStruct = Impossible<String, NotScalar>;
+    type SerializeTupleVariant = Impossible<String, NotScalar>;
+    type SerializeMap = Impossible<String, NotScalar>;
+    type SerializeStruct = Impossible<String, NotScalar>;
+    type SerializeStructVariant = Impossible<String, NotScalar>;
+
+    fn serialize_bool(self, v: bool) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_i8(self, v: i8) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_i16(self, v: i16) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_i32(self, v: i32) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_i64(self, v: i64) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_i128(self, v: i128) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_u8(self, v: u8) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_u16(self, v: u16) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_u32(self, v: u32) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_u128(self, v: u128) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_f32(self, v: f32) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_f64(self, v: f64) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_char(self, v: char) -> Result<String, NotScalar> {
+        Ok(v.to_string())
+    }
+    fn serialize_str(self, v: &str) -> Result<String, NotScalar> {
+        Ok(v.to_owned())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<String, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_none(self) -> Result<String, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<String, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_unit(self) -> Result<String, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<String, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+    ) -> Result<String, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<String, NotScalar> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<String, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, NotScalar> {
+        Err(NotScalar)
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, NotScalar> {
+        Err(NotScalar)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Item {
+        name: String,
+        qty: i64,
+    }
+
+    #[derive(Serialize)]
+    #[serde(tag = "kind")]
+    enum Status {
+        Paid,
+        Open { days_overdue: i64 },
+    }
+
+    #[test]
+    fn scalars_print_plainly() {
+        assert_eq!(to_str("héllo \"q\""), "héllo \"q\"");
+        assert_eq!(to_str(&String::from("s")), "s");
+        assert_eq!(to_str(&42i64), "42");
+        assert_eq!(to_str(&-7i64), "-7");
+        assert_eq!(to_str(&true), "true");
+        assert_eq!(to_str(&1.5f64), "1.5");
+        assert_eq!(to_str(&2.0f64), "2");
+        assert_eq!(to_str(&0.1f64), "0.1");
+        assert_eq!(to_str(&f64::NAN), "NaN");
+        assert_eq!(to_str(&f64::INFINITY), "inf");
+    }
+
+    #[test]
+    fn compound_values_print_as_compact_json() {
+        let item = Item {
+            name: "widget".into(),
+            qty: 2,
+        };
+        assert_eq!(to_str(&item), r#"{"name":"widget","qty":2}"#);
+        assert_eq!(to_str(&vec![1, 2]), "[1,2]");
+        assert_eq!(to_str(&vec!["a"]), r#"["a"]"#);
+        assert_eq!(to_str(&Some(3)), "3");
+        assert_eq!(to_str(&None::<i64>), "null");
+        assert_eq!(to_str(&()), "null");
+        assert_eq!(to_str(&Status::Paid), r#"{"kind":"Paid"}"#);
+        assert_eq!(
+            to_str(&Status::Open { days_overdue: 3 }),
+            r#"{"kind":"Open","days_overdue":3}"#
+        );
+    }
+}

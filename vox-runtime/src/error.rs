@@ -1,0 +1,175 @@
+//! The one error type generated code sees.
+//!
+//! Every failure of an `@ai` call — bad configuration, an unreachable or
+//! failing server, a model that never produced a valid value — is a variant
+//! of [`Error`], so generated `async fn`s can propagate it with `?` and never
+//! panic. Texts that came from the network are redacted (no API key) and
+//! truncated before they are stored here, so `Display` and `Debug` of an
+//! `Error` are safe to log.
+
+use std::fmt;
+
+/// Longest excerpt of a server's error body kept in [`Error::Http`].
+pub(crate) const BODY_EXCERPT_CHARS: usize = 512;
+/// Longest model reply kept in [`Error::InvalidOutput`].
+pub(crate) const LAST_REPLY_CHARS: usize = 2_000;
+
+/// Why the runtime could not produce a value for an `@ai` call.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The runtime is misconfigured: unknown provider, a missing required
+    /// environment variable, an invalid base URL, `configure` called twice…
+    #[error("vox-runtime configuration error: {0}")]
+    Config(String),
+
+    /// The server answered with a non-success status (after transport
+    /// retries, for retryable statuses). The excerpt is truncated and has
+    /// the API key redacted.
+    #[error("LLM server answered HTTP {status}: {body_excerpt}")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The start of the response body, truncated, key redacted.
+        body_excerpt: String,
+    },
+
+    /// The request never got a complete answer: connection refused or
+    /// reset, DNS failure, or a timeout (after transport retries).
+    #[error("LLM request failed ({kind}): {message}")]
+    Transport {
+        /// What kind of transport failure this was.
+        kind: TransportErrorKind,
+        /// A description of the failure, key redacted.
+        message: String,
+    },
+
+    /// The model never produced a value of the declared return type within
+    /// the function's `max_iterations` attempts.
+    #[error(
+        "@ai function `{function}` produced no valid output in {attempts} attempt(s); last error: {last_error}"
+    )]
+    InvalidOutput {
+        /// The Vox name of the `@ai` function.
+        function: String,
+        /// How many attempts (requests answered by the model) were made.
+        attempts: u32,
+        /// Why the last reply was rejected (e.g. serde_json's error text).
+        last_error: String,
+        /// The last reply's content, truncated.
+        last_reply: String,
+    },
+
+    /// An argument of the call could not be serialized to JSON.
+    #[error("could not serialize argument `{argument}` to JSON: {message}")]
+    Serialize {
+        /// The argument's name.
+        argument: String,
+        /// serde_json's error text.
+        message: String,
+    },
+
+    /// The response body was larger than the configured limit.
+    #[error("LLM server response exceeded the limit of {limit_bytes} bytes")]
+    ResponseTooLarge {
+        /// The configured `max_body_bytes`.
+        limit_bytes: usize,
+    },
+
+    /// The response body was not valid UTF-8.
+    #[error("LLM server response is not valid UTF-8 (invalid byte at offset {valid_up_to})")]
+    InvalidUtf8 {
+        /// Length of the valid UTF-8 prefix.
+        valid_up_to: usize,
+    },
+
+    /// A successful response was not an OpenAI chat-completions object.
+    #[error("LLM server sent a malformed chat completion: {0}")]
+    MalformedResponse(String),
+}
+
+/// The kind of an [`Error::Transport`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// No connection could be made (refused, DNS, TLS handshake).
+    Connect,
+    /// The connect or request timeout elapsed.
+    Timeout,
+    /// The connection failed while the request or response was in flight.
+    Other,
+}
+
+impl fmt::Display for TransportErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TransportErrorKind::Connect => "connect",
+            TransportErrorKind::Timeout => "timeout",
+            TransportErrorKind::Other => "connection",
+        })
+    }
+}
+
+/// Cuts `text` to at most `max_chars` characters, marking the cut.
+pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}… [truncated, {} bytes total]", &text[..cut], text.len()),
+    }
+}
+
+/// Replaces every occurrence of `secret` in `text` with `[REDACTED]`.
+pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(secret) if !secret.is_empty() && text.contains(secret) => {
+            text.replace(secret, "[REDACTED]")
+        }
+        _ => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_respects_char_boundaries() {
+        assert_eq!(truncate_chars("héllo", 10), "héllo");
+        let cut = truncate_chars("ééééé", 2);
+        assert!(cut.starts_with("éé…"), "{cut}");
+        assert!(cut.contains("10 bytes total"), "{cut}");
+    }
+
+    #[test]
+    fn redaction_replaces_every_occurrence() {
+        assert_eq!(
+            redact("Bearer sk-1 and sk-1", Some("sk-1")),
+            "Bearer [REDACTED] and [REDACTED]"
+        );
+        assert_eq!(redact("nothing", Some("sk-1")), "nothing");
+        assert_eq!(redact("nothing", None), "nothing");
+        assert_eq!(redact("nothing", Some("")), "nothing");
+    }
+
+    #[test]
+    fn messages_read_well() {
+        let e = Error::InvalidOutput {
+            function: "extract".into(),
+            attempts: 3,
+            last_error: "missing field `vendor`".into(),
+            last_reply: "{}".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "@ai function `extract` produced no valid output in 3 attempt(s); last error: missing field `vendor`"
+        );
+        let e = Error::Transport {
+            kind: TransportErrorKind::Timeout,
+            message: "operation timed out".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "LLM request failed (timeout): operation timed out"
+        );
+    }
+}

@@ -1,0 +1,384 @@
+//! Getting one request body to the server and one response body back.
+//!
+//! Owns the pooled `reqwest::Client`, the cap on concurrent requests, the
+//! cap on response size, and transport retries (429, 5xx, connect errors,
+//! timeouts) with exponential backoff, jitter and `Retry-After`. Retries
+//! here are invisible to the re-prompt loop: they never consume attempts.
+//! The retry policy (what is retryable, how long to wait) is made of pure
+//! functions, unit-tested below.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use tokio::sync::Semaphore;
+
+use crate::config::Config;
+use crate::error::{redact, truncate_chars, Error, TransportErrorKind, BODY_EXCERPT_CHARS};
+
+/// At most this much of an error response's body is read for the excerpt.
+const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
+
+/// Sends chat-completions requests to one endpoint.
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    endpoint: String,
+    api_key: Option<String>,
+    in_flight: Semaphore,
+    max_body_bytes: usize,
+    retry: RetryPolicy,
+}
+
+/// How transport retries are paced.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RetryPolicy {
+    pub max_retries: u32,
+    pub backoff_base: Duration,
+    pub backoff_max: Duration,
+    pub max_retry_after: Duration,
+}
+
+/// One failed try, and whether trying again may help.
+struct FailedTry {
+    error: Error,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+impl FailedTry {
+    fn fatal(error: Error) -> Self {
+        FailedTry {
+            error,
+            retryable: false,
+            retry_after: None,
+        }
+    }
+}
+
+impl Transport {
+    pub fn new(config: &Config) -> Result<Transport, Error> {
+        let base_url = config.base_url.as_deref().ok_or_else(|| {
+            Error::Config(format!("provider `{}` has no base URL", config.provider))
+        })?;
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = &config.api_key {
+            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                Error::Config(
+                    "the API key contains characters not allowed in an HTTP header".into(),
+                )
+            })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .timeout(config.request_timeout)
+            .connect_timeout(config.connect_timeout)
+            .pool_max_idle_per_host(config.max_concurrent_requests)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| Error::Config(format!("could not build the HTTP client: {e}")))?;
+        Ok(Transport {
+            http,
+            endpoint: format!("{base_url}/chat/completions"),
+            api_key: config.api_key.clone(),
+            in_flight: Semaphore::new(config.max_concurrent_requests),
+            max_body_bytes: config.max_body_bytes,
+            retry: RetryPolicy {
+                max_retries: config.max_transport_retries,
+                backoff_base: config.backoff_base,
+                backoff_max: config.backoff_max,
+                max_retry_after: config.max_retry_after,
+            },
+        })
+    }
+
+    /// Removes the API key from text that came from the network.
+    pub fn redact(&self, text: &str) -> String {
+        redact(text, self.api_key.as_deref())
+    }
+
+    /// POSTs `body` and returns the response body of a 2xx answer, retrying
+    /// transient failures.
+    pub async fn post(&self, body: Vec<u8>) -> Result<String, Error> {
+        let mut retries_done = 0;
+        loop {
+            let failure = match self.try_once(body.clone()).await {
+                Ok(text) => return Ok(text),
+                Err(failure) => failure,
+            };
+            if !failure.retryable || retries_done >= self.retry.max_retries {
+                return Err(failure.error);
+            }
+            let delay = retry_delay(
+                &self.retry,
+                retries_done,
+                failure.retry_after,
+                jitter_unit(),
+            );
+            tracing::warn!(
+                retry = retries_done + 1,
+                max_retries = self.retry.max_retries,
+                delay_ms = delay.as_millis() as u64,
+                error = %failure.error,
+                "vox.transport_retry"
+            );
+            tokio::time::sleep(delay).await;
+            retries_done += 1;
+        }
+    }
+
+    async fn try_once(&self, body: Vec<u8>) -> Result<String, FailedTry> {
+        // Held until the body is read, so at most `max_concurrent_requests`
+        // requests (and so connections) are in flight. The semaphore is
+        // never closed, so acquiring only fails in theory.
+        let _permit = self.in_flight.acquire().await.map_err(|_| {
+            FailedTry::fatal(Error::Transport {
+                kind: TransportErrorKind::Other,
+                message: "the client is shutting down".into(),
+            })
+        })?;
+        let response = self
+            .http
+            .post(&self.endpoint)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| self.transport_failure(&e))?;
+        let status = response.status();
+        if status.is_success() {
+            let bytes = read_capped(response, self.max_body_bytes)
+                .await
+                .map_err(|e| self.read_failure(e))?;
+            return String::from_utf8(bytes).map_err(|e| {
+                FailedTry::fatal(Error::InvalidUtf8 {
+                    valid_up_to: e.utf8_error().valid_up_to(),
+                })
+            });
+        }
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let excerpt =
+            match read_capped(response, ERROR_BODY_READ_LIMIT.min(self.max_body_bytes)).await {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(ReadFailure::TooLarge) => "(body too large to show)".to_owned(),
+                Err(ReadFailure::Transport(_)) => "(body could not be read)".to_owned(),
+            };
+        Err(FailedTry {
+            error: Error::Http {
+                status: status.as_u16(),
+                body_excerpt: truncate_chars(self.redact(&excerpt).trim(), BODY_EXCERPT_CHARS),
+            },
+            retryable: is_retryable_status(status.as_u16()),
+            retry_after,
+        })
+    }
+
+    fn transport_failure(&self, e: &reqwest::Error) -> FailedTry {
+        let kind = if e.is_timeout() {
+            TransportErrorKind::Timeout
+        } else if e.is_connect() {
+            TransportErrorKind::Connect
+        } else {
+            TransportErrorKind::Other
+        };
+        FailedTry {
+            error: Error::Transport {
+                kind,
+                message: self.redact(&error_chain(e)),
+            },
+            // Building the request cannot fail for our fixed URL and body;
+            // everything else (connect, timeout, a connection dropped
+            // mid-request) is worth another try.
+            retryable: !e.is_builder(),
+            retry_after: None,
+        }
+    }
+
+    fn read_failure(&self, failure: ReadFailure) -> FailedTry {
+        match failure {
+            ReadFailure::TooLarge => FailedTry::fatal(Error::ResponseTooLarge {
+                limit_bytes: self.max_body_bytes,
+            }),
+            ReadFailure::Transport(e) => self.transport_failure(&e),
+        }
+    }
+}
+
+enum ReadFailure {
+    TooLarge,
+    Transport(reqwest::Error),
+}
+
+/// Reads the body, failing as soon as it would exceed `limit` bytes.
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, ReadFailure> {
+    let announced = response.content_length();
+    if announced.is_some_and(|len| len > limit as u64) {
+        return Err(ReadFailure::TooLarge);
+    }
+    let mut body = Vec::with_capacity(announced.map_or(8 * 1024, |len| len as usize));
+    while let Some(chunk) = response.chunk().await.map_err(ReadFailure::Transport)? {
+        if body.len() + chunk.len() > limit {
+            return Err(ReadFailure::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The error and its sources, e.g. "error sending request: connection refused".
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        let inner_text = inner.to_string();
+        if !text.contains(&inner_text) {
+            text.push_str(": ");
+            text.push_str(&inner_text);
+        }
+        source = inner.source();
+    }
+    text
+}
+
+/// Statuses worth retrying: rate limiting, request timeout, server errors.
+pub(crate) fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500..=599)
+}
+
+/// Parses a `Retry-After` value given in seconds. HTTP-date values are not
+/// honored (they yield `None`, and the normal backoff applies).
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// Delay before retry number `retries_done + 1`: the server's `Retry-After`
+/// (capped at `max_retry_after`) when given, else exponential backoff.
+pub(crate) fn retry_delay(
+    policy: &RetryPolicy,
+    retries_done: u32,
+    retry_after: Option<Duration>,
+    jitter_unit: f64,
+) -> Duration {
+    match retry_after {
+        Some(wait) => wait.min(policy.max_retry_after),
+        None => backoff_delay(
+            policy.backoff_base,
+            policy.backoff_max,
+            retries_done,
+            jitter_unit,
+        ),
+    }
+}
+
+/// Exponential backoff with "equal jitter": the ceiling is
+/// `base * 2^retries_done` capped at `max`, and the delay lies in
+/// `[ceiling / 2, ceiling]`, placed by `jitter_unit` in `[0, 1)`.
+pub(crate) fn backoff_delay(
+    base: Duration,
+    max: Duration,
+    retries_done: u32,
+    jitter_unit: f64,
+) -> Duration {
+    let factor = 2u32.saturating_pow(retries_done.min(31));
+    let ceiling = base.saturating_mul(factor).min(max);
+    let half = ceiling / 2;
+    half + half.mul_f64(jitter_unit.clamp(0.0, 1.0))
+}
+
+/// A number in `[0, 1)` from a process-wide xorshift generator seeded from
+/// the clock: enough to spread retries of concurrent calls apart.
+fn jitter_unit() -> f64 {
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let mut x = STATE.load(Ordering::Relaxed);
+    if x == 0 {
+        x = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64)
+            | 1;
+    }
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    STATE.store(x, Ordering::Relaxed);
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_statuses() {
+        for status in [408, 429, 500, 502, 503, 504, 599] {
+            assert!(is_retryable_status(status), "{status}");
+        }
+        for status in [200, 400, 401, 403, 404, 422] {
+            assert!(!is_retryable_status(status), "{status}");
+        }
+    }
+
+    #[test]
+    fn retry_after_seconds_are_parsed() {
+        assert_eq!(parse_retry_after("1"), Some(Duration::from_secs(1)));
+        assert_eq!(parse_retry_after(" 120 "), Some(Duration::from_secs(120)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after(""), None);
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let base = Duration::from_millis(100);
+        let max = Duration::from_secs(1);
+        // jitter 0 gives the floor (half the ceiling), jitter ~1 the ceiling.
+        assert_eq!(backoff_delay(base, max, 0, 0.0), Duration::from_millis(50));
+        assert_eq!(backoff_delay(base, max, 1, 0.0), Duration::from_millis(100));
+        assert_eq!(backoff_delay(base, max, 2, 0.0), Duration::from_millis(200));
+        assert_eq!(backoff_delay(base, max, 2, 1.0), Duration::from_millis(400));
+        assert_eq!(backoff_delay(base, max, 10, 1.0), max);
+        assert_eq!(backoff_delay(base, max, u32::MAX, 1.0), max);
+        assert_eq!(
+            backoff_delay(base, max, 0, 7.0),
+            Duration::from_millis(100),
+            "jitter clamped"
+        );
+    }
+
+    #[test]
+    fn retry_after_overrides_backoff_and_is_capped() {
+        let policy = RetryPolicy {
+            max_retries: 3,
+            backoff_base: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(1),
+            max_retry_after: Duration::from_secs(5),
+        };
+        assert_eq!(
+            retry_delay(&policy, 0, Some(Duration::from_secs(2)), 0.5),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            retry_delay(&policy, 0, Some(Duration::from_secs(3600)), 0.5),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            retry_delay(&policy, 1, None, 0.0),
+            Duration::from_millis(100)
+        );
+    }
+
+    #[test]
+    fn jitter_stays_in_unit_interval() {
+        for _ in 0..1000 {
+            let j = jitter_unit();
+            assert!((0.0..1.0).contains(&j), "{j}");
+        }
+    }
+}

@@ -1,0 +1,665 @@
+//! `@ai` calls end to end against a scripted server on 127.0.0.1: the
+//! request shape, the re-prompt loop, transport retries and limits, and
+//! key redaction. Every test builds its own `Client`; none reads the
+//! process environment.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use support::{FakeServer, Reply};
+use vox_runtime::{
+    AiFunction, Args, Client, Config, Error, OutputSchema, Provider, TransportErrorKind,
+};
+
+const API_KEY: &str = "sk-test-9f8e7d6c5b4a";
+
+/// A record type as vox-codegen would emit it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+struct Invoice {
+    vendor: String,
+    total: f64,
+}
+
+static INVOICE_SCHEMA: OutputSchema = OutputSchema::new(
+    "Invoice",
+    r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
+    false,
+);
+
+static EXTRACT_INVOICE: AiFunction = AiFunction {
+    name: "extract_invoice",
+    instruction: "Extract the invoice fields from OCR text.",
+    model: Some("gpt-4o-mini"),
+    temperature: Some(0.2),
+    max_iterations: 3,
+    output: &INVOICE_SCHEMA,
+};
+
+static EXTRACT_ONCE: AiFunction = AiFunction {
+    name: "extract_once",
+    instruction: "",
+    model: None,
+    temperature: None,
+    max_iterations: 1,
+    output: &INVOICE_SCHEMA,
+};
+
+static TAGS_SCHEMA: OutputSchema = OutputSchema::new(
+    "list_str",
+    r#"{"type":"object","properties":{"value":{"type":"array","items":{"type":"string"}}},"required":["value"],"additionalProperties":false}"#,
+    true,
+);
+
+static TAGS: AiFunction = AiFunction {
+    name: "tags",
+    instruction: "List the tags.",
+    model: None,
+    temperature: None,
+    max_iterations: 2,
+    output: &TAGS_SCHEMA,
+};
+
+static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
+    "int",
+    r#"{"type":"object","properties":{"value":{"type":"integer"}},"required":["value"],"additionalProperties":false}"#,
+    true,
+);
+
+static COUNT: AiFunction = AiFunction {
+    name: "count",
+    instruction: "Count the items.",
+    model: None,
+    temperature: None,
+    max_iterations: 0, // treated as 1
+    output: &COUNT_SCHEMA,
+};
+
+const ACME: &str = r#"{"vendor":"ACME","total":7.0}"#;
+
+fn acme() -> Invoice {
+    Invoice {
+        vendor: "ACME".into(),
+        total: 7.0,
+    }
+}
+
+fn config_for(server: &FakeServer) -> vox_runtime::ConfigBuilder {
+    Config::builder(Provider::Compatible)
+        .base_url(server.base_url())
+        .api_key(API_KEY)
+        .default_model("test-default-model")
+        .request_timeout(Duration::from_secs(5))
+        .max_transport_retries(2)
+        .backoff(Duration::from_millis(1), Duration::from_millis(5))
+}
+
+fn client_for(server: &FakeServer) -> Client {
+    Client::new(config_for(server).build().unwrap()).unwrap()
+}
+
+fn ocr_args() -> Args {
+    Args::new()
+        .arg("ocr_text", "ACME Corp, 2 widgets at 3.50")
+        .unwrap()
+}
+
+/// A fixture future that must never run under a network provider.
+async fn unreachable_fixture<T>() -> Result<T, Error> {
+    panic!("the fixture must not be polled under a network provider")
+}
+
+#[tokio::test]
+async fn valid_first_reply_and_request_shape() {
+    let server = FakeServer::start(vec![Reply::chat(ACME)], Reply::raw(500, "unexpected")).await;
+    let client = client_for(&server);
+    let invoice: Invoice = client
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(invoice, acme());
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {API_KEY}").as_str())
+    );
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    let body = request.json();
+    assert_eq!(body["model"], "gpt-4o-mini");
+    assert_eq!(body["temperature"], 0.2);
+    assert_eq!(
+        body["response_format"],
+        serde_json::json!({"type": "json_schema", "json_schema": {
+            "name": "Invoice", "strict": true, "schema": INVOICE_SCHEMA.value()}})
+    );
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(messages[1]["role"], "user");
+    let user = messages[1]["content"].as_str().unwrap();
+    assert!(
+        user.starts_with("Extract the invoice fields from OCR text."),
+        "{user}"
+    );
+    assert!(user.contains("extract_invoice"), "{user}");
+    let arguments: serde_json::Value =
+        serde_json::from_str(&user[user.find('{').unwrap()..]).unwrap();
+    assert_eq!(
+        arguments,
+        serde_json::json!({"ocr_text": "ACME Corp, 2 widgets at 3.50"})
+    );
+}
+
+#[tokio::test]
+async fn default_model_is_used_and_temperature_omitted_when_unset() {
+    let server = FakeServer::start(vec![], Reply::chat(ACME)).await;
+    let _: Invoice = client_for(&server)
+        .call_ai(&EXTRACT_ONCE, Args::new(), unreachable_fixture())
+        .await
+        .unwrap();
+    let body = server.requests()[0].json();
+    assert_eq!(body["model"], "test-default-model");
+    assert!(body.get("temperature").is_none(), "{body}");
+}
+
+#[tokio::test]
+async fn fenced_reply_is_accepted() {
+    let server = FakeServer::start(
+        vec![Reply::chat(&format!("```json\n{ACME}\n```"))],
+        Reply::raw(500, ""),
+    )
+    .await;
+    let invoice: Invoice = client_for(&server)
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(invoice, acme());
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn invalid_then_valid_reprompts_with_the_exact_error() {
+    let bad = r#"{"vendor":"ACME"}"#;
+    let server = FakeServer::start(
+        vec![Reply::chat(bad), Reply::chat(ACME)],
+        Reply::raw(500, ""),
+    )
+    .await;
+    let invoice: Invoice = client_for(&server)
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(invoice, acme());
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "exactly two requests");
+    let first = requests[0].json();
+    let second = requests[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(
+        messages[..2],
+        first["messages"].as_array().unwrap()[..],
+        "conversation so far"
+    );
+    assert_eq!(
+        messages[2],
+        serde_json::json!({"role": "assistant", "content": bad})
+    );
+    assert_eq!(messages[3]["role"], "user");
+    let serde_error = serde_json::from_str::<Invoice>(bad)
+        .unwrap_err()
+        .to_string();
+    let correction = messages[3]["content"].as_str().unwrap();
+    assert!(
+        correction.contains(&serde_error),
+        "{correction} should quote {serde_error}"
+    );
+    assert_eq!(second["response_format"], first["response_format"]);
+}
+
+#[tokio::test]
+async fn never_valid_makes_exactly_n_attempts() {
+    let server = FakeServer::start(vec![], Reply::chat("I think the vendor is ACME.")).await;
+    let err = client_for(&server)
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert_eq!(server.request_count(), 3);
+    match &err {
+        Error::InvalidOutput {
+            function,
+            attempts,
+            last_error,
+            last_reply,
+        } => {
+            assert_eq!(function, "extract_invoice");
+            assert_eq!(*attempts, 3);
+            assert!(last_error.contains("not valid JSON"), "{last_error}");
+            assert_eq!(last_reply, "I think the vendor is ACME.");
+        }
+        other => panic!("expected InvalidOutput, got {other:?}"),
+    }
+    // The third request carries both earlier replies and corrections.
+    assert_eq!(
+        server.requests()[2].json()["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+}
+
+#[tokio::test]
+async fn refusal_is_rejected_and_quoted() {
+    let refusal = Reply::choice(serde_json::json!({
+        "index": 0,
+        "message": {"role": "assistant", "content": null, "refusal": "I cannot read this invoice."},
+        "finish_reason": "stop"
+    }));
+    let server = FakeServer::start(vec![refusal], Reply::chat(ACME)).await;
+    let invoice: Invoice = client_for(&server)
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(invoice, acme());
+    let second = server.requests()[1].json();
+    let correction = second["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        correction.contains("I cannot read this invoice."),
+        "{correction}"
+    );
+}
+
+#[tokio::test]
+async fn truncated_reply_is_rejected() {
+    let truncated = Reply::choice(serde_json::json!({
+        "index": 0,
+        "message": {"role": "assistant", "content": "{\"vendor\":\"AC"},
+        "finish_reason": "length"
+    }));
+    let server = FakeServer::start(vec![], truncated).await;
+    let err = client_for(&server)
+        .call_ai::<Invoice, _>(&EXTRACT_ONCE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidOutput { attempts: 1, last_error, .. } if last_error.contains("truncated")),
+        "{err:?}"
+    );
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn wrapped_outputs_are_unwrapped() {
+    let server = FakeServer::start(
+        vec![
+            Reply::chat(r#"["not", "wrapped"]"#),
+            Reply::chat(r#"{"value": ["urgent", "paid"]}"#),
+            Reply::chat(r#"{"value": 42}"#),
+        ],
+        Reply::raw(500, ""),
+    )
+    .await;
+    let client = client_for(&server);
+    let tags: Vec<String> = client
+        .call_ai(&TAGS, Args::new(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(tags, ["urgent", "paid"]);
+    let count: i64 = client
+        .call_ai(&COUNT, Args::new(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(count, 42);
+    assert_eq!(server.request_count(), 3);
+}
+
+#[tokio::test]
+async fn rate_limit_honors_retry_after() {
+    let server = FakeServer::start(
+        vec![
+            Reply::json(429, &serde_json::json!({"error": "slow down"})).header("Retry-After", "1")
+        ],
+        Reply::chat(ACME),
+    )
+    .await;
+    let started = Instant::now();
+    let invoice: Invoice = client_for(&server)
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(invoice, acme());
+    assert_eq!(
+        server.request_count(),
+        2,
+        "a transport retry is not an attempt"
+    );
+    assert!(
+        elapsed >= Duration::from_secs(1),
+        "Retry-After honored: {elapsed:?}"
+    );
+    assert!(elapsed < Duration::from_secs(3), "and bounded: {elapsed:?}");
+}
+
+#[tokio::test]
+async fn retry_after_is_capped() {
+    let server = FakeServer::start(
+        vec![Reply::raw(503, "busy").header("Retry-After", "3600")],
+        Reply::chat(ACME),
+    )
+    .await;
+    let client = Client::new(
+        config_for(&server)
+            .max_retry_after(Duration::from_millis(50))
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let _: Invoice = client
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn repeated_server_errors_end_in_http_error_after_bounded_retries() {
+    let server = FakeServer::start(vec![], Reply::raw(500, "internal error, try later")).await;
+    let err = client_for(&server)
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert_eq!(server.request_count(), 3, "one try plus two retries");
+    assert_eq!(
+        err,
+        Error::Http {
+            status: 500,
+            body_excerpt: "internal error, try later".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let server = FakeServer::start(vec![], Reply::raw(400, r#"{"error":"bad schema"}"#)).await;
+    let err = client_for(&server)
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Http { status: 400, body_excerpt } if body_excerpt.contains("bad schema")),
+        "{err:?}"
+    );
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn connection_refused_is_a_transport_error() {
+    // Bind and drop a listener to find a port with nothing listening.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let config = Config::builder(Provider::Compatible)
+        .base_url(format!("http://127.0.0.1:{port}/v1"))
+        .max_transport_retries(1)
+        .backoff(Duration::from_millis(1), Duration::from_millis(2))
+        .build()
+        .unwrap();
+    let err = Client::new(config)
+        .unwrap()
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::Transport {
+                kind: TransportErrorKind::Connect,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn slow_server_times_out() {
+    let server = FakeServer::start(vec![], Reply::chat(ACME).delay(Duration::from_secs(3))).await;
+    let client = Client::new(
+        config_for(&server)
+            .request_timeout(Duration::from_millis(200))
+            .max_transport_retries(1)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let err = client
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::Transport {
+                kind: TransportErrorKind::Timeout,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(server.request_count(), 2, "a timeout is retried");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn oversized_body_is_refused() {
+    let huge = Reply::chat(&"x".repeat(10_000));
+    let server = FakeServer::start(
+        vec![huge.clone(), huge.close_delimited()],
+        Reply::raw(500, ""),
+    )
+    .await;
+    let client = Client::new(config_for(&server).max_body_bytes(4_096).build().unwrap()).unwrap();
+    for announced in ["with Content-Length", "close-delimited"] {
+        let err = client
+            .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::ResponseTooLarge { limit_bytes: 4_096 },
+            "{announced}"
+        );
+    }
+    assert_eq!(server.request_count(), 2, "not retried");
+}
+
+#[tokio::test]
+async fn non_utf8_body_is_a_typed_error() {
+    let mut body = br#"{"choices":[{"message":{"content":""#.to_vec();
+    let valid_prefix = body.len();
+    body.extend_from_slice(&[0xff, 0xfe, 0x80]);
+    body.extend_from_slice(br#""}}]}"#);
+    let server = FakeServer::start(vec![Reply::raw(200, body)], Reply::raw(500, "")).await;
+    let err = client_for(&server)
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::InvalidUtf8 {
+            valid_up_to: valid_prefix
+        }
+    );
+}
+
+#[tokio::test]
+async fn malformed_success_body_is_a_typed_error() {
+    let server = FakeServer::start(
+        vec![Reply::raw(200, "<html>proxy page</html>")],
+        Reply::raw(500, ""),
+    )
+    .await;
+    let err = client_for(&server)
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::MalformedResponse(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn fixture_provider_runs_the_body_without_requests() {
+    let server = FakeServer::start(vec![], Reply::chat(ACME)).await;
+    let config = Config::builder(Provider::Fixture)
+        .base_url(server.base_url())
+        .build()
+        .unwrap();
+    let client = Client::new(config).unwrap();
+    let invoice: Invoice = client
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), async {
+            Ok(Invoice {
+                vendor: "fixture".into(),
+                total: 0.0,
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(invoice.vendor, "fixture");
+    assert_eq!(server.connections(), 0);
+    assert_eq!(server.request_count(), 0);
+}
+
+#[tokio::test]
+async fn network_provider_never_polls_the_fixture() {
+    let server = FakeServer::start(vec![], Reply::chat(ACME)).await;
+    let polled = Arc::new(AtomicBool::new(false));
+    let flag = polled.clone();
+    let invoice: Invoice = client_for(&server)
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), async move {
+            flag.store(true, Ordering::SeqCst);
+            Ok(Invoice {
+                vendor: "fixture".into(),
+                total: 0.0,
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(invoice, acme());
+    assert!(!polled.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn api_key_never_leaks() {
+    let leaky_model = Reply::chat(&format!("my key is {API_KEY}"));
+    let server = FakeServer::start(
+        vec![Reply::raw(401, "").echo_authorization(), leaky_model],
+        Reply::raw(500, ""),
+    )
+    .await;
+    let client = client_for(&server);
+
+    let http = client
+        .call_ai::<Invoice, _>(&EXTRACT_ONCE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&http, Error::Http { status: 401, body_excerpt } if body_excerpt.contains("Bearer [REDACTED]")),
+        "{http:?}"
+    );
+
+    let invalid = client
+        .call_ai::<Invoice, _>(&EXTRACT_ONCE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&invalid, Error::InvalidOutput { last_reply, .. } if last_reply.contains("[REDACTED]")),
+        "{invalid:?}"
+    );
+
+    for text in [
+        http.to_string(),
+        format!("{http:?}"),
+        invalid.to_string(),
+        format!("{invalid:?}"),
+        format!("{client:?}"),
+        format!("{:?}", client.config()),
+    ] {
+        assert!(!text.contains(API_KEY), "key leaked: {text}");
+    }
+}
+
+#[tokio::test]
+async fn concurrent_requests_are_capped() {
+    let server =
+        FakeServer::start(vec![], Reply::chat(ACME).delay(Duration::from_millis(20))).await;
+    let client = Client::new(
+        config_for(&server)
+            .max_concurrent_requests(2)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..10 {
+        let client = client.clone();
+        calls.spawn(async move {
+            client
+                .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+                .await
+        });
+    }
+    while let Some(result) = calls.join_next().await {
+        assert_eq!(result.unwrap().unwrap(), acme());
+    }
+    assert_eq!(server.request_count(), 10);
+    assert!(
+        server.peak_in_flight() <= 2,
+        "peak {}",
+        server.peak_in_flight()
+    );
+    assert!(
+        server.connections() <= 2,
+        "connections {}",
+        server.connections()
+    );
+}
+
+/// Generated `#[test]`s call `block_on` once each; one client must keep
+/// working across those short-lived runtimes.
+#[test]
+fn one_client_serves_successive_block_on_runtimes() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(FakeServer::start(vec![], Reply::chat(ACME)));
+    let client = client_for(&server);
+    for _ in 0..3 {
+        let invoice: Invoice = vox_runtime::block_on(client.call_ai(
+            &EXTRACT_INVOICE,
+            ocr_args(),
+            unreachable_fixture(),
+        ))
+        .unwrap();
+        assert_eq!(invoice, acme());
+    }
+    assert_eq!(server.request_count(), 3);
+}

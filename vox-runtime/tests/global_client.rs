@@ -1,0 +1,38 @@
+//! The process-wide client behind `vox_runtime::call_ai`. This test binary
+//! owns its process, so configuring the global client here races with
+//! nothing.
+
+use vox_runtime::{AiFunction, Args, Config, Error, OutputSchema, Provider};
+
+static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
+    "int",
+    r#"{"type":"object","properties":{"value":{"type":"integer"}},"required":["value"],"additionalProperties":false}"#,
+    true,
+);
+
+static COUNT: AiFunction = AiFunction {
+    name: "count",
+    instruction: "Count the items.",
+    model: None,
+    temperature: None,
+    max_iterations: 1,
+    output: &COUNT_SCHEMA,
+};
+
+/// What generated code for `@ai fn count() to int { return 3 }` looks like.
+async fn count() -> Result<i64, Error> {
+    vox_runtime::call_ai(&COUNT, Args::new(), async { Ok(3) }).await
+}
+
+#[test]
+fn configure_once_then_call_through_the_default_client() {
+    vox_runtime::configure(Config::builder(Provider::Fixture).build().unwrap()).unwrap();
+    assert_eq!(vox_runtime::block_on(count()), Ok(3));
+    assert_eq!(
+        vox_runtime::default_client().unwrap().config().provider(),
+        Provider::Fixture
+    );
+
+    let again = vox_runtime::configure(Config::builder(Provider::Fixture).build().unwrap());
+    assert!(matches!(again, Err(Error::Config(m)) if m.contains("already configured")));
+}

@@ -1,0 +1,286 @@
+//! A scripted OpenAI-compatible server on 127.0.0.1, for tests and benches.
+//!
+//! Hand-rolled HTTP/1.1 with keep-alive over tokio: it records every
+//! request (path, headers, body), answers with the scripted replies in
+//! order and then with a fallback reply, and counts accepted connections
+//! and the peak number of requests in flight.
+
+#![allow(dead_code)] // each test binary uses a different part of it
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub delay: Duration,
+    /// Put the request's `Authorization` header into the body.
+    pub echo_authorization: bool,
+    /// Send no `Content-Length`; end the body by closing the connection.
+    pub close_delimited: bool,
+}
+
+impl Reply {
+    pub fn raw(status: u16, body: impl Into<Vec<u8>>) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: body.into(),
+            delay: Duration::ZERO,
+            echo_authorization: false,
+            close_delimited: false,
+        }
+    }
+
+    pub fn json(status: u16, body: &serde_json::Value) -> Reply {
+        Reply::raw(status, body.to_string())
+    }
+
+    /// A chat completion whose first choice is `choice`.
+    pub fn choice(choice: serde_json::Value) -> Reply {
+        Reply::json(
+            200,
+            &serde_json::json!({
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "choices": [choice],
+                "usage": {"prompt_tokens": 21, "completion_tokens": 7, "total_tokens": 28}
+            }),
+        )
+    }
+
+    /// A normal chat completion whose message content is `content`.
+    pub fn chat(content: &str) -> Reply {
+        Reply::choice(serde_json::json!({
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop"
+        }))
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    pub fn delay(mut self, delay: Duration) -> Reply {
+        self.delay = delay;
+        self
+    }
+
+    pub fn echo_authorization(mut self) -> Reply {
+        self.echo_authorization = true;
+        self
+    }
+
+    pub fn close_delimited(mut self) -> Reply {
+        self.close_delimited = true;
+        self
+    }
+}
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Recorded {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).expect("request body is JSON")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct State {
+    script: Mutex<VecDeque<Reply>>,
+    fallback: Reply,
+    requests: Mutex<Vec<Recorded>>,
+    record_requests: bool,
+    request_count: AtomicUsize,
+    connections: AtomicUsize,
+    in_flight: AtomicUsize,
+    peak_in_flight: AtomicUsize,
+}
+
+/// The running server; it stops when dropped.
+pub struct FakeServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    accept_task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.accept_task.abort();
+    }
+}
+
+impl FakeServer {
+    /// Serves `script` in order, then `fallback` forever.
+    pub async fn start(script: Vec<Reply>, fallback: Reply) -> FakeServer {
+        FakeServer::start_with(script, fallback, true).await
+    }
+
+    /// Like `start`; `record_requests = false` keeps only the count (benches).
+    pub async fn start_with(
+        script: Vec<Reply>,
+        fallback: Reply,
+        record_requests: bool,
+    ) -> FakeServer {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local addr");
+        let state = Arc::new(State {
+            script: Mutex::new(script.into()),
+            fallback,
+            requests: Mutex::new(Vec::new()),
+            record_requests,
+            request_count: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            peak_in_flight: AtomicUsize::new(0),
+        });
+        let accept_state = state.clone();
+        let accept_task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                accept_state.connections.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(serve_connection(stream, accept_state.clone()));
+            }
+        });
+        FakeServer {
+            addr,
+            state,
+            accept_task,
+        }
+    }
+
+    /// Base URL for `Config::base_url`: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn chat_url(&self) -> String {
+        format!("{}/chat/completions", self.base_url())
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.state.request_count.load(Ordering::SeqCst)
+    }
+
+    pub fn connections(&self) -> usize {
+        self.state.connections.load(Ordering::SeqCst)
+    }
+
+    pub fn peak_in_flight(&self) -> usize {
+        self.state.peak_in_flight.load(Ordering::SeqCst)
+    }
+}
+
+async fn serve_connection(stream: TcpStream, state: Arc<State>) {
+    let (read_half, mut write_half) = stream.into_split();
+    let mut reader = BufReader::new(read_half);
+    loop {
+        let Some(request) = read_request(&mut reader).await else {
+            return;
+        };
+        state.request_count.fetch_add(1, Ordering::SeqCst);
+        let authorization = request.header("authorization").unwrap_or("").to_owned();
+        if state.record_requests {
+            state.requests.lock().unwrap().push(request);
+        }
+        let reply = state
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| state.fallback.clone());
+
+        let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        state.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+        if !reply.delay.is_zero() {
+            tokio::time::sleep(reply.delay).await;
+        }
+        let mut body = reply.body.clone();
+        if reply.echo_authorization {
+            body = format!(r#"{{"error":{{"message":"invalid credentials: {authorization}"}}}}"#)
+                .into_bytes();
+        }
+        let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
+        if reply.close_delimited {
+            head.push_str("Connection: close\r\n");
+        } else {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("Content-Type: application/json\r\n");
+        for (name, value) in &reply.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut response = head.into_bytes();
+        response.extend_from_slice(&body);
+        let written = write_half.write_all(&response).await;
+        state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if written.is_err() || reply.close_delimited {
+            let _ = write_half.shutdown().await;
+            return;
+        }
+    }
+}
+
+/// Reads one request; `None` at end of stream or on anything malformed.
+async fn read_request(reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>) -> Option<Recorded> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).await.ok()? == 0 {
+        return None;
+    }
+    let path = line.split_whitespace().nth(1)?.to_owned();
+    let mut headers = Vec::new();
+    let mut content_length = 0usize;
+    for _ in 0..100 {
+        line.clear();
+        if reader.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        let header = line.trim_end();
+        if header.is_empty() {
+            let mut body = vec![0; content_length];
+            reader.read_exact(&mut body).await.ok()?;
+            return Some(Recorded {
+                path,
+                headers,
+                body,
+            });
+        }
+        let (name, value) = header.split_once(':')?;
+        let (name, value) = (name.trim().to_owned(), value.trim().to_owned());
+        if name.eq_ignore_ascii_case("content-length") {
+            content_length = value.parse().ok()?;
+        }
+        headers.push((name, value));
+    }
+    None
+}
