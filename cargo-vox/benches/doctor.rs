@@ -65,8 +65,18 @@ fn main() {
     let full = Some(Duration::from_secs(1));
     let diag = Some(Duration::from_millis(200));
     let mut ok = true;
-    ok &= report("doctor --no-compile (full run)", &["doctor", "--no-compile"], RUNS, full);
-    ok &= report("doctor --no-compile --json", &["doctor", "--no-compile", "--json"], RUNS, full);
+    ok &= report(
+        "doctor --no-compile (full run)",
+        &["doctor", "--no-compile"],
+        RUNS,
+        full,
+    );
+    ok &= report(
+        "doctor --no-compile --json",
+        &["doctor", "--no-compile", "--json"],
+        RUNS,
+        full,
+    );
     for id in [
         "toolchain.rustc_shadowed",
         "toolchain.rustup_shadowed",
@@ -75,7 +85,12 @@ fn main() {
         "vox.schema_drift",
         "linker.lld_missing",
     ] {
-        ok &= report(&format!("doctor --diag {id}"), &["doctor", "--diag", id], RUNS, diag);
+        ok &= report(
+            &format!("doctor --diag {id}"),
+            &["doctor", "--diag", id],
+            RUNS,
+            diag,
+        );
     }
     report("doctor --list", &["doctor", "--list"], RUNS, None);
     if with_compile {

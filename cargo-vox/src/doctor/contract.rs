@@ -103,22 +103,106 @@ pub fn classify_contracts(packages: &[VoxPackage]) -> CheckResult {
     )
 }
 
-pub fn check_schema_drift(ctx: &ProbeContext) -> Vec<CheckResult> {
-    let mut metadata = MetadataCommand::new();
-    if let Some(path) = &ctx.manifest_path {
-        metadata.manifest_path(path);
+/// True when the vox packages among the workspace members are the whole
+/// story, so the slow full resolve can be skipped: no member declares a
+/// dependency on a vox crate from outside the workspace, and every vox
+/// crate in `Cargo.lock` (when there is one) is a member.
+pub fn members_suffice(
+    members: &[VoxPackage],
+    declares_outside_vox_dep: bool,
+    locked: Option<&[(String, String)]>,
+) -> bool {
+    if declares_outside_vox_dep {
+        return false;
     }
-    let timeout = ctx.probe_timeout * METADATA_TIMEOUT_FACTOR;
-    let outcome = run_with_timeout_and_cap(metadata.cargo_command(), timeout, METADATA_OUTPUT_CAP);
-    vec![match read_vox_packages(&outcome, timeout) {
+    let Some(locked) = locked else {
+        return members.is_empty();
+    };
+    locked
+        .iter()
+        .filter(|(name, _)| is_vox_crate(name))
+        .all(|(name, version)| {
+            members
+                .iter()
+                .any(|m| &m.name == name && &m.version == version)
+        })
+}
+
+fn is_vox_crate(name: &str) -> bool {
+    name == "vox-build" || name == "vox-runtime"
+}
+
+/// `(name, version)` of every package in a `Cargo.lock`.
+pub fn locked_packages(lock_text: &str) -> Option<Vec<(String, String)>> {
+    let lock: toml::Table = toml::from_str(lock_text).ok()?;
+    let packages = lock.get("package")?.as_array()?;
+    Some(
+        packages
+            .iter()
+            .filter_map(|p| {
+                let name = p.get("name")?.as_str()?;
+                let version = p.get("version")?.as_str()?;
+                Some((name.to_string(), version.to_string()))
+            })
+            .collect(),
+    )
+}
+
+pub fn check_schema_drift(ctx: &ProbeContext) -> Vec<CheckResult> {
+    vec![match read_vox_packages(ctx) {
         Ok(packages) => classify_contracts(&packages),
         Err(why) => CheckResult::passed(CheckKind::SchemaDrift, format!("not checked: {why}")),
     }]
 }
 
-/// The resolved vox packages from a `cargo metadata` run, or why there are none.
-fn read_vox_packages(outcome: &RunOutcome, timeout: Duration) -> Result<Vec<VoxPackage>, String> {
-    let stdout = match outcome {
+/// The vox packages the workspace resolves. `cargo metadata --no-deps` is
+/// fast and enough when the vox crates are workspace members (or absent);
+/// otherwise a full `cargo metadata` resolves their versions.
+fn read_vox_packages(ctx: &ProbeContext) -> Result<Vec<VoxPackage>, String> {
+    let timeout = ctx.probe_timeout * METADATA_TIMEOUT_FACTOR;
+    let command = || {
+        let mut command = MetadataCommand::new();
+        if let Some(path) = &ctx.manifest_path {
+            command.manifest_path(path);
+        }
+        command
+    };
+    let workspace = run_metadata(command().no_deps(), timeout)?;
+    let members: Vec<VoxPackage> = vox_packages(&workspace);
+    let member_names: Vec<&str> = workspace.packages.iter().map(|p| p.name.as_str()).collect();
+    let declares_outside_vox_dep = workspace.packages.iter().any(|p| {
+        p.dependencies
+            .iter()
+            .any(|d| is_vox_crate(&d.name) && !member_names.contains(&d.name.as_str()))
+    });
+    let lock_text = std::fs::read_to_string(workspace.workspace_root.join("Cargo.lock")).ok();
+    let locked = lock_text.as_deref().and_then(locked_packages);
+    if members_suffice(&members, declares_outside_vox_dep, locked.as_deref()) {
+        return Ok(members);
+    }
+    Ok(vox_packages(&run_metadata(&command(), timeout)?))
+}
+
+fn vox_packages(metadata: &cargo_metadata::Metadata) -> Vec<VoxPackage> {
+    metadata
+        .packages
+        .iter()
+        .filter(|p| is_vox_crate(p.name.as_str()))
+        .map(|p| VoxPackage {
+            name: p.name.to_string(),
+            version: p.version.to_string(),
+            contract: declared_contract(&p.metadata),
+        })
+        .collect()
+}
+
+/// Runs `cargo metadata` under `timeout` and parses it, or says why not.
+fn run_metadata(
+    command: &MetadataCommand,
+    timeout: Duration,
+) -> Result<cargo_metadata::Metadata, String> {
+    let outcome = run_with_timeout_and_cap(command.cargo_command(), timeout, METADATA_OUTPUT_CAP);
+    let stdout = match &outcome {
         RunOutcome::Exited {
             code: Some(0),
             output,
@@ -141,18 +225,7 @@ fn read_vox_packages(outcome: &RunOutcome, timeout: Duration) -> Result<Vec<VoxP
             return Err(format!("cargo could not start: {reason}"))
         }
     };
-    let metadata = MetadataCommand::parse(stdout)
-        .map_err(|e| format!("unreadable `cargo metadata` output: {e}"))?;
-    Ok(metadata
-        .packages
-        .iter()
-        .filter(|p| p.name.as_str() == "vox-build" || p.name.as_str() == "vox-runtime")
-        .map(|p| VoxPackage {
-            name: p.name.to_string(),
-            version: p.version.to_string(),
-            contract: declared_contract(&p.metadata),
-        })
-        .collect())
+    MetadataCommand::parse(stdout).map_err(|e| format!("unreadable `cargo metadata` output: {e}"))
 }
 
 #[cfg(test)]
@@ -214,6 +287,54 @@ mod tests {
             pkg("vox-runtime", "0.1.0", Some(json!(1))),
         ]);
         assert_eq!(r.fired_id(), Some(DiagId::VoxSchemaDrift));
+    }
+
+    #[test]
+    fn members_suffice_only_when_nothing_vox_comes_from_outside() {
+        let members = [
+            pkg("vox-build", "0.1.0", Some(json!(1))),
+            pkg("vox-runtime", "0.1.0", Some(json!(1))),
+        ];
+        let lock = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        };
+        let local = lock(&[
+            ("app", "0.1.0"),
+            ("vox-build", "0.1.0"),
+            ("vox-runtime", "0.1.0"),
+            ("serde", "1.0.0"),
+        ]);
+        assert!(members_suffice(&members, false, Some(&local)));
+        assert!(!members_suffice(&members, true, Some(&local)));
+        let registry_runtime = lock(&[
+            ("vox-build", "0.1.0"),
+            ("vox-runtime", "0.1.0"),
+            ("vox-runtime", "0.2.0"),
+        ]);
+        assert!(!members_suffice(&members, false, Some(&registry_runtime)));
+        assert!(members_suffice(
+            &[],
+            false,
+            Some(&lock(&[("serde", "1.0.0")]))
+        ));
+        assert!(members_suffice(&[], false, None));
+        assert!(!members_suffice(&members, false, None));
+    }
+
+    #[test]
+    fn reads_packages_from_a_lock_file() {
+        let text = "version = 4\n\n[[package]]\nname = \"vox-runtime\"\nversion = \"0.1.0\"\nsource = \"registry+https://example.invalid/index\"\n\n[[package]]\nname = \"app\"\nversion = \"0.0.0\"\n";
+        assert_eq!(
+            locked_packages(text),
+            Some(vec![
+                ("vox-runtime".to_string(), "0.1.0".to_string()),
+                ("app".to_string(), "0.0.0".to_string())
+            ])
+        );
+        assert_eq!(locked_packages("not toml ["), None);
     }
 
     #[test]
