@@ -92,6 +92,23 @@ fn main() {
             diag,
         );
     }
+    // Vox crates from outside the workspace need cargo's full resolve.
+    let external = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/doctor/external/app/Cargo.toml"
+    );
+    report(
+        "doctor --diag vox.schema_drift (full resolve)",
+        &[
+            "doctor",
+            "--diag",
+            "vox.schema_drift",
+            "--manifest-path",
+            external,
+        ],
+        RUNS,
+        None,
+    );
     report("doctor --list", &["doctor", "--list"], RUNS, None);
     if with_compile {
         report("doctor (full run with compile probe)", &["doctor"], 3, None);

@@ -525,7 +525,11 @@ fn mismatched_vox_crates_from_outside_the_workspace_are_schema_drift() {
     // Not members: only the full resolve sees them.
     let ran = drift_run("external/app");
     assert_fires(&ran, "vox.schema_drift");
-    assert!(ran.stdout.contains("vox-build 0.2.0 (contract 2)"), "{}", ran.stdout);
+    assert!(
+        ran.stdout.contains("vox-build 0.2.0 (contract 2)"),
+        "{}",
+        ran.stdout
+    );
 }
 
 #[test]
