@@ -170,16 +170,33 @@ impl Builder {
             Some(d) => d.clone(),
             None => env_path("OUT_DIR", "out_dir")?,
         };
-        let out_name = self.out_name.clone().unwrap_or_else(|| DEFAULT_OUT_NAME.to_string());
-        if out_name.is_empty() || !out_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        let out_name = self
+            .out_name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_OUT_NAME.to_string());
+        if out_name.is_empty()
+            || !out_name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
             return Err(Error::InvalidOutName(out_name));
         }
         let manifest_path = manifest_dir.join("Cargo.toml");
         let setting = if self.source_dirs.is_empty() {
             match std::fs::read_to_string(&manifest_path) {
                 Ok(text) => manifest::sources_setting(&text)?,
-                Err(source) if self.manifest_dir.is_some() && source.kind() == std::io::ErrorKind::NotFound => None,
-                Err(source) => return Err(Error::Read { path: manifest_path, source }),
+                Err(source)
+                    if self.manifest_dir.is_some()
+                        && source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    None
+                }
+                Err(source) => {
+                    return Err(Error::Read {
+                        path: manifest_path,
+                        source,
+                    })
+                }
             }
         } else {
             Some(self.source_dirs.clone())
@@ -196,15 +213,26 @@ impl Builder {
                 let _ = writeln!(out, "cargo:rerun-if-changed={}", f.display());
             }
             if files.is_empty() {
-                let _ = writeln!(out, "cargo:warning=vox-build: no .vox files found in {}", layout.dirs.join(", "));
+                let _ = writeln!(
+                    out,
+                    "cargo:warning=vox-build: no .vox files found in {}",
+                    layout.dirs.join(", ")
+                );
             }
         }
 
         let mut sources = vox_codegen::SourceMap::new();
         let mut names = Vec::new();
         for f in &files {
-            let bytes = std::fs::read(f).map_err(|source| Error::Read { path: f.clone(), source })?;
-            let name = f.strip_prefix(&manifest_dir).unwrap_or(f).to_string_lossy().replace('\\', "/");
+            let bytes = std::fs::read(f).map_err(|source| Error::Read {
+                path: f.clone(),
+                source,
+            })?;
+            let name = f
+                .strip_prefix(&manifest_dir)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .replace('\\', "/");
             names.push(name.clone());
             sources.add(vox_codegen::SourceFile::from_bytes(name, &bytes));
         }
@@ -241,7 +269,11 @@ impl Builder {
         let mut err = std::io::stderr().lock();
         let mut out = std::io::stdout().lock();
         for d in &checked.diagnostics {
-            let _ = writeln!(err, "{}", vox_codegen::diagnostic::render(d, &checked.sources, opts));
+            let _ = writeln!(
+                err,
+                "{}",
+                vox_codegen::diagnostic::render(d, &checked.sources, opts)
+            );
             if !d.is_error() {
                 let file = checked.sources.get(d.span.file);
                 let at = file.line_col(d.span.start as usize);
@@ -261,10 +293,17 @@ impl Builder {
 }
 
 fn env_path(var: &'static str, setter: &'static str) -> Result<PathBuf, Error> {
-    std::env::var_os(var).map(PathBuf::from).ok_or(Error::MissingEnv(var, setter))
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .ok_or(Error::MissingEnv(var, setter))
 }
 
-fn report_json(package: &str, manifest_dir: &Path, names: &[String], checked: &vox_codegen::Checked) -> Json {
+fn report_json(
+    package: &str,
+    manifest_dir: &Path,
+    names: &[String],
+    checked: &vox_codegen::Checked,
+) -> Json {
     Json::obj([
         ("report_version", Json::Int(1)),
         ("package", Json::str(package)),
@@ -272,10 +311,19 @@ fn report_json(package: &str, manifest_dir: &Path, names: &[String], checked: &v
         ("ok", Json::Bool(!checked.has_errors())),
         ("error_count", Json::Int(checked.error_count() as i64)),
         ("warning_count", Json::Int(checked.warning_count() as i64)),
-        ("files", Json::Arr(names.iter().map(|n| Json::str(n.clone())).collect())),
+        (
+            "files",
+            Json::Arr(names.iter().map(|n| Json::str(n.clone())).collect()),
+        ),
         (
             "diagnostics",
-            Json::Arr(checked.diagnostics.iter().map(|d| vox_codegen::diagnostic::payload(d, &checked.sources)).collect()),
+            Json::Arr(
+                checked
+                    .diagnostics
+                    .iter()
+                    .map(|d| vox_codegen::diagnostic::payload(d, &checked.sources))
+                    .collect(),
+            ),
         ),
     ])
 }
@@ -292,7 +340,10 @@ pub fn write_if_changed(path: &Path, content: &[u8]) -> Result<(), Error> {
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(write_err)?;
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     std::fs::write(&tmp, content).map_err(write_err)?;
     std::fs::rename(&tmp, path).map_err(|e| {
@@ -317,18 +368,41 @@ mod tests {
         let root = temp_dir("ok");
         std::fs::create_dir_all(root.join("vox")).unwrap();
         std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
-        std::fs::write(root.join("vox/a.vox"), "type A { x: int }\nfn f(a: A) to int { return a.x }\n").unwrap();
+        std::fs::write(
+            root.join("vox/a.vox"),
+            "type A { x: int }\nfn f(a: A) to int { return a.x }\n",
+        )
+        .unwrap();
         let out = root.join("out");
-        let res = Builder::new().manifest_dir(&root).out_dir(&out).quiet().try_compile().unwrap();
+        let res = Builder::new()
+            .manifest_dir(&root)
+            .out_dir(&out)
+            .quiet()
+            .try_compile()
+            .unwrap();
         let code = std::fs::read_to_string(&res.generated).unwrap();
         assert!(code.contains("pub struct A"));
         let report = std::fs::read_to_string(&res.report).unwrap();
         assert!(report.contains("\"ok\":true"), "{report}");
         // A second run with identical input does not touch the file.
-        let before = std::fs::metadata(&res.generated).unwrap().modified().unwrap();
+        let before = std::fs::metadata(&res.generated)
+            .unwrap()
+            .modified()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
-        Builder::new().manifest_dir(&root).out_dir(&out).quiet().try_compile().unwrap();
-        assert_eq!(std::fs::metadata(&res.generated).unwrap().modified().unwrap(), before);
+        Builder::new()
+            .manifest_dir(&root)
+            .out_dir(&out)
+            .quiet()
+            .try_compile()
+            .unwrap();
+        assert_eq!(
+            std::fs::metadata(&res.generated)
+                .unwrap()
+                .modified()
+                .unwrap(),
+            before
+        );
         let _ = std::fs::remove_dir_all(&root);
     }
 
@@ -338,7 +412,12 @@ mod tests {
         std::fs::create_dir_all(root.join("vox")).unwrap();
         std::fs::write(root.join("vox/a.vox"), "fn f() to int { return \"x\" }\n").unwrap();
         let out = root.join("out");
-        let err = Builder::new().manifest_dir(&root).out_dir(&out).quiet().try_compile().unwrap_err();
+        let err = Builder::new()
+            .manifest_dir(&root)
+            .out_dir(&out)
+            .quiet()
+            .try_compile()
+            .unwrap_err();
         assert!(matches!(err, Error::Diagnostics { errors: 1, .. }), "{err}");
         let report = std::fs::read_to_string(out.join(REPORT_FILE)).unwrap();
         assert!(report.contains("vox/type/mismatch"), "{report}");
@@ -348,7 +427,10 @@ mod tests {
 
     #[test]
     fn missing_env_is_a_typed_error() {
-        let err = Builder::new().manifest_dir("/nonexistent").quiet().try_compile();
+        let err = Builder::new()
+            .manifest_dir("/nonexistent")
+            .quiet()
+            .try_compile();
         if std::env::var_os("OUT_DIR").is_none() {
             assert!(matches!(err, Err(Error::MissingEnv("OUT_DIR", _))));
         }

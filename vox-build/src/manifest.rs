@@ -52,9 +52,13 @@ pub fn sources_setting(toml: &str) -> Result<Option<Vec<String>>, ManifestError>
         if !in_table {
             continue;
         }
-        let Some(rest) = line.strip_prefix("sources") else { continue };
+        let Some(rest) = line.strip_prefix("sources") else {
+            continue;
+        };
         let rest = rest.trim_start();
-        let Some(value) = rest.strip_prefix('=') else { continue };
+        let Some(value) = rest.strip_prefix('=') else {
+            continue;
+        };
         // Gather the array, which may span lines.
         let mut text = value.trim().to_string();
         let start_line = i + 1;
@@ -72,7 +76,12 @@ pub fn sources_setting(toml: &str) -> Result<Option<Vec<String>>, ManifestError>
                 }
             }
         }
-        return parse_string_array(&text).map(Some).map_err(|message| ManifestError::Syntax { line: start_line, message });
+        return parse_string_array(&text)
+            .map(Some)
+            .map_err(|message| ManifestError::Syntax {
+                line: start_line,
+                message,
+            });
     }
     Ok(None)
 }
@@ -131,7 +140,9 @@ fn parse_string_array(text: &str) -> Result<Vec<String>, String> {
     let inner = text
         .strip_prefix('[')
         .and_then(|t| t.strip_suffix(']'))
-        .ok_or_else(|| "`sources` must be a list of strings, e.g. sources = [\"vox\"]".to_string())?;
+        .ok_or_else(|| {
+            "`sources` must be a list of strings, e.g. sources = [\"vox\"]".to_string()
+        })?;
     let mut out = Vec::new();
     let mut chars = inner.chars().peekable();
     loop {
@@ -152,7 +163,12 @@ fn parse_string_array(text: &str) -> Result<Vec<String>, String> {
                     Some('\\') => s.push('\\'),
                     Some('n') => s.push('\n'),
                     Some('t') => s.push('\t'),
-                    other => return Err(format!("unsupported escape `\\{}` in `sources`", other.unwrap_or(' '))),
+                    other => {
+                        return Err(format!(
+                            "unsupported escape `\\{}` in `sources`",
+                            other.unwrap_or(' ')
+                        ))
+                    }
                 },
                 Some(c) => s.push(c),
             }
@@ -169,12 +185,18 @@ mod tests {
     #[test]
     fn reads_the_table_form() {
         let toml = "[package]\nname = \"x\"\n\n[package.metadata.vox] # comment\nsources = [\"vox\", 'more/dir', # c\n  \"a#b\"]\n\n[dependencies]\nsources = 1\n";
-        assert_eq!(sources_setting(toml), Ok(Some(vec!["vox".into(), "more/dir".into(), "a#b".into()])));
+        assert_eq!(
+            sources_setting(toml),
+            Ok(Some(vec!["vox".into(), "more/dir".into(), "a#b".into()]))
+        );
     }
 
     #[test]
     fn absent_setting_is_none() {
-        assert_eq!(sources_setting("[package]\nname = \"x\"\n[package.metadata.vox]\n"), Ok(None));
+        assert_eq!(
+            sources_setting("[package]\nname = \"x\"\n[package.metadata.vox]\n"),
+            Ok(None)
+        );
         assert_eq!(sources_setting(""), Ok(None));
     }
 
@@ -184,7 +206,10 @@ mod tests {
             sources_setting("[package.metadata]\nvox = { sources = [\"a\"] }\n"),
             Err(ManifestError::UnsupportedForm { line: 2 })
         ));
-        assert!(matches!(sources_setting("[package]\nmetadata.vox.sources = [\"a\"]\n"), Err(ManifestError::UnsupportedForm { .. })));
+        assert!(matches!(
+            sources_setting("[package]\nmetadata.vox.sources = [\"a\"]\n"),
+            Err(ManifestError::UnsupportedForm { .. })
+        ));
         assert!(sources_setting("[package.metadata.vox]\nsources = \"vox\"\n").is_err());
         assert!(sources_setting("[package.metadata.vox]\nsources = [\"vox\"\n").is_err());
         assert!(sources_setting("[package.metadata.vox]\nsources = [1]\n").is_err());

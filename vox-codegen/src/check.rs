@@ -1076,7 +1076,16 @@ impl<'a> Checker<'a> {
             }
             Stmt::Assign { target, value, .. } => {
                 let tt = self.check_place(target);
-                self.check_expr(value, Want::Type(&tt));
+                let vt = self.check_expr(value, Want::Type(&tt));
+                // `let mut xs = []` learns its element type from later assignments.
+                if let ExprKind::Var(name) = &target.kind {
+                    if !tt.is_concrete() {
+                        let refined = tt.join(&vt);
+                        if let Some(l) = self.lookup(name) {
+                            l.ty = refined;
+                        }
+                    }
+                }
                 false
             }
             Stmt::Return { value, span } => {
@@ -2003,6 +2012,9 @@ impl<'a> Checker<'a> {
             }
             Add | Sub | Mul | Div | Rem => match (&lt, &rt) {
                 (Ty::Int, Ty::Int) => Ty::Int,
+                (Ty::List(a), Ty::List(b)) if op == Add && (a.accepts(b) || b.accepts(a)) => {
+                    lt.join(&rt)
+                }
                 (Ty::Float, Ty::Float) => Ty::Float,
                 (Ty::Str, Ty::Str) if op == Add => Ty::Str,
                 _ => {

@@ -119,7 +119,7 @@ impl<'a> Emitter<'a> {
             self.function(i);
         }
         if !tests.is_empty() {
-            self.out.push_str("#[cfg(test)]\nmod vox_tests {\n    #[allow(unused_imports)]\n    use super::*;\n\n");
+            self.out.push_str("#[cfg(test)]\n#[allow(clippy::items_after_test_module)]\nmod vox_tests {\n    #[allow(unused_imports)]\n    use super::*;\n\n");
             for i in tests {
                 let text = self.test_function(i);
                 for line in text.lines() {
@@ -633,6 +633,9 @@ impl<'a> Emitter<'a> {
                 let r = self.expr(rhs, ctx, depth, Tail::Value);
                 if *op == BinaryOp::Add && matches!(self.ty(lhs), Ty::Str) {
                     return format!("::std::format!(\"{{}}{{}}\", {l}, {r})");
+                }
+                if *op == BinaryOp::Add && matches!(self.ty(lhs), Ty::List(_)) {
+                    return format!("{{ let mut VOX_L = {l}; VOX_L.extend({r}); VOX_L }}");
                 }
                 let sym = match op {
                     BinaryOp::Add => "+",

@@ -519,8 +519,11 @@ impl Parser<'_> {
                 self.bump();
                 let mut variants = Vec::new();
                 loop {
+                    let before_docs = self.pos;
                     let docs = self.take_docs();
                     if self.peek_past_newlines() != T::Pipe {
+                        // Those docs belong to the next item.
+                        self.pos = before_docs;
                         if variants.is_empty() {
                             return Err(self.unexpected("expected `|` to start the first variant"));
                         }

@@ -1,0 +1,139 @@
+//! What a check reports, and the two ways it is written out: lines for
+//! people and one JSON object for machines, over the same values.
+
+use serde::Serialize;
+
+use super::registry::{CheckKind, DiagId, DiagInfo, Severity};
+use super::system::SystemInfo;
+
+/// A fired diagnosis: the registry facts plus the fix for this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnosis {
+    pub id: DiagId,
+    pub severity: Severity,
+    pub heal: bool,
+    pub fix: String,
+}
+
+/// The outcome of one check (a check may report several).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckResult {
+    pub name: &'static str,
+    pub pass: bool,
+    /// For a passing check what was found; for a failing one
+    /// `<cause> | FIX: <step> | [diag id=… sev=… heal=…]` (SPEC §9).
+    pub detail: String,
+    pub diag: Option<Diagnosis>,
+}
+
+impl CheckResult {
+    /// A check that found nothing wrong.
+    pub fn passed(check: CheckKind, detail: impl Into<String>) -> Self {
+        CheckResult {
+            name: check.name(),
+            pass: true,
+            detail: detail.into(),
+            diag: None,
+        }
+    }
+
+    /// A check that fired `id` because of `cause`; `fix` is the step to take.
+    pub fn fired(id: DiagId, cause: impl Into<String>, fix: impl Into<String>) -> Self {
+        let info: &DiagInfo = id.info();
+        let fix = fix.into();
+        CheckResult {
+            name: info.check.name(),
+            pass: false,
+            detail: failure_detail(&cause.into(), &fix, info),
+            diag: Some(Diagnosis {
+                id,
+                severity: info.severity,
+                heal: info.heal,
+                fix,
+            }),
+        }
+    }
+
+    pub fn fired_id(&self) -> Option<DiagId> {
+        self.diag.as_ref().map(|d| d.id)
+    }
+}
+
+/// `<cause> | FIX: <step> | [diag id=<id> sev=<sev> heal=<bool>]`, on one line.
+pub fn failure_detail(cause: &str, fix: &str, info: &DiagInfo) -> String {
+    format!(
+        "{} | FIX: {} | [diag id={} sev={} heal={}]",
+        one_line(cause),
+        one_line(fix),
+        info.id.as_str(),
+        info.severity.as_str(),
+        info.heal
+    )
+}
+
+/// Collapses whitespace runs (including newlines) so a detail stays one line
+/// and the `|` separators stay unambiguous.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "/")
+}
+
+/// The JSON document `--json` prints: one line on stdout.
+#[derive(Debug, Serialize)]
+pub struct DoctorReport<'a> {
+    pub system: &'a SystemInfo,
+    pub checks: &'a [CheckResult],
+}
+
+/// The status word shown in front of a check's line.
+pub fn status_word(result: &CheckResult) -> &'static str {
+    match &result.diag {
+        None => "ok",
+        Some(d) => d.severity.as_str(),
+    }
+}
+
+/// The human line for one check result.
+pub fn human_line(result: &CheckResult) -> String {
+    format!(
+        "{:<5} {:<18} {}",
+        status_word(result),
+        result.name,
+        result.detail
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fired_detail_ends_in_the_machine_tag() {
+        let r = CheckResult::fired(
+            DiagId::DockerDaemonDown,
+            "Cannot connect to the Docker daemon\nIs it running?",
+            "start it: sudo systemctl start docker",
+        );
+        assert!(!r.pass);
+        assert_eq!(
+            r.detail,
+            "Cannot connect to the Docker daemon Is it running? | FIX: start it: sudo systemctl start docker | [diag id=docker.daemon_down sev=warn heal=false]"
+        );
+        assert_eq!(r.name, "docker");
+    }
+
+    #[test]
+    fn json_shape_is_name_pass_detail_diag() {
+        let r = CheckResult::fired(DiagId::SccachePathological, "c", "f");
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["diag"]["id"], "sccache.pathological");
+        assert_eq!(v["diag"]["severity"], "warn");
+        assert_eq!(v["diag"]["heal"], true);
+        assert_eq!(v["diag"]["fix"], "f");
+        let ok = serde_json::to_value(CheckResult::passed(CheckKind::Docker, "fine")).unwrap();
+        assert!(ok["diag"].is_null());
+        assert_eq!(ok["pass"], true);
+    }
+}
