@@ -3,7 +3,9 @@
 //! A loopback server answers instantly (keep-alive). We time 1,000
 //! sequential `call_ai` calls and 1,000 raw POSTs of the identical request
 //! body to the same server, interleaved in rounds to cancel drift, and print
-//! the medians and their ratio (goal: ≤ 1.10).
+//! the medians and their ratio (goal: ≤ 1.10), on a current-thread and on a
+//! multi-thread runtime. A third series, raw POSTs through a client with
+//! the same timeouts as the runtime's, shows what the timeouts alone cost.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -51,7 +53,15 @@ fn percentile(samples: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
+    println!("== current-thread runtime (what vox_runtime::block_on uses)");
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(run());
+    println!("== multi-thread runtime, 2 workers");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .expect("tokio runtime");
