@@ -3,7 +3,9 @@
 //! A loopback server answers instantly (keep-alive). We time 1,000
 //! sequential `call_ai` calls and 1,000 raw POSTs of the identical request
 //! body to the same server, interleaved in rounds to cancel drift, and print
-//! the medians and their ratio (goal: ≤ 1.10).
+//! the medians and their ratio (goal: ≤ 1.10), on a current-thread and on a
+//! multi-thread runtime. A third series, raw POSTs through a client with
+//! the same timeouts as the runtime's, shows what the timeouts alone cost.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -51,6 +53,13 @@ fn percentile(samples: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
+    println!("== current-thread runtime (what vox_runtime::block_on uses)");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(run());
+    println!("== multi-thread runtime, 2 workers");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -100,6 +109,12 @@ async fn run() {
         .tcp_nodelay(true)
         .build()
         .expect("reqwest client");
+    let raw_timeout = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .timeout(vox_runtime::DEFAULT_REQUEST_TIMEOUT)
+        .connect_timeout(vox_runtime::DEFAULT_CONNECT_TIMEOUT)
+        .build()
+        .expect("reqwest client");
     let url = server.chat_url();
 
     let ai_call = || async {
@@ -110,37 +125,43 @@ async fn run() {
             .expect("call_ai");
         started.elapsed()
     };
-    let raw_post = || async {
-        let started = Instant::now();
-        let response = raw
+    let raw_post = |raw: &reqwest::Client| {
+        let request = raw
             .post(&url)
             .header("content-type", "application/json")
             .header("authorization", format!("Bearer {KEY}"))
-            .body(body.clone())
-            .send()
-            .await
-            .expect("raw post");
-        let bytes = response.bytes().await.expect("raw body");
-        assert!(!bytes.is_empty());
-        started.elapsed()
+            .body(body.clone());
+        async move {
+            let started = Instant::now();
+            let response = request.send().await.expect("raw post");
+            let bytes = response.bytes().await.expect("raw body");
+            assert!(!bytes.is_empty());
+            started.elapsed()
+        }
     };
 
     for _ in 0..200 {
         ai_call().await;
-        raw_post().await;
+        raw_post(&raw).await;
+        raw_post(&raw_timeout).await;
     }
     let mut ai_samples = Vec::with_capacity(CALLS);
     let mut raw_samples = Vec::with_capacity(CALLS);
+    let mut raw_timeout_samples = Vec::with_capacity(CALLS);
     for _ in 0..ROUNDS {
         for _ in 0..CALLS / ROUNDS {
             ai_samples.push(ai_call().await);
         }
         for _ in 0..CALLS / ROUNDS {
-            raw_samples.push(raw_post().await);
+            raw_samples.push(raw_post(&raw).await);
+        }
+        for _ in 0..CALLS / ROUNDS {
+            raw_timeout_samples.push(raw_post(&raw_timeout).await);
         }
     }
     let ai_median = median(&mut ai_samples);
     let raw_median = median(&mut raw_samples);
+    let raw_timeout_median = median(&mut raw_timeout_samples);
     let ratio = ai_median.as_secs_f64() / raw_median.as_secs_f64();
     println!("request body: {} bytes", body.len());
     println!(
@@ -152,6 +173,11 @@ async fn run() {
         "raw POST  x{CALLS}: median {:>7.1} us  p90 {:>7.1} us",
         raw_median.as_secs_f64() * 1e6,
         percentile(&raw_samples, 0.9).as_secs_f64() * 1e6
+    );
+    println!(
+        "raw POST with timeouts x{CALLS}: median {:>7.1} us  p90 {:>7.1} us",
+        raw_timeout_median.as_secs_f64() * 1e6,
+        percentile(&raw_timeout_samples, 0.9).as_secs_f64() * 1e6
     );
     println!(
         "ratio of medians (call_ai / raw): {ratio:.3} (goal <= 1.10) {}",

@@ -8,6 +8,7 @@
 use std::sync::OnceLock;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 
 use crate::error::Error;
 
@@ -19,7 +20,16 @@ pub struct OutputSchema {
     name: &'static str,
     json: &'static str,
     wrapped: bool,
-    parsed: OnceLock<Result<serde_json::Value, String>>,
+    parsed: OnceLock<Result<ParsedSchema, String>>,
+}
+
+/// The schema checked once: as a value (for callers that inspect it) and
+/// as validated raw JSON borrowed from the generated text (spliced into
+/// every request body without re-serializing).
+#[derive(Debug)]
+struct ParsedSchema {
+    value: serde_json::Value,
+    raw: &'static RawValue,
 }
 
 impl OutputSchema {
@@ -69,8 +79,22 @@ impl OutputSchema {
     /// The parsed schema, or [`Error::Config`] if the generated JSON text is
     /// invalid (a vox-codegen bug).
     pub fn try_value(&self) -> Result<&serde_json::Value, Error> {
+        self.parsed().map(|parsed| &parsed.value)
+    }
+
+    /// The schema as validated raw JSON, for request bodies.
+    pub(crate) fn raw(&self) -> Result<&'static RawValue, Error> {
+        self.parsed().map(|parsed| parsed.raw)
+    }
+
+    fn parsed(&self) -> Result<&ParsedSchema, Error> {
+        let json: &'static str = self.json;
         self.parsed
-            .get_or_init(|| serde_json::from_str(self.json).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                let value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+                let raw = serde_json::from_str(json).map_err(|e| e.to_string())?;
+                Ok(ParsedSchema { value, raw })
+            })
             .as_ref()
             .map_err(|e| {
                 Error::Config(format!(

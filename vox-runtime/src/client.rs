@@ -103,7 +103,8 @@ async fn reprompt_loop<T: DeserializeOwned>(
     };
     for attempt in 1..=attempts_allowed {
         let body = request_body(function, model, &conversation)?;
-        let response = parse_response(&transport.post(body).await?)?;
+        let response_body = transport.post(body).await?;
+        let response = parse_response(&response_body)?;
         let usage = response.usage.unwrap_or_default();
         tracing::info!(
             attempt,

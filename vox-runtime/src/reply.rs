@@ -6,34 +6,37 @@
 //! JSON (after stripping code fences) or does not deserialize into the
 //! return type. All of it is pure and unit-tested.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::error::Error;
 
-/// The parts of a chat-completions response the runtime uses.
+/// The parts of a chat-completions response the runtime uses, borrowing
+/// from the body where JSON escapes allow.
 #[derive(Debug, Deserialize)]
-pub(crate) struct ChatResponse {
-    #[serde(default)]
-    choices: Vec<Choice>,
+pub(crate) struct ChatResponse<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
     #[serde(default)]
     pub usage: Option<Usage>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Choice {
-    #[serde(default)]
-    message: Option<ReplyMessage>,
-    #[serde(default)]
-    finish_reason: Option<String>,
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    message: Option<ReplyMessage<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]
-struct ReplyMessage {
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    refusal: Option<String>,
+struct ReplyMessage<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    refusal: Option<Cow<'a, str>>,
 }
 
 /// Token usage of one request, when the server reports it.
@@ -46,7 +49,7 @@ pub(crate) struct Usage {
 }
 
 /// Parses a successful response body.
-pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, Error> {
+pub(crate) fn parse_response(body: &str) -> Result<ChatResponse<'_>, Error> {
     serde_json::from_str(body).map_err(|e| Error::MalformedResponse(e.to_string()))
 }
 
@@ -62,7 +65,7 @@ pub(crate) struct RejectedReply {
 
 /// Judges the first choice of `response`: the value, or why it is rejected.
 pub(crate) fn judge<T: DeserializeOwned>(
-    response: &ChatResponse,
+    response: &ChatResponse<'_>,
     wrapped: bool,
 ) -> Result<T, RejectedReply> {
     let (message, finish_reason) = match response.choices.first() {
@@ -150,11 +153,12 @@ mod tests {
         assert_eq!(strip_code_fences("```"), "```");
     }
 
-    fn response(json: serde_json::Value) -> ChatResponse {
-        serde_json::from_value(json).unwrap()
+    fn response(json: serde_json::Value) -> ChatResponse<'static> {
+        let text: &'static str = Box::leak(json.to_string().into_boxed_str());
+        parse_response(text).unwrap()
     }
 
-    fn reply(content: &str) -> ChatResponse {
+    fn reply(content: &str) -> ChatResponse<'static> {
         response(
             serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
         )

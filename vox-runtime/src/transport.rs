@@ -22,7 +22,9 @@ const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
 /// Sends chat-completions requests to one endpoint.
 pub(crate) struct Transport {
     http: reqwest::Client,
-    endpoint: String,
+    /// Parsed once: parsing a URL per request costs more than the rest of
+    /// the runtime's per-call work.
+    endpoint: reqwest::Url,
     api_key: Option<String>,
     in_flight: Semaphore,
     max_body_bytes: usize,
@@ -79,9 +81,11 @@ impl Transport {
             .tcp_nodelay(true)
             .build()
             .map_err(|e| Error::Config(format!("could not build the HTTP client: {e}")))?;
+        let endpoint = reqwest::Url::parse(&format!("{base_url}/chat/completions"))
+            .map_err(|e| Error::Config(format!("base URL `{base_url}` is not a valid URL: {e}")))?;
         Ok(Transport {
             http,
-            endpoint: format!("{base_url}/chat/completions"),
+            endpoint,
             api_key: config.api_key.clone(),
             in_flight: Semaphore::new(config.max_concurrent_requests),
             max_body_bytes: config.max_body_bytes,
@@ -141,7 +145,7 @@ impl Transport {
         })?;
         let response = self
             .http
-            .post(&self.endpoint)
+            .post(self.endpoint.clone())
             .body(body)
             .send()
             .await

