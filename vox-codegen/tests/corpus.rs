@@ -50,7 +50,10 @@ fn cases(dir: &Path) -> Vec<Case> {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if path.is_dir() {
             let files = vox_files_in(&path);
-            assert!(!files.is_empty(), "{name}: directory module without .vox files");
+            assert!(
+                !files.is_empty(),
+                "{name}: directory module without .vox files"
+            );
             cases.push(Case { name, files });
         } else if path.extension().is_some_and(|x| x == "vox") {
             cases.push(Case {
