@@ -112,6 +112,8 @@ pub enum DecoratorValueKind {
     Float(f64),
     Str(String),
     Bool(bool),
+    /// A value that was already reported as invalid.
+    Invalid,
 }
 
 #[derive(Debug, Clone)]
@@ -127,6 +129,8 @@ pub struct FnDecl {
     pub span: Span,
     /// The `pub` or `fn` keyword: where a missing decorator line is inserted.
     pub head: Span,
+    /// The body had syntax errors; lints that assume a complete body are skipped.
+    pub recovered: bool,
 }
 
 impl FnDecl {
@@ -248,6 +252,9 @@ pub enum ExprKind {
     Block(Block),
     /// Stands in for an expression that failed to parse (already reported).
     Error,
+    /// An invalid expression (already reported) whose parts are still
+    /// checked, so their names resolve and count as used.
+    Poison(Vec<Expr>),
 }
 
 #[derive(Debug, Clone)]
@@ -330,4 +337,6 @@ pub enum PatternKind {
         name: Ident,
         args: Option<Vec<Pattern>>,
     },
+    /// A pattern already reported as invalid; it matches nothing.
+    Invalid,
 }

@@ -135,6 +135,7 @@ pub fn check_module(
         scopes: Vec::new(),
         current: None,
         calls: Vec::new(),
+        lints: true,
     };
     c.collect_types();
     c.collect_fns();
@@ -168,6 +169,8 @@ struct Checker<'a> {
     current: Option<usize>,
     /// Per function: (callee fn index, call span) of calls to user functions.
     calls: Vec<Vec<(usize, Span)>>,
+    /// Lints that assume a complete body (off when the body had syntax errors).
+    lints: bool,
 }
 
 /// How an expression's value is used.
@@ -559,7 +562,8 @@ impl<'a> Checker<'a> {
                             "`@test` takes no arguments",
                         ));
                     }
-                    if !f.params.is_empty() || !matches!(ret, Ty::Unit | Ty::Error) {
+                    let is_ai = f.decorator("ai").is_some();
+                    if !is_ai && (!f.params.is_empty() || !matches!(ret, Ty::Unit | Ty::Error)) {
                         self.err(
                             Diagnostic::error(
                                 Code::TestSignature,
@@ -680,6 +684,12 @@ impl<'a> Checker<'a> {
                 continue;
             }
             seen.push((name, a.span));
+            if a.value
+                .as_ref()
+                .is_some_and(|v| matches!(v.kind, DecoratorValueKind::Invalid))
+            {
+                continue;
+            }
             let Some(value) = &a.value else {
                 self.err(
                     Diagnostic::error(
@@ -920,7 +930,14 @@ impl<'a> Checker<'a> {
         let is_ai = self.info.fns[idx].ai.is_some();
         let params = self.info.fns[idx].params.clone();
         self.scopes.push(Vec::new());
+        self.lints = !decl.recovered;
+        let mut seen: Vec<String> = Vec::new();
         for ((name, ty), p) in params.into_iter().zip(&decl.params) {
+            // A duplicate was reported when collecting the signature.
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name.clone());
             self.declare(name, ty, false, p.name.span, !is_ai);
         }
         let (ty, has_tail) = self.check_block(
@@ -931,7 +948,11 @@ impl<'a> Checker<'a> {
                 Want::Type(&ret)
             },
         );
-        if !matches!(ret, Ty::Unit | Ty::Error) && !matches!(ty, Ty::Never) && !has_tail {
+        if self.lints
+            && !matches!(ret, Ty::Unit | Ty::Error)
+            && !matches!(ty, Ty::Never)
+            && !has_tail
+        {
             let close = decl.body.span.shrink_to_end();
             let close = Span {
                 start: close.start.saturating_sub(1),
@@ -978,7 +999,7 @@ impl<'a> Checker<'a> {
             return;
         };
         for (name, local) in scope {
-            if local.lint_unused && !local.used && !name.starts_with('_') {
+            if self.lints && local.lint_unused && !local.used && !name.starts_with('_') {
                 self.diags.push(
                     Diagnostic::warning(
                         Code::UnusedVariable,
@@ -992,6 +1013,35 @@ impl<'a> Checker<'a> {
                     ),
                 );
             }
+        }
+    }
+
+    /// A pattern binds each name once (`Both(x, x)` is an error).
+    fn report_duplicate_bindings(&mut self) {
+        let Some(scope) = self.scopes.last_mut() else {
+            return;
+        };
+        let mut dups = Vec::new();
+        let mut i = 0;
+        while i < scope.len() {
+            if let Some((_, first)) = scope[..i].iter().find(|(n, _)| *n == scope[i].0) {
+                dups.push((scope[i].0.clone(), scope[i].1.span, first.span));
+                // Keep the first binding; uses resolve to it.
+                scope.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        for (name, span, first) in dups {
+            self.err(
+                Diagnostic::error(
+                    Code::Duplicate,
+                    span,
+                    format!("`{name}` is bound more than once in this pattern"),
+                )
+                .related(first, "first bound here")
+                .hint("use a different name, or `_` for a part you do not need"),
+            );
         }
     }
 
@@ -1288,6 +1338,12 @@ impl<'a> Checker<'a> {
             ExprKind::Str(_) => Ty::Str,
             ExprKind::Bool(_) => Ty::Bool,
             ExprKind::Error => Ty::Error,
+            ExprKind::Poison(parts) => {
+                for p in parts {
+                    self.check_expr(p, Want::Any);
+                }
+                Ty::Error
+            }
             ExprKind::Var(name) => self.infer_var(e, name),
             ExprKind::Ctor { name, args } => self.infer_ctor(e, name, args.as_deref(), want),
             ExprKind::Record { name, fields } => self.infer_record(e, name, fields),
@@ -1390,6 +1446,10 @@ impl<'a> Checker<'a> {
                 e.span,
                 s.to_string(),
             );
+            // The misspelt use is a use of the suggestion: no "unused" noise.
+            if let Some(l) = self.lookup(s) {
+                l.used = true;
+            }
         }
         self.err(d);
         Ty::Error
@@ -1483,6 +1543,13 @@ impl<'a> Checker<'a> {
                     d.hint("use one of its variants")
                 });
                 return Ty::Error;
+            }
+            // `let Count = 1` was reported as a naming error; still resolve it.
+            if args.is_none() {
+                if let Some(l) = self.lookup(&name.name) {
+                    l.used = true;
+                    return l.ty.clone();
+                }
             }
             let mut d = Diagnostic::error(
                 Code::UnknownName,
@@ -1646,6 +1713,8 @@ impl<'a> Checker<'a> {
                             n.span,
                             s.to_string(),
                         );
+                        // The misspelt argument stands for `s`: not also "missing".
+                        given.push(s);
                     }
                     self.err(d);
                     self.check_expr(&a.value, Want::Any);
@@ -1796,7 +1865,8 @@ impl<'a> Checker<'a> {
         for a in args {
             self.check_expr(&a.value, Want::Any);
         }
-        if self.lookup(&callee.name).is_some() {
+        if let Some(l) = self.lookup(&callee.name) {
+            l.used = true;
             self.err(Diagnostic::error(
                 Code::NotCallable,
                 callee.span,
@@ -1861,17 +1931,18 @@ impl<'a> Checker<'a> {
             };
         }
         let a0 = &args[0].value;
-        let bad = |c: &mut Self, t: &Ty, want: &str| {
+        // `want` is prose for the message, `want_ty` a type-like alternative list.
+        let bad = |c: &mut Self, t: &Ty, want: &str, want_ty: &str| {
             c.err(
                 Diagnostic::error(Code::Mismatch, a0.span, format!("`{name}` needs {want}"))
-                    .types(want.to_string(), c.show(t)),
+                    .types(want_ty.to_string(), c.show(t)),
             );
         };
         match b {
             Builtin::Len => {
                 let t = self.check_expr(a0, Want::Any);
                 if !matches!(t, Ty::Str | Ty::List(_) | Ty::Error | Ty::Unknown) {
-                    bad(self, &t, "a `str` or a `list`");
+                    bad(self, &t, "a `str` or a `list`", "str | list[_]");
                 }
                 Ty::Int
             }
@@ -1882,14 +1953,19 @@ impl<'a> Checker<'a> {
             Builtin::Int => {
                 let t = self.check_expr(a0, Want::Any);
                 if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Error) {
-                    bad(self, &t, "an `int`, `float` or `bool`");
+                    bad(
+                        self,
+                        &t,
+                        "an `int`, `float` or `bool`",
+                        "int | float | bool",
+                    );
                 }
                 Ty::Int
             }
             Builtin::Float => {
                 let t = self.check_expr(a0, Want::Any);
                 if !matches!(t, Ty::Int | Ty::Float | Ty::Error) {
-                    bad(self, &t, "an `int` or `float`");
+                    bad(self, &t, "an `int` or `float`", "int | float");
                 }
                 Ty::Float
             }
@@ -2050,7 +2126,7 @@ impl<'a> Checker<'a> {
 
     fn infer_if(
         &mut self,
-        _e: &Expr,
+        e: &Expr,
         cond: &Expr,
         then: &Block,
         els: Option<&Block>,
@@ -2081,7 +2157,10 @@ impl<'a> Checker<'a> {
                         self.err(
                             Diagnostic::error(
                                 Code::MissingElse,
-                                then.span.shrink_to_end(),
+                                Span {
+                                    end: e.span.start.saturating_add(2).min(e.span.end),
+                                    ..e.span
+                                },
                                 "`if` without `else` has no value here",
                             )
                             .hint("add an `else { … }` branch"),
@@ -2132,6 +2211,7 @@ impl<'a> Checker<'a> {
         for arm in arms {
             self.scopes.push(Vec::new());
             let pc = self.check_pattern(&arm.pattern, &st);
+            self.report_duplicate_bindings();
             if coverage.is_complete(&st, &self.info.types) {
                 self.err(
                     Diagnostic::warning(
@@ -2215,6 +2295,7 @@ impl<'a> Checker<'a> {
         };
         match &p.kind {
             PatternKind::Wildcard => PatternCover::All,
+            PatternKind::Invalid => PatternCover::Partial,
             PatternKind::Binding(name) => {
                 self.declare(name.clone(), t.clone(), false, p.span, true);
                 PatternCover::All

@@ -492,21 +492,33 @@ pub fn apply_fixes(text: &str, edits: &[&Edit]) -> String {
     out
 }
 
-/// Edit distance for "did you mean" suggestions (bounded work per pair).
+/// Edit distance for "did you mean" suggestions: insertions, deletions,
+/// substitutions and swaps of adjacent characters each cost one (optimal
+/// string alignment). Bounded work per pair: names are cut at 64 chars.
 pub fn levenshtein(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().take(64).collect();
     let b: Vec<char> = b.chars().take(64).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        d[i * w] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d.iter_mut().enumerate().take(w) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 /// The closest candidate to `name`, if one is close enough to be a typo.
@@ -554,6 +566,9 @@ mod tests {
         assert_eq!(did_you_mean("vendr", ["vendor", "lines"]), Some("vendor"));
         assert_eq!(did_you_mean("xyz", ["vendor", "lines"]), None);
         assert_eq!(did_you_mean("Vendor", ["vendor"]), Some("vendor"));
+        assert_eq!(did_you_mean("prcie", ["price"]), Some("price"));
+        assert_eq!(did_you_mean("Opne", ["Open", "Paid"]), Some("Open"));
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
     }
 
     #[test]

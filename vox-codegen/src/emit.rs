@@ -571,7 +571,8 @@ impl<'a> Emitter<'a> {
             ExprKind::Float(x) => float_lit(*x),
             ExprKind::Str(s) => format!("::std::string::String::from({})", rust_str(s)),
             ExprKind::Bool(b) => b.to_string(),
-            ExprKind::Error => "::std::unreachable!()".into(),
+            // Modules with errors are never emitted.
+            ExprKind::Error | ExprKind::Poison(_) => "::std::unreachable!()".into(),
             ExprKind::Var(n) => {
                 let id = rust_ident(n);
                 if is_copy(self.ty(e)) {
@@ -895,7 +896,7 @@ impl<'a> Emitter<'a> {
         rebinds: &mut Vec<String>,
     ) -> String {
         match &p.kind {
-            PatternKind::Wildcard => "_".into(),
+            PatternKind::Wildcard | PatternKind::Invalid => "_".into(),
             PatternKind::Binding(n) => rust_ident(n),
             PatternKind::Int(n) => n.to_string(),
             PatternKind::Bool(b) => b.to_string(),
@@ -1183,6 +1184,7 @@ fn walk_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
 fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
+        ExprKind::Poison(parts) => parts.iter().for_each(|p| walk_expr(p, f)),
         ExprKind::Ctor {
             args: Some(args), ..
         }

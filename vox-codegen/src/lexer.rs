@@ -422,6 +422,14 @@ impl Lexer<'_> {
         use TokenKind::*;
         let start = self.pos;
         let (kind, len) = match (self.peek(0), self.peek(1)) {
+            (b'&', b'&') | (b'|', b'|') => {
+                return self.c_style_logic(
+                    start,
+                    if self.peek(0) == b'&' { And } else { Or },
+                    "and_or",
+                )
+            }
+            (b'!', b) if b != b'=' => return self.c_style_logic(start, Not, "not"),
             (b'=', b'>') => (FatArrow, 2),
             (b'=', b'=') => (EqEq, 2),
             (b'!', b'=') => (NotEq, 2),
@@ -450,6 +458,34 @@ impl Lexer<'_> {
             _ => return self.unexpected_char(),
         };
         self.pos += len;
+        self.push(kind, start, self.pos);
+    }
+
+    /// `&&`, `||` and `!`: reported with a fix, then lexed as `and`/`or`/`not`
+    /// so parsing continues as the user meant.
+    fn c_style_logic(&mut self, start: usize, kind: TokenKind, _what: &str) {
+        let len = if kind == TokenKind::Not { 1 } else { 2 };
+        let word = match kind {
+            TokenKind::And => "and",
+            TokenKind::Or => "or",
+            _ => "not",
+        };
+        let op = &self.text[start..start + len];
+        let span = self.span(start, start + len);
+        let replacement = if kind == TokenKind::Not {
+            "not ".to_string()
+        } else {
+            word.to_string()
+        };
+        self.out.diagnostics.push(
+            Diagnostic::error(
+                Code::UnexpectedChar,
+                span,
+                format!("Vox writes `{word}`, not `{op}`"),
+            )
+            .fix(format!("replace `{op}` with `{word}`"), span, replacement),
+        );
+        self.pos = start + len;
         self.push(kind, start, self.pos);
     }
 

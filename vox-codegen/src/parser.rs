@@ -36,6 +36,8 @@ pub fn parse_into(
         next_expr: module.expr_count,
         depth: 0,
         too_deep: false,
+        doc_span: None,
+        body_recovered: false,
         newline_significant: vec![false],
         no_record_literal: false,
         diags: diagnostics,
@@ -54,6 +56,10 @@ struct Parser<'a> {
     next_expr: u32,
     depth: u32,
     too_deep: bool,
+    /// Span of the first `///` taken by the last `take_docs`.
+    doc_span: Option<Span>,
+    /// Set when a statement in the current function body needed recovery.
+    body_recovered: bool,
     /// Stack: are newlines statement terminators here? (blocks: yes; inside
     /// parentheses, brackets, record literals and item headers: no).
     newline_significant: Vec<bool>,
@@ -159,6 +165,29 @@ impl Parser<'_> {
         } else {
             Err(self.unexpected(&format!("expected {} {context}", kind.describe())))
         }
+    }
+
+    /// Expects a closing delimiter; when a statement keyword shows up
+    /// instead, the real problem is the unclosed opener.
+    fn expect_close(&mut self, close: T, open: Span, context: &str) -> PResult<Token> {
+        if self.peek() == close {
+            return Ok(self.bump());
+        }
+        if matches!(
+            self.peek(),
+            T::Let | T::Return | T::For | T::Fn | T::Type | T::RBrace | T::Eof
+        ) {
+            let d = Diagnostic::error(
+                Code::UnclosedDelimiter,
+                open,
+                format!("unclosed {}", self.text(open)),
+            )
+            .label("this delimiter is never closed")
+            .hint(format!("add {} {context}", close.describe()));
+            self.report(d);
+            return Err(Abort);
+        }
+        self.expect(close, context)
     }
 
     fn unexpected(&mut self, message: &str) -> Abort {
@@ -321,10 +350,21 @@ impl Parser<'_> {
     /// Leading doc comments at position `pos` (raw tokens).
     fn take_docs(&mut self) -> Vec<String> {
         let mut docs = Vec::new();
+        self.doc_span = None;
         loop {
             let t = self.raw(self.pos);
             match t.kind {
                 T::Doc => {
+                    if self.doc_span.is_none() {
+                        // The `///` itself, three bytes before the text.
+                        let start = (t.span.start as usize).saturating_sub(4);
+                        let start = if self.text.get(start..start + 3) == Some("///") {
+                            start
+                        } else {
+                            start + 1
+                        };
+                        self.doc_span = Some(Span::new(t.span.file, start, t.span.end as usize));
+                    }
                     docs.push(self.text(t.span).to_string());
                     self.pos += 1;
                 }
@@ -342,7 +382,7 @@ impl Parser<'_> {
             decorators.push(self.decorator()?);
             let extra_docs = self.take_docs();
             if !extra_docs.is_empty() {
-                let span = self.prev_span();
+                let span = self.doc_span.unwrap_or_else(|| self.prev_span());
                 self.diags.push(
                     Diagnostic::warning(
                         Code::DanglingDoc,
@@ -363,9 +403,10 @@ impl Parser<'_> {
                 .fn_decl(docs, decorators, is_pub, start, head)
                 .map(Item::Fn),
             T::Eof if !docs.is_empty() && decorators.is_empty() && !is_pub => {
+                let span = self.doc_span.unwrap_or(start);
                 self.diags.push(Diagnostic::warning(
                     Code::DanglingDoc,
-                    start,
+                    span,
                     "doc comment documents nothing",
                 ));
                 Err(Abort)
@@ -450,8 +491,10 @@ impl Parser<'_> {
         match t.kind {
             T::Int => {
                 self.bump();
-                let v = self.int_value(t.span, neg);
-                Ok(DecoratorValueKind::Int(v))
+                Ok(match self.int_value(t.span, neg) {
+                    Some(v) => DecoratorValueKind::Int(v),
+                    None => DecoratorValueKind::Invalid,
+                })
             }
             T::Float => {
                 self.bump();
@@ -462,7 +505,7 @@ impl Parser<'_> {
         }
     }
 
-    fn int_value(&mut self, span: Span, negative: bool) -> i64 {
+    fn int_value(&mut self, span: Span, negative: bool) -> Option<i64> {
         let digits: String = self.text(span).chars().filter(|c| *c != '_').collect();
         let parsed = if negative {
             format!("-{digits}").parse::<i64>()
@@ -470,7 +513,7 @@ impl Parser<'_> {
             digits.parse::<i64>()
         };
         match parsed {
-            Ok(v) => v,
+            Ok(v) => Some(v),
             Err(_) => {
                 // A glued literal like `12abc` was already reported by the lexer.
                 if digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -483,7 +526,7 @@ impl Parser<'_> {
                         .hint("`int` is a 64-bit signed integer (at most 9223372036854775807)"),
                     );
                 }
-                0
+                None
             }
         }
     }
@@ -581,6 +624,28 @@ impl Parser<'_> {
         if t.kind == ok_kind {
             return Ok(self.bump_ident());
         }
+        if is_keyword(t.kind)
+            && matches!(
+                self.peek_nth(1),
+                T::Colon | T::Eq | T::LParen | T::Comma | T::RParen
+            )
+        {
+            let id = self.bump_ident();
+            self.diags.push(
+                Diagnostic::error(
+                    Code::Naming,
+                    id.span,
+                    format!("`{}` is a Vox keyword and cannot be a {what} name", id.name),
+                )
+                .hint(format!("rename it, e.g. `{}_`", id.name))
+                .fix(
+                    format!("rename to `{}_`", id.name),
+                    id.span,
+                    format!("{}_", id.name),
+                ),
+            );
+            return Ok(id);
+        }
         if t.kind == other {
             let id = self.bump_ident();
             let fixed = if upper {
@@ -614,7 +679,7 @@ impl Parser<'_> {
                 match p.peek() {
                     T::RBrace => {
                         if !docs.is_empty() {
-                            let span = p.peek_tok().span;
+                            let span = p.doc_span.unwrap_or_else(|| p.peek_tok().span);
                             p.diags.push(Diagnostic::warning(
                                 Code::DanglingDoc,
                                 span,
@@ -623,6 +688,17 @@ impl Parser<'_> {
                         }
                         p.bump();
                         return Ok(fields);
+                    }
+                    T::Fn | T::Type | T::Pub | T::At if p.peek_nth(1) != T::Colon => {
+                        p.diags.push(
+                            Diagnostic::error(
+                                Code::UnclosedDelimiter,
+                                open.span,
+                                "unclosed `{` of this record type",
+                            )
+                            .label("never closed"),
+                        );
+                        return Err(Abort);
                     }
                     T::Eof => {
                         p.diags.push(
@@ -637,6 +713,7 @@ impl Parser<'_> {
                     }
                     _ => {}
                 }
+                let before = p.pos;
                 match p.field(docs) {
                     Ok(f) => fields.push(f),
                     Err(Abort) => {
@@ -645,6 +722,10 @@ impl Parser<'_> {
                         }
                         // Skip to the next line or the closing brace.
                         p.recover_in_braces();
+                        if p.pos == before {
+                            // A stray `)`/`]` or a keyword: step over it.
+                            p.bump_raw();
+                        }
                         continue;
                     }
                 }
@@ -777,8 +858,10 @@ impl Parser<'_> {
                 None
             }
         };
+        self.body_recovered = false;
         let body = self.block()?;
         Ok(FnDecl {
+            recovered: self.body_recovered,
             docs,
             decorators,
             is_pub,
@@ -795,8 +878,9 @@ impl Parser<'_> {
 
     fn block(&mut self) -> PResult<Block> {
         let open = self.expect(T::LBrace, "to start a block")?;
-        self.nested(|p| {
-            p.with_newlines(true, |p| {
+        // Statements nest through `expr`, which counts the levels.
+        {
+            self.with_newlines(true, |p| {
                 let mut stmts = Vec::new();
                 loop {
                     // Statement separators and stray doc comments.
@@ -849,6 +933,7 @@ impl Parser<'_> {
                                     let _ = p.unexpected(
                                         "expected the end of the statement (a new line or `;`)",
                                     );
+                                    p.body_recovered = true;
                                     p.recover_stmt();
                                 }
                             }
@@ -857,6 +942,7 @@ impl Parser<'_> {
                             if p.too_deep {
                                 return Err(Abort);
                             }
+                            p.body_recovered = true;
                             p.recover_stmt();
                         }
                     }
@@ -865,7 +951,7 @@ impl Parser<'_> {
                     }
                 }
             })
-        })
+        }
     }
 
     /// Skips to the end of the current statement: a newline or `;` outside
@@ -903,7 +989,17 @@ impl Parser<'_> {
                 };
                 self.expect(T::Eq, "after the variable name")?;
                 self.skip_newlines();
-                let value = self.expr()?;
+                let value = match self.expr() {
+                    Ok(v) => v,
+                    Err(Abort) if !self.too_deep => {
+                        // Keep the binding so later uses resolve.
+                        self.body_recovered = true;
+                        self.recover_stmt();
+                        let span = name.span;
+                        self.new_expr(ExprKind::Error, span)
+                    }
+                    Err(Abort) => return Err(Abort),
+                };
                 Ok(Stmt::Let {
                     span: start.to(value.span),
                     mutable,
@@ -978,7 +1074,7 @@ impl Parser<'_> {
             self.skip_newlines();
             self.bump();
             if self.peek() == T::If {
-                let nested = self.if_expr()?;
+                let nested = self.nested(|p| p.if_expr())?;
                 Some(Block {
                     span: nested.span,
                     stmts: vec![Stmt::Expr(nested)],
@@ -1100,7 +1196,10 @@ impl Parser<'_> {
                 T::Int | T::Minus => {
                     let neg = p.eat(T::Minus).is_some();
                     let it = p.expect(T::Int, "in the pattern")?;
-                    PatternKind::Int(p.int_value(it.span, neg))
+                    match p.int_value(it.span, neg) {
+                        Some(v) => PatternKind::Int(v),
+                        None => PatternKind::Invalid,
+                    }
                 }
                 T::Str => {
                     p.bump();
@@ -1142,7 +1241,7 @@ impl Parser<'_> {
                         )
                         .hint("compare with `if` instead"),
                     );
-                    PatternKind::Wildcard
+                    PatternKind::Invalid
                 }
                 _ => return Err(p.unexpected("expected a pattern")),
             };
@@ -1154,8 +1253,20 @@ impl Parser<'_> {
     }
 
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
-        let mut lhs = self.unary_or_not(min_prec)?;
+        let lhs = self.unary_or_not(min_prec)?;
+        // Each operator of a chain deepens the (left-leaning) tree by one
+        // level; count them against the nesting limit too.
+        let mut levels = 0;
+        let r = self.binary_chain(lhs, min_prec, &mut levels);
+        for _ in 0..levels {
+            self.leave();
+        }
+        r
+    }
+
+    fn binary_chain(&mut self, mut lhs: Expr, min_prec: u8, levels: &mut u32) -> PResult<Expr> {
         let mut last_cmp: Option<Span> = None;
+        let mut chained = false;
         loop {
             let Some((op, prec)) = binary_op(self.peek()) else {
                 return Ok(lhs);
@@ -1164,8 +1275,11 @@ impl Parser<'_> {
                 return Ok(lhs);
             }
             let op_tok = self.bump();
+            self.enter(op_tok.span)?;
+            *levels += 1;
             if prec == CMP_PREC {
                 if let Some(prev) = last_cmp {
+                    chained = true;
                     self.diags.push(
                         Diagnostic::error(
                             Code::UnexpectedToken,
@@ -1182,14 +1296,17 @@ impl Parser<'_> {
             // Left-associative: the right side binds tighter.
             let rhs = self.nested(|p| p.binary(prec + 1))?;
             let span = lhs.span.to(rhs.span);
-            lhs = self.new_expr(
+            let kind = if chained {
+                // Already reported; keep the operands for name resolution only.
+                ExprKind::Poison(vec![lhs, rhs])
+            } else {
                 ExprKind::Binary {
                     op,
                     lhs: Box::new(lhs),
                     rhs: Box::new(rhs),
-                },
-                span,
-            );
+                }
+            };
+            lhs = self.new_expr(kind, span);
         }
     }
 
@@ -1242,7 +1359,18 @@ impl Parser<'_> {
     }
 
     fn postfix(&mut self) -> PResult<Expr> {
-        let mut e = self.primary()?;
+        let e = self.primary()?;
+        let mut levels = 0;
+        let r = self.postfix_chain(e, &mut levels);
+        for _ in 0..levels {
+            self.leave();
+        }
+        r
+    }
+
+    /// `.field` and call suffixes; each one deepens the tree and counts
+    /// against the nesting limit.
+    fn postfix_chain(&mut self, mut e: Expr, levels: &mut u32) -> PResult<Expr> {
         loop {
             let next = if self.nl_significant()
                 && self.peek() == T::Newline
@@ -1256,7 +1384,9 @@ impl Parser<'_> {
             };
             match next {
                 T::Dot => {
-                    self.bump();
+                    let dot = self.bump();
+                    self.enter(dot.span)?;
+                    *levels += 1;
                     let t = self.peek_tok();
                     let name = match t.kind {
                         T::Ident | T::TypeName => self.bump_ident(),
@@ -1273,6 +1403,8 @@ impl Parser<'_> {
                 }
                 T::LParen if self.raw(self.pos).kind == T::LParen => {
                     let open = self.bump();
+                    self.enter(open.span)?;
+                    *levels += 1;
                     let args = self.args(T::RParen)?;
                     let span = e.span.to(self.prev_span());
                     let callee_span = e.span;
@@ -1293,8 +1425,9 @@ impl Parser<'_> {
                         .related(open.span, "call here")
                         .hint(hint),
                     );
-                    let _ = args;
-                    e = self.new_expr(ExprKind::Error, span);
+                    let mut parts = vec![e];
+                    parts.extend(args.into_iter().map(|a| a.value));
+                    e = self.new_expr(ExprKind::Poison(parts), span);
                 }
                 _ => return Ok(e),
             }
@@ -1303,6 +1436,7 @@ impl Parser<'_> {
 
     /// Call or constructor arguments after `(`: `[name:] expr, …` up to `close`.
     fn args(&mut self, close: T) -> PResult<Vec<Arg>> {
+        let open = self.prev_span();
         self.with_newlines(false, |p| {
             let mut args = Vec::new();
             loop {
@@ -1319,7 +1453,7 @@ impl Parser<'_> {
                 let value = p.expr()?;
                 args.push(Arg { name, value });
                 if p.eat(T::Comma).is_none() {
-                    p.expect(close, "to close the argument list")?;
+                    p.expect_close(close, open, "to close the argument list")?;
                     return Ok(args);
                 }
             }
@@ -1331,7 +1465,7 @@ impl Parser<'_> {
         match t.kind {
             T::Int => {
                 self.bump();
-                let v = self.int_value(t.span, false);
+                let v = self.int_value(t.span, false).unwrap_or(0);
                 Ok(self.new_expr(ExprKind::Int(v), t.span))
             }
             T::Float => {
@@ -1375,6 +1509,25 @@ impl Parser<'_> {
                 if self.peek() == T::LBrace && !self.no_record_literal {
                     return self.record_literal(name);
                 }
+                if self.peek() == T::LBrace
+                    && self.peek_nth(1) == T::Ident
+                    && self.peek_nth(2) == T::Colon
+                {
+                    // `if x is P { a: 1 } {`: a record literal where a block is
+                    // expected. Report once, with the fix, and parse it as meant.
+                    let start = name.span;
+                    let lit = self.with_newlines(false, |p| p.record_literal(name))?;
+                    self.report(
+                        Diagnostic::error(
+                            Code::UnexpectedToken,
+                            lit.span,
+                            "a record literal in the head of `if`, `match` or `for` needs parentheses",
+                        )
+                        .hint("otherwise its `{` would start the block")
+                        .fix("wrap it in parentheses", lit.span, format!("({})", self.text(Span { start: start.start, end: lit.span.end, ..start }))),
+                    );
+                    return Ok(lit);
+                }
                 let span = name.span;
                 Ok(self.new_expr(ExprKind::Ctor { name, args: None }, span))
             }
@@ -1388,7 +1541,7 @@ impl Parser<'_> {
                         }
                         items.push(p.expr()?);
                         if p.eat(T::Comma).is_none() {
-                            p.expect(T::RBracket, "to close the list")?;
+                            p.expect_close(T::RBracket, t.span, "to close the list")?;
                             return Ok(items);
                         }
                     }
@@ -1397,10 +1550,10 @@ impl Parser<'_> {
                 Ok(self.new_expr(ExprKind::List(items), span))
             }
             T::LParen => {
-                self.bump();
+                let open = self.bump();
                 let inner = self.with_newlines(false, |p| -> PResult<Expr> {
                     let e = p.expr()?;
-                    p.expect(T::RParen, "to close the parenthesis")?;
+                    p.expect_close(T::RParen, open.span, "to close the parenthesis")?;
                     Ok(e)
                 })?;
                 Ok(inner)
@@ -1470,4 +1623,29 @@ fn lower_first(s: &str) -> String {
     c.next()
         .map(|f| f.to_ascii_lowercase().to_string() + c.as_str())
         .unwrap_or_default()
+}
+
+fn is_keyword(kind: T) -> bool {
+    matches!(
+        kind,
+        T::Type
+            | T::Fn
+            | T::Pub
+            | T::Let
+            | T::Mut
+            | T::Return
+            | T::If
+            | T::Else
+            | T::Match
+            | T::For
+            | T::In
+            | T::To
+            | T::True
+            | T::False
+            | T::Is
+            | T::Isnt
+            | T::And
+            | T::Or
+            | T::Not
+    )
 }
