@@ -2207,22 +2207,30 @@ impl<'a> Checker<'a> {
         let st = self.check_expr(scrutinee, Want::Any);
         let mut result: Option<Ty> = want.ty().cloned();
         let mut all_diverge = !arms.is_empty();
-        let mut coverage = Coverage::default();
+        let types = self.info.types.clone();
+        let mut coverage = crate::exhaustive::Checker::new(&types);
+        let mut rows: Vec<Vec<crate::exhaustive::Pat>> = Vec::new();
+        let check_coverage = !matches!(st, Ty::Error | Ty::Unknown | Ty::Never);
         for arm in arms {
             self.scopes.push(Vec::new());
-            let pc = self.check_pattern(&arm.pattern, &st);
+            self.check_pattern(&arm.pattern, &st);
             self.report_duplicate_bindings();
-            if coverage.is_complete(&st, &self.info.types) {
-                self.err(
-                    Diagnostic::warning(
-                        Code::Unreachable,
-                        arm.pattern.span,
-                        "unreachable match arm",
-                    )
-                    .hint("an earlier arm already matches every value"),
-                );
+            if check_coverage {
+                let pat = crate::exhaustive::lower(&arm.pattern, &st, &types);
+                let useful =
+                    coverage.useful(&rows, std::slice::from_ref(&pat), std::slice::from_ref(&st));
+                if useful == Some(false) && !pat.has_opaque() {
+                    self.err(
+                        Diagnostic::warning(
+                            Code::Unreachable,
+                            arm.pattern.span,
+                            "unreachable match arm",
+                        )
+                        .hint("earlier arms already match every value this pattern matches"),
+                    );
+                }
+                rows.push(vec![pat]);
             }
-            coverage.add(pc);
             let arm_want = match (&want, &result) {
                 (Want::Nothing, _) => Want::Nothing,
                 (_, Some(t)) if t.is_concrete() => Want::Type(t),
@@ -2257,8 +2265,14 @@ impl<'a> Checker<'a> {
             }
             self.pop_scope();
         }
-        if !st.is_error() && !coverage.is_complete(&st, &self.info.types) {
-            let missing = coverage.missing(&st, &self.info.types);
+        let uncovered = check_coverage
+            && coverage.useful(
+                &rows,
+                &[crate::exhaustive::Pat::Wild],
+                std::slice::from_ref(&st),
+            ) == Some(true);
+        if uncovered {
+            let missing = coverage.missing(&rows, &st);
             let mut d =
                 Diagnostic::error(Code::NonExhaustive, scrutinee.span, "non-exhaustive match")
                     .label(format!("patterns not covered: {}", missing.join(", ")));
@@ -2279,7 +2293,8 @@ impl<'a> Checker<'a> {
     }
 
     /// Checks a pattern against the matched type, declaring its bindings.
-    fn check_pattern(&mut self, p: &Pattern, t: &Ty) -> PatternCover {
+    /// Returns whether the pattern matches every value (a binding or `_`).
+    fn check_pattern(&mut self, p: &Pattern, t: &Ty) -> bool {
         let literal = |c: &mut Self, want: Ty| {
             if !want.accepts(t) && !t.accepts(&want) {
                 c.err(
@@ -2291,20 +2306,20 @@ impl<'a> Checker<'a> {
                     .types(c.show(t), c.show(&want)),
                 );
             }
-            PatternCover::Partial
+            false
         };
         match &p.kind {
-            PatternKind::Wildcard => PatternCover::All,
-            PatternKind::Invalid => PatternCover::Partial,
+            PatternKind::Wildcard => true,
+            PatternKind::Invalid => false,
             PatternKind::Binding(name) => {
                 self.declare(name.clone(), t.clone(), false, p.span, true);
-                PatternCover::All
+                true
             }
             PatternKind::Int(_) => literal(self, Ty::Int),
             PatternKind::Str(_) => literal(self, Ty::Str),
-            PatternKind::Bool(b) => {
+            PatternKind::Bool(_) => {
                 literal(self, Ty::Bool);
-                PatternCover::Bool(*b)
+                false
             }
             PatternKind::Ctor { name, args } => {
                 self.check_ctor_pattern(p, name, args.as_deref(), t)
@@ -2318,7 +2333,7 @@ impl<'a> Checker<'a> {
         name: &Ident,
         args: Option<&[Pattern]>,
         t: &Ty,
-    ) -> PatternCover {
+    ) -> bool {
         let sub = |c: &mut Self, args: Option<&[Pattern]>, tys: &[Ty]| -> bool {
             let args = args.unwrap_or(&[]);
             if !args.is_empty() && args.len() != tys.len() {
@@ -2337,7 +2352,7 @@ impl<'a> Checker<'a> {
             let mut irrefutable = true;
             for (i, a) in args.iter().enumerate() {
                 let ty = tys.get(i).cloned().unwrap_or(Ty::Error);
-                if !matches!(c.check_pattern(a, &ty), PatternCover::All) {
+                if !c.check_pattern(a, &ty) {
                     irrefutable = false;
                 }
             }
@@ -2356,28 +2371,28 @@ impl<'a> Checker<'a> {
                 )
                 .hint(what.to_string()),
             );
-            PatternCover::Partial
+            false
         };
         match (name.name.as_str(), t) {
-            ("None", Ty::Option(_)) => PatternCover::Ctor("None".into(), true),
+            ("None", Ty::Option(_)) => false,
             ("Some", Ty::Option(inner)) => {
-                let full = sub(self, args, std::slice::from_ref(inner));
-                PatternCover::Ctor("Some".into(), full)
+                sub(self, args, std::slice::from_ref(inner));
+                false
             }
             ("Ok", Ty::Result(inner)) => {
-                let full = sub(self, args, std::slice::from_ref(inner));
-                PatternCover::Ctor("Ok".into(), full)
+                sub(self, args, std::slice::from_ref(inner));
+                false
             }
             ("Error", Ty::Result(_)) => {
-                let full = sub(self, args, &[Ty::Str]);
-                PatternCover::Ctor("Error".into(), full)
+                sub(self, args, &[Ty::Str]);
+                false
             }
             (_, Ty::Error | Ty::Unknown) => {
                 // Bind sub-patterns so their names resolve; nothing to check.
                 for a in args.unwrap_or(&[]) {
                     self.check_pattern(a, &Ty::Error);
                 }
-                PatternCover::Partial
+                false
             }
             ("None" | "Some" | "Ok" | "Error", _) => {
                 for a in args.unwrap_or(&[]) {
@@ -2422,7 +2437,7 @@ impl<'a> Checker<'a> {
                         d = d.hint(format!("its variants are: {}", all.join(", ")));
                     }
                     self.err(d);
-                    return PatternCover::Partial;
+                    return false;
                 };
                 if v.fields.is_empty() && args.is_some_and(|a| !a.is_empty()) {
                     self.err(Diagnostic::error(
@@ -2432,8 +2447,8 @@ impl<'a> Checker<'a> {
                     ));
                 }
                 let tys: Vec<Ty> = v.fields.iter().map(|f| f.ty.clone()).collect();
-                let full = sub(self, args, &tys);
-                PatternCover::Ctor(vname.to_string(), full)
+                sub(self, args, &tys);
+                false
             }
             _ => {
                 for a in args.unwrap_or(&[]) {
@@ -2445,86 +2460,6 @@ impl<'a> Checker<'a> {
                 )
             }
         }
-    }
-}
-
-/// What one pattern covers, for exhaustiveness.
-enum PatternCover {
-    /// Matches every value (`_`, a binding).
-    All,
-    /// A constructor; `true` when its sub-patterns match everything.
-    Ctor(String, bool),
-    Bool(bool),
-    /// Something narrower (a literal, a refutable nested pattern).
-    Partial,
-}
-
-#[derive(Default)]
-struct Coverage {
-    all: bool,
-    ctors: Vec<String>,
-    bools: [bool; 2],
-}
-
-impl Coverage {
-    fn add(&mut self, p: PatternCover) {
-        match p {
-            PatternCover::All => self.all = true,
-            PatternCover::Ctor(name, true) => self.ctors.push(name),
-            PatternCover::Bool(b) => self.bools[usize::from(b)] = true,
-            PatternCover::Ctor(_, false) | PatternCover::Partial => {}
-        }
-    }
-
-    fn missing(&self, t: &Ty, types: &TypeTable) -> Vec<String> {
-        if self.all {
-            return Vec::new();
-        }
-        let need = |names: &[&str], shape: &dyn Fn(&str) -> String| -> Vec<String> {
-            names
-                .iter()
-                .filter(|n| !self.ctors.iter().any(|c| c == *n))
-                .map(|n| shape(n))
-                .collect()
-        };
-        match t {
-            Ty::Option(_) => need(&["Some", "None"], &|n| {
-                if n == "Some" {
-                    "`Some(_)`".into()
-                } else {
-                    "`None`".into()
-                }
-            }),
-            Ty::Result(_) => need(&["Ok", "Error"], &|n| format!("`{n}(_)`")),
-            Ty::Bool => [(false, "`false`"), (true, "`true`")]
-                .iter()
-                .filter(|(b, _)| !self.bools[usize::from(*b)])
-                .map(|(_, s)| s.to_string())
-                .collect(),
-            Ty::Named(id) => match types.get(*id).and_then(|d| d.variants()) {
-                Some(vs) => vs
-                    .iter()
-                    .filter(|v| !self.ctors.iter().any(|c| *c == v.name))
-                    .map(|v| {
-                        if v.fields.is_empty() {
-                            format!("`{}`", v.name)
-                        } else {
-                            format!("`{}(..)`", v.name)
-                        }
-                    })
-                    .collect(),
-                None => vec!["`_`".into()],
-            },
-            Ty::Error | Ty::Unknown | Ty::Never => Vec::new(),
-            _ => vec!["`_`".into()],
-        }
-    }
-
-    fn is_complete(&self, t: &Ty, types: &TypeTable) -> bool {
-        self.all
-            || (self.missing(t, types).is_empty()
-                && !matches!(t, Ty::Error | Ty::Unknown | Ty::Never)
-                || matches!(t, Ty::Error) && self.all)
     }
 }
 

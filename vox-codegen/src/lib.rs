@@ -10,6 +10,7 @@ pub mod ast;
 pub mod check;
 pub mod diagnostic;
 pub mod emit;
+pub mod exhaustive;
 pub mod json;
 pub mod lexer;
 pub mod parser;

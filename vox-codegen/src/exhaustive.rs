@@ -1,0 +1,263 @@
+//! Exhaustiveness and reachability of `match` arms.
+//!
+//! The classic "usefulness" algorithm (Maranget, *Warnings for pattern
+//! matching*): a pattern vector is useful against a matrix of earlier rows
+//! if some value matches it and no earlier row. An arm is unreachable when
+//! its pattern is not useful; a match is exhaustive when the wildcard is not
+//! useful after all arms. Finite types (sum types, `Option`, `Result`,
+//! `bool`) are split into their constructors; everything else needs a
+//! catch-all. Work is bounded so adversarial inputs cannot blow up.
+
+use crate::ast::{Pattern, PatternKind};
+use crate::types::{Ty, TypeTable};
+
+/// A pattern reduced to what matters for coverage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pat {
+    Wild,
+    Ctor(String, Vec<Pat>),
+    /// An int or string literal: covers one value of an infinite type.
+    Lit(String),
+    /// An invalid pattern (already reported): matches nothing.
+    Opaque,
+}
+
+impl Pat {
+    pub fn has_opaque(&self) -> bool {
+        match self {
+            Pat::Opaque => true,
+            Pat::Ctor(_, args) => args.iter().any(Pat::has_opaque),
+            _ => false,
+        }
+    }
+}
+
+/// Constructors of a finite type with their field types, or `None` for
+/// types with infinitely many values.
+fn ctors_of(ty: &Ty, types: &TypeTable) -> Option<Vec<(String, Vec<Ty>)>> {
+    match ty {
+        Ty::Bool => Some(vec![("true".into(), vec![]), ("false".into(), vec![])]),
+        Ty::Option(t) => Some(vec![
+            ("Some".into(), vec![(**t).clone()]),
+            ("None".into(), vec![]),
+        ]),
+        Ty::Result(t) => Some(vec![
+            ("Ok".into(), vec![(**t).clone()]),
+            ("Error".into(), vec![Ty::Str]),
+        ]),
+        Ty::Named(id) => types.get(*id).and_then(|d| d.variants()).map(|vs| {
+            vs.iter()
+                .map(|v| {
+                    (
+                        v.name.clone(),
+                        v.fields.iter().map(|f| f.ty.clone()).collect(),
+                    )
+                })
+                .collect()
+        }),
+        _ => None,
+    }
+}
+
+fn field_types(ty: &Ty, ctor: &str, types: &TypeTable) -> Vec<Ty> {
+    ctors_of(ty, types)
+        .and_then(|cs| cs.into_iter().find(|(n, _)| n == ctor).map(|(_, f)| f))
+        .unwrap_or_default()
+}
+
+/// Lowers a checked pattern for a value of type `ty`.
+pub fn lower(p: &Pattern, ty: &Ty, types: &TypeTable) -> Pat {
+    match &p.kind {
+        PatternKind::Wildcard | PatternKind::Binding(_) => Pat::Wild,
+        PatternKind::Invalid => Pat::Opaque,
+        PatternKind::Int(n) => Pat::Lit(n.to_string()),
+        PatternKind::Str(s) => Pat::Lit(format!("{s:?}")),
+        PatternKind::Bool(b) => Pat::Ctor(b.to_string(), vec![]),
+        PatternKind::Ctor { name, args } => {
+            let Some(ctors) = ctors_of(ty, types) else {
+                return Pat::Opaque;
+            };
+            let Some((cname, fields)) = ctors.into_iter().find(|(n, _)| *n == name.name) else {
+                return Pat::Opaque;
+            };
+            let args = args.as_deref().unwrap_or(&[]);
+            let sub = fields
+                .iter()
+                .enumerate()
+                .map(|(i, fty)| args.get(i).map_or(Pat::Wild, |a| lower(a, fty, types)))
+                .collect();
+            Pat::Ctor(cname, sub)
+        }
+    }
+}
+
+/// Budgeted usefulness checks over one match.
+pub struct Checker<'a> {
+    types: &'a TypeTable,
+    budget: usize,
+}
+
+/// Upper bound on recursive steps per match.
+const BUDGET: usize = 200_000;
+
+impl<'a> Checker<'a> {
+    pub fn new(types: &'a TypeTable) -> Checker<'a> {
+        Checker {
+            types,
+            budget: BUDGET,
+        }
+    }
+
+    /// Whether some value matches `q` but no row; `None` when the work budget ran out.
+    pub fn useful(&mut self, rows: &[Vec<Pat>], q: &[Pat], tys: &[Ty]) -> Option<bool> {
+        if self.budget == 0 {
+            return None;
+        }
+        self.budget -= 1;
+        let Some((head, rest)) = q.split_first() else {
+            return Some(rows.is_empty());
+        };
+        let (ty, rest_tys) = match tys.split_first() {
+            Some((t, r)) => (t, r),
+            None => (&Ty::Error, &[][..]),
+        };
+        match head {
+            Pat::Opaque => Some(false),
+            Pat::Ctor(c, args) => {
+                let sub_tys = field_types(ty, c, self.types);
+                let m = specialize(rows, c, args.len());
+                self.useful(&m, &concat(args, rest), &concat(&sub_tys, rest_tys))
+            }
+            Pat::Lit(l) => {
+                let m: Vec<Vec<Pat>> = rows
+                    .iter()
+                    .filter_map(|r| match r.first() {
+                        Some(Pat::Wild) => Some(r[1..].to_vec()),
+                        Some(Pat::Lit(x)) if x == l => Some(r[1..].to_vec()),
+                        _ => None,
+                    })
+                    .collect();
+                self.useful(&m, rest, rest_tys)
+            }
+            Pat::Wild => {
+                let ctors = ctors_of(ty, self.types);
+                let complete = ctors.as_ref().is_some_and(|cs| {
+                    cs.iter().all(|(n, _)| {
+                        rows.iter()
+                            .any(|r| matches!(r.first(), Some(Pat::Ctor(c, _)) if c == n))
+                    })
+                });
+                match ctors {
+                    Some(cs) if complete => {
+                        for (c, fields) in cs {
+                            let m = specialize(rows, &c, fields.len());
+                            let wilds = vec![Pat::Wild; fields.len()];
+                            if self.useful(&m, &concat(&wilds, rest), &concat(&fields, rest_tys))? {
+                                return Some(true);
+                            }
+                        }
+                        Some(false)
+                    }
+                    _ => {
+                        let m: Vec<Vec<Pat>> = rows
+                            .iter()
+                            .filter(|r| matches!(r.first(), Some(Pat::Wild)))
+                            .map(|r| r[1..].to_vec())
+                            .collect();
+                        self.useful(&m, rest, rest_tys)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The top-level values not covered by `rows`, for the error message.
+    pub fn missing(&mut self, rows: &[Vec<Pat>], ty: &Ty) -> Vec<String> {
+        match ctors_of(ty, self.types) {
+            Some(cs) => cs
+                .into_iter()
+                .filter(|(c, fields)| {
+                    let q = vec![Pat::Ctor(c.clone(), vec![Pat::Wild; fields.len()])];
+                    self.useful(rows, &q, std::slice::from_ref(ty))
+                        .unwrap_or(false)
+                })
+                .map(|(c, fields)| match (c.as_str(), fields.len()) {
+                    ("Some" | "Ok" | "Error", _) => format!("`{c}(_)`"),
+                    (_, 0) => format!("`{c}`"),
+                    _ => format!("`{c}(..)`"),
+                })
+                .collect(),
+            None => vec!["`_`".into()],
+        }
+    }
+}
+
+fn specialize(rows: &[Vec<Pat>], c: &str, arity: usize) -> Vec<Vec<Pat>> {
+    rows.iter()
+        .filter_map(|r| match r.first() {
+            Some(Pat::Wild) => Some(concat(&vec![Pat::Wild; arity], &r[1..])),
+            Some(Pat::Ctor(x, args)) if x == c => {
+                // Arity mismatches were reported by the checker; pad or cut.
+                let mut a = args.clone();
+                a.resize(arity, Pat::Wild);
+                Some(concat(&a, &r[1..]))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn concat<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut v = Vec::with_capacity(a.len() + b.len());
+    v.extend_from_slice(a);
+    v.extend_from_slice(b);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctor(c: &str, args: Vec<Pat>) -> Pat {
+        Pat::Ctor(c.into(), args)
+    }
+
+    #[test]
+    fn option_of_bool() {
+        let types = TypeTable::default();
+        let ty = Ty::Option(Box::new(Ty::Bool));
+        let mut c = Checker::new(&types);
+        let rows = vec![
+            vec![ctor("Some", vec![ctor("true", vec![])])],
+            vec![ctor("None", vec![])],
+        ];
+        assert_eq!(
+            c.useful(&rows, &[Pat::Wild], std::slice::from_ref(&ty)),
+            Some(true)
+        );
+        assert_eq!(c.missing(&rows, &ty), vec!["`Some(_)`".to_string()]);
+        let mut full = rows.clone();
+        full.push(vec![ctor("Some", vec![ctor("false", vec![])])]);
+        assert_eq!(
+            c.useful(&full, &[Pat::Wild], std::slice::from_ref(&ty)),
+            Some(false)
+        );
+        // An arm after full coverage is useless (unreachable).
+        assert_eq!(
+            c.useful(&full, &[ctor("None", vec![])], std::slice::from_ref(&ty)),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn literals_need_a_catch_all() {
+        let types = TypeTable::default();
+        let mut c = Checker::new(&types);
+        let rows = vec![vec![Pat::Lit("1".into())], vec![Pat::Lit("2".into())]];
+        assert_eq!(c.useful(&rows, &[Pat::Wild], &[Ty::Int]), Some(true));
+        assert_eq!(
+            c.useful(&rows, &[Pat::Lit("1".into())], &[Ty::Int]),
+            Some(false)
+        );
+    }
+}
