@@ -144,6 +144,7 @@ pub fn check_module(
         c.check_fn_body(i);
     }
     c.check_effects();
+    c.check_schema_limits();
     c.info
 }
 
@@ -847,6 +848,35 @@ impl<'a> Checker<'a> {
                     stack.pop();
                 }
             }
+        }
+    }
+
+    /// Every structured output must fit OpenAI's strict-mode limits; a
+    /// schema that does not is an error here rather than a silent cut or a
+    /// 400 from the provider at run time.
+    fn check_schema_limits(&mut self) {
+        let mut seen: Vec<Ty> = Vec::new();
+        for i in 0..self.info.fns.len() {
+            let f = &self.info.fns[i];
+            if f.ai.is_none() || !f.ret.is_concrete() || matches!(f.ret, Ty::Unit) || seen.contains(&f.ret) {
+                continue;
+            }
+            seen.push(f.ret.clone());
+            let schema = crate::schema::output_schema(&f.ret, &self.info.types);
+            let problems = crate::schema::stats(&schema.schema).violations();
+            if problems.is_empty() {
+                continue;
+            }
+            let Some(decl) = fn_decl(self.module, f.item) else { continue };
+            let span = decl.ret.as_ref().map_or(decl.name.span, |r| r.span);
+            let mut d = Diagnostic::error(
+                Code::SchemaLimit,
+                span,
+                format!("the JSON Schema of `{}` is too large for strict structured outputs", self.show(&f.ret)),
+            )
+            .label(problems.join("; "));
+            d = d.hint("flatten nested records, or split the call into several `@ai` functions with smaller return types");
+            self.err(d);
         }
     }
 

@@ -71,6 +71,7 @@ codes! {
     AiDuplicateArgument = "vox/ai/duplicate-argument": "an `@ai(...)` argument given twice",
     AiInvalidValue = "vox/ai/invalid-value": "an `@ai(...)` argument with a value of the wrong kind or out of range",
     AiMissingReturnType = "vox/ai/missing-return-type": "an `@ai` function without a return type for the model to produce",
+    SchemaLimit = "vox/ai/schema-limit": "an `@ai` return type whose JSON Schema exceeds a strict-mode limit (nesting depth, property count, enum values, text size)",
     MissingUses = "vox/effect/missing-uses": "a function that uses the network (an `@ai` function or a caller of one) without `@uses(net)`",
     UnknownEffect = "vox/effect/unknown": "an `@uses(...)` effect the compiler does not know (warning)",
     UnknownDecorator = "vox/decorator/unknown": "a decorator other than `@ai`, `@uses` and `@test`",

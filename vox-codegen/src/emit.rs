@@ -847,6 +847,7 @@ impl<'a> Emitter<'a> {
         let st = self.ty(scrutinee).clone();
         let s = self.expr(scrutinee, ctx, depth, Tail::Value);
         let mut out = format!("match {s} {{\n");
+        let mut guarded = false;
         for arm in arms {
             let mut guards = Vec::new();
             let mut rebinds = Vec::new();
@@ -854,6 +855,7 @@ impl<'a> Emitter<'a> {
             let guard = if guards.is_empty() {
                 String::new()
             } else {
+                guarded = true;
                 format!(" if {}", guards.join(" && "))
             };
             let body = match &arm.body.kind {
@@ -876,6 +878,11 @@ impl<'a> Emitter<'a> {
                 }
             };
             let _ = writeln!(out, "{}{pat}{guard} => {body},", ind(depth + 1));
+        }
+        if guarded {
+            // rustc cannot see through guards; the Vox checker proved the
+            // match exhaustive, so this arm is never taken.
+            let _ = writeln!(out, "{}_ => ::std::unreachable!(\"match proven exhaustive by the Vox checker\"),", ind(depth + 1));
         }
         let _ = write!(out, "{}}}", ind(depth));
         out
@@ -966,8 +973,10 @@ impl<'a> Emitter<'a> {
                                         parts.push(format!("{fname}: {b}"));
                                     }
                                     _ => {
-                                        // Box patterns are unstable: bind, unbox, and
-                                        // test the nested pattern in the guard.
+                                        // Box patterns are unstable: bind the box, test the
+                                        // unboxed value against the pattern in the guard, and
+                                        // destructure it again at the start of the arm (the
+                                        // guard proves the `let … else` always matches).
                                         let v = self.fresh("VOX_B");
                                         let mut inner_guards = Vec::new();
                                         let mut inner_rebinds = Vec::new();
@@ -983,13 +992,19 @@ impl<'a> Emitter<'a> {
                                             format!(" if {}", inner_guards.join(" && "))
                                         };
                                         guards.push(format!("::std::matches!({v}.clone().map(|b| *b), {inner}{extra})"));
+                                        rebinds.push(format!("let {inner} = {v}.map(|b| *b) else {{ ::std::unreachable!() }};"));
+                                        rebinds.extend(inner_rebinds);
                                         parts.push(format!("{fname}: {v}"));
                                     }
                                 }
                                 continue;
                             }
                             let sp = self.pattern(sub, &f.ty, guards, rebinds);
-                            parts.push(format!("{fname}: {sp}"));
+                            if sp == fname {
+                                parts.push(fname);
+                            } else {
+                                parts.push(format!("{fname}: {sp}"));
+                            }
                         }
                         if parts.len() < fields.len() {
                             parts.push("..".into());
