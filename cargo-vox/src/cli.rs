@@ -37,6 +37,8 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Check Vox sources (frontend only, no cargo build).
     Check(crate::check::CheckArgs),
+    /// Print the strict JSON Schema (`response_format`) the model is given for a type.
+    Schema(crate::schema::SchemaArgs),
     /// Check this machine for broken or slow toolchains.
     Doctor(crate::doctor::DoctorArgs),
 }

@@ -10,6 +10,7 @@ mod doctor;
 mod envelope;
 mod exit;
 mod output;
+mod schema;
 mod workspace;
 
 use clap::Parser;
@@ -29,6 +30,7 @@ fn main() {
 fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     match cli.command {
         cli::Command::Check(args) => check::run(&args, &cli.global),
+        cli::Command::Schema(args) => schema::run(&args, &cli.global),
         cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
     }
 }

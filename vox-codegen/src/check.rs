@@ -115,6 +115,48 @@ const AI_ARGS: [&str; 4] = [
 ];
 const MAX_ITERATIONS_LIMIT: i64 = 100;
 
+/// Resolves a written type against a checked module's types (no diagnostics:
+/// the error says what is wrong).
+pub fn resolve_type(t: &TypeExpr, types: &TypeTable) -> Result<Ty, String> {
+    let arg = |i: usize| -> Result<Ty, String> {
+        match (t.args.len(), t.args.get(i)) {
+            (1, Some(a)) => resolve_type(a, types),
+            (n, _) => Err(format!(
+                "`{}` takes 1 type argument, found {n}",
+                t.name.name
+            )),
+        }
+    };
+    let plain = |ty: Ty| -> Result<Ty, String> {
+        if t.args.is_empty() {
+            Ok(ty)
+        } else {
+            Err(format!("`{}` takes no type arguments", t.name.name))
+        }
+    };
+    match t.name.name.as_str() {
+        "int" => plain(Ty::Int),
+        "float" => plain(Ty::Float),
+        "bool" => plain(Ty::Bool),
+        "str" => plain(Ty::Str),
+        "Unit" => plain(Ty::Unit),
+        "Decimal" => plain(Ty::Decimal),
+        "list" | "List" => Ok(Ty::List(Box::new(arg(0)?))),
+        "Option" => Ok(Ty::Option(Box::new(arg(0)?))),
+        "Result" => Ok(Ty::Result(Box::new(arg(0)?))),
+        name => match types.find(name) {
+            Some(id) => plain(Ty::Named(id)),
+            None => {
+                let names: Vec<&str> = types.defs.iter().map(|d| d.name.as_str()).collect();
+                Err(match did_you_mean(name, names) {
+                    Some(s) => format!("unknown type `{name}`; did you mean `{s}`?"),
+                    None => format!("unknown type `{name}`"),
+                })
+            }
+        },
+    }
+}
+
 /// Checks `module`, appending diagnostics.
 pub fn check_module(
     module: &Module,
@@ -858,7 +900,11 @@ impl<'a> Checker<'a> {
         let mut seen: Vec<Ty> = Vec::new();
         for i in 0..self.info.fns.len() {
             let f = &self.info.fns[i];
-            if f.ai.is_none() || !f.ret.is_concrete() || matches!(f.ret, Ty::Unit) || seen.contains(&f.ret) {
+            if f.ai.is_none()
+                || !f.ret.is_concrete()
+                || matches!(f.ret, Ty::Unit)
+                || seen.contains(&f.ret)
+            {
                 continue;
             }
             seen.push(f.ret.clone());
@@ -867,12 +913,17 @@ impl<'a> Checker<'a> {
             if problems.is_empty() {
                 continue;
             }
-            let Some(decl) = fn_decl(self.module, f.item) else { continue };
+            let Some(decl) = fn_decl(self.module, f.item) else {
+                continue;
+            };
             let span = decl.ret.as_ref().map_or(decl.name.span, |r| r.span);
             let mut d = Diagnostic::error(
                 Code::SchemaLimit,
                 span,
-                format!("the JSON Schema of `{}` is too large for strict structured outputs", self.show(&f.ret)),
+                format!(
+                    "the JSON Schema of `{}` is too large for strict structured outputs",
+                    self.show(&f.ret)
+                ),
             )
             .label(problems.join("; "));
             d = d.hint("flatten nested records, or split the call into several `@ai` functions with smaller return types");

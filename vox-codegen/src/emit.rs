@@ -882,7 +882,11 @@ impl<'a> Emitter<'a> {
         if guarded {
             // rustc cannot see through guards; the Vox checker proved the
             // match exhaustive, so this arm is never taken.
-            let _ = writeln!(out, "{}_ => ::std::unreachable!(\"match proven exhaustive by the Vox checker\"),", ind(depth + 1));
+            let _ = writeln!(
+                out,
+                "{}_ => ::std::unreachable!(\"match proven exhaustive by the Vox checker\"),",
+                ind(depth + 1)
+            );
         }
         let _ = write!(out, "{}}}", ind(depth));
         out

@@ -45,6 +45,21 @@ impl Checked {
     }
 }
 
+impl Checked {
+    /// The strict schema the model is given when a function returns the type
+    /// written as `ty` (`Invoice`, `list[LineItem]`, …) in this module.
+    pub fn output_schema(&self, ty: &str) -> Result<schema::OutputSchema, String> {
+        let expr = parser::parse_type(ty).map_err(|ds| {
+            ds.first().map_or_else(
+                || format!("`{ty}` is not a type"),
+                |d| format!("`{ty}` is not a type: {}", d.message),
+            )
+        })?;
+        let resolved = check::resolve_type(&expr, &self.info.types)?;
+        Ok(schema::output_schema(&resolved, &self.info.types))
+    }
+}
+
 /// Parses every file of `sources` into one module (no checking).
 pub fn parse(sources: &SourceMap) -> (ast::Module, Vec<Diagnostic>) {
     let mut module = ast::Module::default();

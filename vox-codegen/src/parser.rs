@@ -46,6 +46,38 @@ pub fn parse_into(
     module.expr_count = p.next_expr;
 }
 
+/// Parses a standalone type expression such as `list[Invoice]` (as given on
+/// the command line to `cargo vox schema`).
+pub fn parse_type(text: &str) -> Result<TypeExpr, Vec<Diagnostic>> {
+    let file = crate::source::FileId(0);
+    let lexed = crate::lexer::lex(file, text);
+    let mut diagnostics = lexed.diagnostics.clone();
+    let mut p = Parser {
+        tokens: lexed.tokens,
+        strings: lexed.strings,
+        text,
+        pos: 0,
+        string_pos: 0,
+        next_expr: 0,
+        depth: 0,
+        too_deep: false,
+        doc_span: None,
+        body_recovered: false,
+        newline_significant: vec![false],
+        no_record_literal: false,
+        diags: &mut diagnostics,
+    };
+    let ty = p.type_expr();
+    let trailing = p.peek() != T::Eof;
+    if trailing {
+        let _ = p.unexpected("expected the end of the type");
+    }
+    match ty {
+        Ok(t) if diagnostics.is_empty() => Ok(t),
+        _ => Err(diagnostics),
+    }
+}
+
 struct Parser<'a> {
     tokens: Vec<Token>,
     strings: Vec<String>,

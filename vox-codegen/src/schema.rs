@@ -63,16 +63,28 @@ impl SchemaStats {
     pub fn violations(&self) -> Vec<String> {
         let mut v = Vec::new();
         if self.nesting > MAX_NESTING {
-            v.push(format!("objects nest {} levels deep (the limit is {MAX_NESTING})", self.nesting));
+            v.push(format!(
+                "objects nest {} levels deep (the limit is {MAX_NESTING})",
+                self.nesting
+            ));
         }
         if self.properties > MAX_PROPERTIES {
-            v.push(format!("{} object properties in total (the limit is {MAX_PROPERTIES})", self.properties));
+            v.push(format!(
+                "{} object properties in total (the limit is {MAX_PROPERTIES})",
+                self.properties
+            ));
         }
         if self.enum_values > MAX_ENUM_VALUES {
-            v.push(format!("{} enum values in total (the limit is {MAX_ENUM_VALUES})", self.enum_values));
+            v.push(format!(
+                "{} enum values in total (the limit is {MAX_ENUM_VALUES})",
+                self.enum_values
+            ));
         }
         if self.string_chars > MAX_STRING_CHARS {
-            v.push(format!("{} characters of names and enum values (the limit is {MAX_STRING_CHARS})", self.string_chars));
+            v.push(format!(
+                "{} characters of names and enum values (the limit is {MAX_STRING_CHARS})",
+                self.string_chars
+            ));
         }
         v
     }
@@ -161,7 +173,11 @@ fn depth<'a>(node: &'a Json, defs: Option<&'a Json>, following: &mut Vec<&'a str
             }
             inner + usize::from(is_object)
         }
-        Json::Arr(items) => items.iter().map(|i| depth(i, defs, following)).max().unwrap_or(0),
+        Json::Arr(items) => items
+            .iter()
+            .map(|i| depth(i, defs, following))
+            .max()
+            .unwrap_or(0),
         _ => 0,
     }
 }
