@@ -37,6 +37,12 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Check Vox sources (frontend only, no cargo build).
     Check(crate::check::CheckArgs),
+    /// Build with cargo; one envelope with rustc and Vox diagnostics.
+    Build(crate::lane::commands::BuildArgs),
+    /// Build, then run the tests; a build envelope and a test envelope.
+    Test(crate::lane::commands::TestArgs),
+    /// Run the package's binary, or one `.vox` script with `fn main()`.
+    Run(crate::lane::commands::RunArgs),
     /// Print the strict JSON Schema (`response_format`) the model is given for a type.
     Schema(crate::schema::SchemaArgs),
     /// Check this machine for broken or slow toolchains.

@@ -31,6 +31,32 @@ pub struct Envelope {
     /// A failure that is not a diagnostic (a missing path, cargo not found).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// `test` only: tests that passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<usize>,
+    /// `test` only: tests that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<usize>,
+    /// `test` only: tests that were ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<usize>,
+    /// `test` only: each failed test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<Vec<TestFailure>>,
+}
+
+/// One failed test in a `test` envelope.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestFailure {
+    /// The Rust test path, e.g. `vox_tests::extracts_something`.
+    pub name: String,
+    /// For Vox `@test` functions: the Vox function name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vox_name: Option<String>,
+    /// The panic message (assertion text and values).
+    pub message: String,
+    /// The start of the test's captured output.
+    pub output_excerpt: String,
 }
 
 impl Envelope {
@@ -51,6 +77,10 @@ impl Envelope {
             diagnostics,
             exit_code: None,
             message: None,
+            passed: None,
+            failed: None,
+            ignored: None,
+            failures: None,
         }
     }
 

@@ -9,6 +9,7 @@ mod cli;
 mod doctor;
 mod envelope;
 mod exit;
+mod lane;
 mod output;
 mod schema;
 mod workspace;
@@ -30,6 +31,9 @@ fn main() {
 fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     match cli.command {
         cli::Command::Check(args) => check::run(&args, &cli.global),
+        cli::Command::Build(args) => lane::commands::build(&args, &cli.global),
+        cli::Command::Test(args) => lane::commands::test(&args, &cli.global),
+        cli::Command::Run(args) => lane::commands::run(&args, &cli.global),
         cli::Command::Schema(args) => schema::run(&args, &cli.global),
         cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
     }

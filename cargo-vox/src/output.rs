@@ -72,7 +72,7 @@ pub fn emit_line(line: &str) {
 }
 
 /// Colour on stderr: `CARGO_TERM_COLOR=always|never` wins, then `NO_COLOR`, then is-a-terminal.
-fn stderr_color() -> bool {
+pub fn stderr_color() -> bool {
     match std::env::var("CARGO_TERM_COLOR").as_deref() {
         Ok("always") => return true,
         Ok("never") => return false,

@@ -21,23 +21,7 @@ pub enum WorkspaceError {
 
 /// The package(s) selected by `-p`, the current directory, or the whole workspace.
 pub fn selected_packages(global: &GlobalArgs) -> Result<Vec<VoxPackage>, WorkspaceError> {
-    if let Some(m) = &global.manifest_path {
-        if !m.is_file() {
-            return Err(WorkspaceError::Usage(format!(
-                "manifest path `{}` does not exist",
-                m.display()
-            )));
-        }
-    }
-    let mut cmd = MetadataCommand::new();
-    cmd.no_deps();
-    if let Some(m) = &global.manifest_path {
-        cmd.manifest_path(m);
-    }
-    let meta = cmd
-        .exec()
-        .context("`cargo metadata` failed")
-        .map_err(WorkspaceError::Other)?;
+    let meta = metadata(global)?;
     let members: Vec<&cargo_metadata::Package> = meta.workspace_packages();
     let chosen: Vec<&cargo_metadata::Package> = if let Some(name) = &global.package {
         match members.iter().find(|p| p.name.as_str() == name.as_str()) {
@@ -74,6 +58,76 @@ pub fn selected_packages(global: &GlobalArgs) -> Result<Vec<VoxPackage>, Workspa
             })
         })
         .collect()
+}
+
+fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceError> {
+    if let Some(m) = &global.manifest_path {
+        if !m.is_file() {
+            return Err(WorkspaceError::Usage(format!(
+                "manifest path `{}` does not exist",
+                m.display()
+            )));
+        }
+    }
+    let mut cmd = MetadataCommand::new();
+    cmd.no_deps();
+    if let Some(m) = &global.manifest_path {
+        cmd.manifest_path(m);
+    }
+    cmd.exec()
+        .context("`cargo metadata` failed")
+        .map_err(WorkspaceError::Other)
+}
+
+/// What the build lane needs to know about the workspace.
+pub struct Workspace {
+    pub root: PathBuf,
+    pub target_dir: PathBuf,
+    /// The manifest the command works on, as shown to users.
+    pub manifest_label: String,
+    /// Members that compile Vox in their build script: (name, package root).
+    pub vox_packages: Vec<(String, PathBuf)>,
+}
+
+pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
+    let meta = metadata(global)?;
+    let manifest = match (&global.package, meta.root_package()) {
+        (Some(name), _) => meta
+            .workspace_packages()
+            .into_iter()
+            .find(|p| p.name.as_str() == name.as_str())
+            .map(|p| p.manifest_path.clone().into_std_path_buf())
+            .ok_or_else(|| {
+                WorkspaceError::Usage(format!(
+                    "package `{name}` is not a member of this workspace"
+                ))
+            })?,
+        (None, Some(root)) => root.manifest_path.clone().into_std_path_buf(),
+        (None, None) => meta.workspace_root.join("Cargo.toml").into_std_path_buf(),
+    };
+    let vox_packages = meta
+        .workspace_packages()
+        .into_iter()
+        .filter(|p| {
+            p.dependencies
+                .iter()
+                .any(|d| d.name == "vox-build" && d.kind == cargo_metadata::DependencyKind::Build)
+        })
+        .map(|p| {
+            let dir = p
+                .manifest_path
+                .parent()
+                .map(|d| d.as_std_path().to_path_buf())
+                .unwrap_or_default();
+            (p.name.to_string(), dir)
+        })
+        .collect();
+    Ok(Workspace {
+        root: meta.workspace_root.clone().into_std_path_buf(),
+        target_dir: meta.target_directory.clone().into_std_path_buf(),
+        manifest_label: crate::check::display_path(&manifest),
+        vox_packages,
+    })
 }
 
 /// `[package.metadata.vox] sources = [...]` from cargo's JSON view of the manifest.

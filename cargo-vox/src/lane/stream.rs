@@ -1,0 +1,186 @@
+//! Reading cargo's `--message-format=json` stream.
+//!
+//! Pure: bytes in, a [`BuildOutcome`] out. Lines that are not cargo messages
+//! (a truncated line, a program's own output, invalid UTF-8) are kept as
+//! text and never stop the reading, so one bad line cannot lose the result.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+
+use cargo_metadata::Message;
+
+use crate::envelope::DiagnosticPayload;
+use crate::lane::rustc;
+
+/// An executable cargo produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Executable {
+    pub package: String,
+    pub target: String,
+    pub kinds: Vec<String>,
+    /// Built with the test harness (`cargo test --no-run`).
+    pub test: bool,
+    pub path: PathBuf,
+}
+
+/// Everything a build stream said.
+#[derive(Debug, Default, Clone)]
+pub struct BuildOutcome {
+    /// rustc diagnostics, de-duplicated, in stream order.
+    pub diagnostics: Vec<DiagnosticPayload>,
+    /// Rendered rustc output for people (`rendered` fields).
+    pub rendered: Vec<String>,
+    /// `(package name, OUT_DIR)` of every build script that ran or was fresh.
+    pub out_dirs: Vec<(String, PathBuf)>,
+    pub executables: Vec<Executable>,
+    /// `build-finished.success`, if the stream got that far.
+    pub finished: Option<bool>,
+    /// Lines that were not cargo messages.
+    pub text_lines: Vec<String>,
+}
+
+/// Reads a whole stream; `on_text` sees every non-message line as it arrives.
+pub fn read_stream(
+    input: impl BufRead,
+    workspace_root: &std::path::Path,
+    mut on_text: impl FnMut(&str),
+) -> BuildOutcome {
+    let mut out = BuildOutcome::default();
+    let mut reader = input;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            // A read error ends the stream; what was read so far stands.
+            Err(_) => break,
+        }
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end_matches(['\n', '\r']);
+        handle_line(line, workspace_root, &mut out, &mut on_text);
+    }
+    out
+}
+
+fn handle_line(
+    line: &str,
+    workspace_root: &std::path::Path,
+    out: &mut BuildOutcome,
+    on_text: &mut impl FnMut(&str),
+) {
+    let parsed = if line.starts_with('{') {
+        serde_json::from_str::<Message>(line).ok()
+    } else {
+        None
+    };
+    match parsed {
+        Some(Message::CompilerMessage(m)) => {
+            if let Some(p) = rustc::payload(&m.message, workspace_root) {
+                if !out.diagnostics.contains(&p) {
+                    if let Some(r) = &m.message.rendered {
+                        out.rendered.push(r.clone());
+                    }
+                    out.diagnostics.push(p);
+                }
+            }
+        }
+        Some(Message::BuildScriptExecuted(b)) => {
+            out.out_dirs.push((
+                package_name(&b.package_id.repr),
+                b.out_dir.into_std_path_buf(),
+            ));
+        }
+        Some(Message::CompilerArtifact(a)) => {
+            if let Some(exe) = a.executable {
+                out.executables.push(Executable {
+                    package: package_name(&a.package_id.repr),
+                    target: a.target.name.clone(),
+                    kinds: a.target.kind.iter().map(|k| k.to_string()).collect(),
+                    test: a.profile.test,
+                    path: exe.into_std_path_buf(),
+                });
+            }
+        }
+        Some(Message::BuildFinished(f)) => out.finished = Some(f.success),
+        Some(_) => {}
+        None => {
+            on_text(line);
+            out.text_lines.push(line.to_string());
+        }
+    }
+}
+
+/// The package name from a package id, in either of cargo's formats:
+/// `name 0.1.0 (path+file:///…)` or `path+file:///…/dir#name@0.1.0`.
+pub fn package_name(id: &str) -> String {
+    if let Some((_, frag)) = id.rsplit_once('#') {
+        let name = frag.split('@').next().unwrap_or(frag);
+        // `…/dir#0.1.0`: the name is the directory.
+        if name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            let path = id.split('#').next().unwrap_or("");
+            return path.rsplit('/').next().unwrap_or(path).to_string();
+        }
+        return name.to_string();
+    }
+    id.split_whitespace().next().unwrap_or(id).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: &str = "/ws";
+
+    fn read(text: &str) -> BuildOutcome {
+        read_stream(text.as_bytes(), std::path::Path::new(ROOT), |_| {})
+    }
+
+    #[test]
+    fn package_names_from_both_id_formats() {
+        assert_eq!(package_name("path+file:///ws/app#0.1.0"), "app");
+        assert_eq!(package_name("path+file:///ws/x#my-app@0.1.0"), "my-app");
+        assert_eq!(
+            package_name("registry+https://example.invalid/index#serde@1.0.0"),
+            "serde"
+        );
+        assert_eq!(package_name("app 0.1.0 (path+file:///ws/app)"), "app");
+    }
+
+    #[test]
+    fn collects_messages_and_survives_junk() {
+        let stream = concat!(
+            r#"{"reason":"build-script-executed","package_id":"path+file:///ws/app#0.1.0","linked_libs":[],"linked_paths":[],"cfgs":[],"env":[],"out_dir":"/ws/target/debug/build/app-1/out"}"#,
+            "\n",
+            "not json at all\n",
+            "{\"reason\":\"compiler-mess", // truncated line
+            "\n\u{FFFD}\n",
+            r#"{"reason":"compiler-artifact","package_id":"path+file:///ws/app#0.1.0","manifest_path":"/ws/app/Cargo.toml","target":{"kind":["bin"],"crate_types":["bin"],"name":"app","src_path":"/ws/app/src/main.rs","edition":"2021","doc":true,"doctest":false,"test":true},"profile":{"opt_level":"0","debuginfo":2,"debug_assertions":true,"overflow_checks":true,"test":false},"features":[],"filenames":["/ws/target/debug/app"],"executable":"/ws/target/debug/app","fresh":true}"#,
+            "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+            "\n"
+        );
+        let out = read(stream);
+        assert_eq!(
+            out.out_dirs,
+            vec![(
+                "app".to_string(),
+                PathBuf::from("/ws/target/debug/build/app-1/out")
+            )]
+        );
+        assert_eq!(out.executables.len(), 1);
+        assert_eq!(
+            out.executables[0].path,
+            PathBuf::from("/ws/target/debug/app")
+        );
+        assert_eq!(out.finished, Some(true));
+        assert_eq!(out.text_lines.len(), 3);
+    }
+
+    #[test]
+    fn invalid_utf8_is_text() {
+        let bytes: &[u8] = b"\xff\xfe{\n";
+        let out = read_stream(bytes, std::path::Path::new(ROOT), |_| {});
+        assert_eq!(out.text_lines.len(), 1);
+    }
+}
