@@ -1,24 +1,11 @@
-//! `cargo vox`: the Vox lane for people and coding agents.
-//!
-//! A thin shell over `vox-codegen` (check, schema), cargo (build, test, run)
-//! and the doctor's probes. Machine output lives in [`envelope`]; exit codes
-//! in [`exit`].
+//! The `cargo-vox` binary: `cargo vox …` (see the library for the commands).
 
-mod check;
-mod cli;
-mod doctor;
-mod envelope;
-mod exit;
-mod lane;
-mod output;
-mod schema;
-mod workspace;
-
+use cargo_vox::{cli, exit};
 use clap::Parser;
 
 fn main() {
     let cli = cli::Cli::parse_from(cli::args_without_cargo_subcommand(std::env::args_os()));
-    let code = match run(cli) {
+    let code = match cargo_vox::run(cli) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
@@ -26,15 +13,4 @@ fn main() {
         }
     };
     std::process::exit(code);
-}
-
-fn run(cli: cli::Cli) -> anyhow::Result<i32> {
-    match cli.command {
-        cli::Command::Check(args) => check::run(&args, &cli.global),
-        cli::Command::Build(args) => lane::commands::build(&args, &cli.global),
-        cli::Command::Test(args) => lane::commands::test(&args, &cli.global),
-        cli::Command::Run(args) => lane::commands::run(&args, &cli.global),
-        cli::Command::Schema(args) => schema::run(&args, &cli.global),
-        cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
-    }
 }

@@ -1,0 +1,28 @@
+//! `cargo vox`: the Vox lane for people and coding agents.
+//!
+//! The binary (`main.rs`) is a thin shell over this library: `check` and
+//! `schema` over vox-codegen, `build`/`test`/`run` over cargo ([`lane`]),
+//! and the doctor's probes ([`doctor`]). Machine output lives in
+//! [`envelope`]; exit codes in [`exit`].
+
+pub mod check;
+pub mod cli;
+pub mod doctor;
+pub mod envelope;
+pub mod exit;
+pub mod lane;
+pub mod output;
+pub mod schema;
+pub mod workspace;
+
+/// Runs a parsed command line; returns the process exit status.
+pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        cli::Command::Check(args) => check::run(&args, &cli.global),
+        cli::Command::Build(args) => lane::commands::build(&args, &cli.global),
+        cli::Command::Test(args) => lane::commands::test(&args, &cli.global),
+        cli::Command::Run(args) => lane::commands::run(&args, &cli.global),
+        cli::Command::Schema(args) => schema::run(&args, &cli.global),
+        cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
+    }
+}
