@@ -394,3 +394,16 @@ fn unknown_flag_is_a_usage_error() {
         assert_eq!(r.stdout, "", "{}", r.dump());
     }
 }
+
+#[test]
+fn whole_workspace_check_names_the_workspace_manifest() {
+    // At a virtual workspace root with no paths and no `-p`, check works on
+    // every member: the envelope's `file_path` is the workspace manifest,
+    // not the first member's.
+    let root = workspace_root();
+    let r = vox(&root, &["check", "--json"]);
+    r.assert_code(0);
+    let env = envelope(&r);
+    assert_eq!(env["ok"], true, "{env}");
+    assert_eq!(env["file_path"], "Cargo.toml", "{env}");
+}

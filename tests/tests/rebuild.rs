@@ -22,6 +22,10 @@ struct Build {
 }
 
 fn build(dir: &Path) -> Build {
+    build_package(dir, "invoice-app")
+}
+
+fn build_package(dir: &Path, package: &str) -> Build {
     let run = run(
         cargo(dir).args(["build", "-v", "--message-format=json"]),
         BUILD,
@@ -29,15 +33,15 @@ fn build(dir: &Path) -> Build {
     let stderr_lines: Vec<&str> = run.stderr.lines().map(str::trim).collect();
     let script_ran = stderr_lines.iter().any(|l| {
         l.starts_with("Running `")
-            && l.contains("invoice-app-")
+            && l.contains(&format!("{package}-"))
             && l.trim_end_matches('`').ends_with("build-script-build")
     });
     let compiled = stderr_lines
         .iter()
-        .any(|l| l.starts_with("Compiling invoice-app "));
+        .any(|l| l.starts_with(&format!("Compiling {package} ")));
     let fresh = stderr_lines
         .iter()
-        .any(|l| l.starts_with("Fresh invoice-app "));
+        .any(|l| l.starts_with(&format!("Fresh {package} ")));
     let out_dir = run
         .stdout
         .lines()
@@ -47,7 +51,7 @@ fn build(dir: &Path) -> Build {
             m["reason"] == "build-script-executed"
                 && m["package_id"]
                     .as_str()
-                    .is_some_and(|id| id.contains("invoice-app"))
+                    .is_some_and(|id| id.contains(package))
         })
         .and_then(|m| m["out_dir"].as_str().map(PathBuf::from));
     Build {
@@ -281,6 +285,34 @@ fn build_script_reruns_exactly_when_vox_sources_change() {
     let b = build(&root);
     assert_clean_success("final no-op", &b, &root, &expected);
     assert!(!b.script_ran && !b.compiled, "{}", b.run.dump());
+}
+
+/// A configured source directory that does not exist contributes no files;
+/// it must not make every `cargo build` rerun the script either (cargo
+/// treats a missing `rerun-if-changed` path as always changed).
+#[test]
+fn missing_source_dir_does_not_force_rebuilds() {
+    let root = copy_fixture("kitchen-sink", "rebuild-kitchen-sink");
+    let manifest = root.join("Cargo.toml");
+    let text = read(&manifest);
+    let with_missing = text.replace(
+        r#"sources = ["vox", "more-vox"]"#,
+        r#"sources = ["vox", "more-vox", "not-there"]"#,
+    );
+    assert_ne!(text, with_missing, "kitchen-sink sets `sources`");
+    std::fs::write(&manifest, with_missing).unwrap();
+
+    let first = build_package(&root, "kitchen-sink");
+    assert!(first.run.status.success(), "{}", first.run.dump());
+    assert!(first.script_ran, "{}", first.run.dump());
+    let second = build_package(&root, "kitchen-sink");
+    assert!(second.run.status.success(), "{}", second.run.dump());
+    assert!(
+        !second.script_ran && !second.compiled,
+        "a no-op build reran the build script because the source directory \
+         `not-there` does not exist\n{}",
+        second.run.dump()
+    );
 }
 
 /// The most recently written `vox-report.json` of any invoice-app build script.
