@@ -310,8 +310,8 @@ fn missing_source_dir_does_not_force_rebuilds() {
     assert!(
         !second.script_ran && !second.compiled,
         "a no-op build reran the build script because the source directory \
-         `not-there` does not exist\n{}",
-        second.run.dump()
+         `not-there` does not exist\n--- cargo stderr ---\n{}",
+        second.run.stderr
     );
 }
 
