@@ -1,1 +1,339 @@
-//! End-to-end tests live in tests/.
+//! Shared machinery for the end-to-end tests in `tests/`: where the
+//! workspace, its target directory and the `cargo-vox` binary are, how to run
+//! a child process without letting a hang wedge CI, and how to copy a fixture
+//! crate somewhere it may be edited.
+//!
+//! Every fixture build shares the workspace's target directory, so
+//! vox-runtime's dependency tree is compiled once per CI run.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Deadline for a `cargo-vox check` run (frontend only).
+pub const QUICK: Duration = Duration::from_secs(120);
+/// Deadline for a cargo build or test of a fixture crate (may be cold).
+pub const BUILD: Duration = Duration::from_secs(20 * 60);
+
+/// The workspace root (the parent of this package).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// `…/target/<profile>`: the directory holding the running test executable's `deps/`.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("test executable has a directory");
+    let dir = if deps.file_name() == Some(OsStr::new("deps")) {
+        deps.parent().expect("deps/ has a parent")
+    } else {
+        deps
+    };
+    dir.to_path_buf()
+}
+
+/// The workspace's target directory, shared with every fixture build.
+pub fn target_dir() -> PathBuf {
+    profile_dir()
+        .parent()
+        .expect("profile dir has a parent")
+        .to_path_buf()
+}
+
+/// The `cargo` that runs these tests.
+pub fn cargo_bin() -> PathBuf {
+    std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from)
+}
+
+/// A `cargo` command in `dir`, building into the shared target directory,
+/// with plain (uncoloured, progress-free) output and without the variables
+/// cargo set for this test process.
+pub fn cargo(dir: &Path) -> Command {
+    let mut cmd = Command::new(cargo_bin());
+    cmd.current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_TERM_COLOR", "never")
+        .env("CARGO_TERM_PROGRESS_WHEN", "never")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LOG");
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if key.starts_with("CARGO_PKG_")
+            || key.starts_with("CARGO_BIN_")
+            || matches!(
+                key.as_ref(),
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            )
+        {
+            cmd.env_remove(key.as_ref());
+        }
+    }
+    cmd
+}
+
+/// The `cargo-vox` binary next to the test executables; built once if absent
+/// (as when only this package's tests were built).
+pub fn cargo_vox_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let bin = profile_dir().join(format!("cargo-vox{}", std::env::consts::EXE_SUFFIX));
+        if !bin.is_file() {
+            let mut cmd = cargo(&workspace_root());
+            cmd.args(["build", "-p", "cargo-vox"]);
+            if profile_dir().file_name() == Some(OsStr::new("release")) {
+                cmd.arg("--release");
+            }
+            run(&mut cmd, BUILD).assert_success();
+            assert!(
+                bin.is_file(),
+                "`cargo build -p cargo-vox` did not produce {}",
+                bin.display()
+            );
+        }
+        bin
+    })
+    .clone()
+}
+
+/// A `cargo-vox` command in `dir` with colour off.
+pub fn cargo_vox(dir: &Path) -> Command {
+    let mut cmd = Command::new(cargo_vox_bin());
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CARGO_TERM_COLOR", "never")
+        .env("CARGO_TARGET_DIR", target_dir());
+    cmd
+}
+
+/// What a finished child process left behind.
+#[derive(Debug)]
+pub struct Run {
+    pub what: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The exit code (`None` when killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Everything the process printed, for assertion messages.
+    pub fn dump(&self) -> String {
+        format!(
+            "`{}` exited with {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.what, self.status, self.stdout, self.stderr
+        )
+    }
+
+    pub fn assert_code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code(),
+            Some(code),
+            "expected exit code {code}\n{}",
+            self.dump()
+        );
+        self
+    }
+
+    pub fn assert_success(&self) -> &Run {
+        assert!(self.status.success(), "expected success\n{}", self.dump());
+        self
+    }
+
+    pub fn assert_failure(&self) -> &Run {
+        assert!(
+            !self.status.success(),
+            "expected a failure\n{}",
+            self.dump()
+        );
+        self
+    }
+}
+
+/// Runs `cmd` to completion with a deadline; on expiry the child is killed
+/// and the test fails with whatever it printed so far.
+pub fn run(cmd: &mut Command, timeout: Duration) -> Run {
+    let what = describe(cmd);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait().expect("try_wait") {
+            Some(status) => break Some(status),
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    let stdout = stdout.join().expect("stdout reader");
+    let stderr = stderr.join().expect("stderr reader");
+    match status {
+        Some(status) => Run {
+            what,
+            status,
+            stdout,
+            stderr,
+        },
+        None => panic!(
+            "`{what}` did not finish within {timeout:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+        ),
+    }
+}
+
+fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut parts = vec![Path::new(cmd.get_program())
+        .file_name()
+        .unwrap_or(cmd.get_program())
+        .to_string_lossy()
+        .into_owned()];
+    parts.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+    parts.join(" ")
+}
+
+/// Parses every stdout line as JSON, failing the test on any that is not.
+pub fn json_lines(run: &Run) -> Vec<serde_json::Value> {
+    run.stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| {
+                panic!("stdout line is not JSON ({e}): {line:?}\n{}", run.dump())
+            })
+        })
+        .collect()
+}
+
+/// A fresh, empty directory under `target/e2e-work/`, named `<tag>`.
+///
+/// Names are stable per test (not per run) so that repeated runs reuse
+/// the same build-artifact hashes instead of piling up new ones.
+pub fn work_dir(tag: &str) -> PathBuf {
+    let dir = target_dir().join("e2e-work").join(tag);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot clear {}: {e}", dir.display()));
+    }
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    dir
+}
+
+/// A directory name unique within this process (for tests that must not share).
+pub fn unique(tag: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{tag}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Copies `fixtures/<name>` to `target/e2e-work/<tag>/<name>`, skipping any
+/// `target/`, with its path dependencies on the workspace crates made
+/// absolute. Returns the copy's package root.
+pub fn copy_fixture(name: &str, tag: &str) -> PathBuf {
+    let src = workspace_root().join("fixtures").join(name);
+    assert!(src.is_dir(), "no fixture {}", src.display());
+    let dest = work_dir(tag).join(name);
+    copy_tree(&src, &dest);
+    let manifest = dest.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("fixture has a Cargo.toml");
+    let mut rewritten = text.clone();
+    for krate in ["vox-runtime", "vox-build", "vox-codegen"] {
+        let abs = workspace_root().join(krate);
+        let abs = abs.to_string_lossy().replace('\\', "/");
+        rewritten = rewritten.replace(&format!("\"../../{krate}\""), &format!("\"{abs}\""));
+    }
+    assert_ne!(
+        text, rewritten,
+        "fixture {name} has no ../../ path dependencies to rewrite"
+    );
+    std::fs::write(&manifest, rewritten).expect("write Cargo.toml");
+    dest
+}
+
+fn copy_tree(src: &Path, dest: &Path) {
+    std::fs::create_dir_all(dest).expect("create dir");
+    for entry in std::fs::read_dir(src).expect("read fixture dir") {
+        let entry = entry.expect("dir entry");
+        let from = entry.path();
+        let to = dest.join(entry.file_name());
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            if entry.file_name() != "target" {
+                copy_tree(&from, &to);
+            }
+        } else {
+            std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+        }
+    }
+}
+
+/// Every file and directory under `root` (relative paths), skipping `target/`.
+pub fn listing(root: &Path) -> BTreeSet<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read dir") {
+            let entry = entry.expect("dir entry");
+            let path = entry.path();
+            if entry.file_name() == "target" && dir == root {
+                continue;
+            }
+            out.insert(path.strip_prefix(root).expect("under root").to_path_buf());
+            if entry.file_type().expect("file type").is_dir() {
+                walk(root, &path, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Writes `content` to `path` so that cargo sees a change: waits until the
+/// clock has moved past the previous second (coarse-mtime filesystems)
+/// before writing.
+pub fn write_later(path: &Path, content: impl AsRef<[u8]>) {
+    std::thread::sleep(Duration::from_millis(1100));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("create parent dir");
+    }
+    std::fs::write(path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// Removes `path` after the same pause as [`write_later`].
+pub fn remove_later(path: &Path) {
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::remove_file(path).unwrap_or_else(|e| panic!("remove {}: {e}", path.display()));
+}
+
+/// Reads a file that must exist.
+pub fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}

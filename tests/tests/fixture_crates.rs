@@ -1,0 +1,152 @@
+//! The fixture crates build with real cargo against vox-build and
+//! vox-runtime: kitchen-sink's generated code compiles warning-free and its
+//! Rust and Vox tests pass; invoice-app runs offline on the `fixture` provider.
+
+use std::path::Path;
+
+use serde_json::Value;
+use vox_e2e::{cargo, copy_fixture, read, run, workspace_root, BUILD};
+
+/// Names of the `@test` functions declared in the `.vox` files under `dir`.
+fn vox_test_names(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension() != Some("vox".as_ref()) {
+            continue;
+        }
+        let text = read(&path);
+        let mut after_test = false;
+        for line in text.lines().map(str::trim) {
+            if line == "@test" {
+                after_test = true;
+            } else if let Some(rest) = line.strip_prefix("fn ").filter(|_| after_test) {
+                names.push(rest.split('(').next().unwrap().trim().to_string());
+                after_test = false;
+            } else if !line.starts_with('@') && !line.starts_with("//") && !line.is_empty() {
+                after_test = false;
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn kitchen_sink_builds_warning_free_and_passes_its_tests() {
+    // A copy, so the build script and the crate are compiled from scratch
+    // and every warning they produce is visible.
+    let copy = copy_fixture("kitchen-sink", "fixture-kitchen-sink");
+    let build = run(
+        cargo(&copy).args(["build", "--all-targets", "--message-format=json"]),
+        BUILD,
+    );
+    build.assert_success();
+    let mut warnings = Vec::new();
+    let mut script_ran = false;
+    for line in build.stdout.lines().filter(|l| l.starts_with('{')) {
+        let msg: Value = serde_json::from_str(line).expect("cargo JSON message");
+        let ours = msg["package_id"]
+            .as_str()
+            .is_some_and(|id| id.contains("kitchen-sink"));
+        if !ours {
+            continue;
+        }
+        match msg["reason"].as_str() {
+            Some("compiler-message") if msg["message"]["level"] != "note" => {
+                warnings.push(
+                    msg["message"]["rendered"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                );
+            }
+            Some("build-script-executed") => script_ran = true,
+            _ => {}
+        }
+    }
+    assert!(script_ran, "the build script ran\n{}", build.dump());
+    for line in build.stderr.lines() {
+        if line.starts_with("warning") && line.contains("kitchen-sink") {
+            warnings.push(line.to_string());
+        }
+    }
+    assert!(
+        warnings.is_empty(),
+        "kitchen-sink must compile without warnings:\n{}",
+        warnings.join("\n")
+    );
+
+    let test = run(cargo(&copy).args(["test"]), BUILD);
+    test.assert_success();
+    assert!(test.stdout.contains("test result: ok."), "{}", test.dump());
+    let mut expected: Vec<String> = ["vox", "more-vox"]
+        .iter()
+        .flat_map(|d| vox_test_names(&copy.join(d)))
+        .map(|n| format!("vox_tests::{n}"))
+        .collect();
+    assert!(
+        expected.iter().any(|n| n == "vox_tests::patterns"),
+        "{expected:?}"
+    );
+    expected.push("rust_side::pure_functions_are_plain_rust".into());
+    for name in &expected {
+        assert!(
+            test.stdout.contains(&format!("test {name} ... ok")),
+            "missing passing test {name}\n{}",
+            test.dump()
+        );
+    }
+    assert!(!test.stdout.contains("FAILED"), "{}", test.dump());
+}
+
+#[test]
+fn invoice_app_runs_offline() {
+    let app = workspace_root().join("fixtures/invoice-app");
+    let clear = |cmd: &mut std::process::Command| {
+        for (key, _) in std::env::vars_os() {
+            let k = key.to_string_lossy();
+            if k.starts_with("VOX_LLM_") || k == "OPENAI_API_KEY" || k == "OPENROUTER_API_KEY" {
+                cmd.env_remove(&key);
+            }
+        }
+    };
+
+    let mut cmd = cargo(&app);
+    cmd.args(["run", "--quiet"]);
+    clear(&mut cmd);
+    cmd.env("VOX_LLM_PROVIDER", "fixture");
+    let r = run(&mut cmd, BUILD);
+    r.assert_success();
+    for needle in ["ACME Corp: 2 lines", "total    19.25", "triage \"hi\": low"] {
+        assert!(
+            r.stdout.contains(needle),
+            "missing {needle:?}\n{}",
+            r.dump()
+        );
+    }
+    assert!(
+        !r.stderr.contains("no LLM provider configured"),
+        "an explicit provider needs no warning\n{}",
+        r.dump()
+    );
+
+    // No provider and no keys: still `fixture`, with a one-time warning.
+    let mut cmd = cargo(&app);
+    cmd.args(["run", "--quiet"]);
+    clear(&mut cmd);
+    let r = run(&mut cmd, BUILD);
+    r.assert_success();
+    assert!(r.stdout.contains("ACME Corp: 2 lines"), "{}", r.dump());
+    assert!(r.stdout.contains("total    19.25"), "{}", r.dump());
+    let warnings: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning") && l.contains("fixture"))
+        .collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "exactly one warning about the fixture provider, though several @ai calls ran\n{}",
+        r.dump()
+    );
+}
