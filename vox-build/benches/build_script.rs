@@ -13,7 +13,8 @@
 //!    prost-build on the `.proto`, for comparison.
 //!
 //! Goal: under 300 ms unoptimized. Run with `cargo bench -p vox-build
-//! --bench build_script`; the helper crate and its target directory live
+//! --bench build_script` (`VOX_BENCH_LINES=N` changes the module size);
+//! the helper crate and its target directory live
 //! under `target/bench-work/`.
 
 #[path = "build_script/measure.rs"]
@@ -36,7 +37,11 @@ fn main() {
         .unwrap_or_else(|| workspace.join("target"));
     let work = target.join("bench-work");
 
-    let (vox, proto, stats) = generate(TARGET_LINES);
+    let lines = std::env::var("VOX_BENCH_LINES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(TARGET_LINES);
+    let (vox, proto, stats) = generate(lines);
     let pkg = work.join("vox-package");
     let out = work.join("vox-out");
     let proto_dir = work.join("proto");
