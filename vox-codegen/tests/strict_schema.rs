@@ -1,0 +1,1010 @@
+//! Every structured-output schema the compiler can produce must pass
+//! OpenAI's strict mode (SPEC §5). This file carries its own checker for
+//! the documented Structured Outputs subset — written against the rules,
+//! not against `schema.rs` — and runs it over every schema the fixtures
+//! produce (each user type, list/Option wrappers, every `@ai` return type)
+//! and over generated stress modules.
+//!
+//! The rules checked, per schema node: only the supported keywords (`type`,
+//! `properties`, `required`, `additionalProperties`, `items`, `anyOf`,
+//! `enum`, `const`, `description`, `$ref`, `$defs`); no empty `{}` and no
+//! node that constrains nothing; `type` among the seven JSON types; every
+//! object closed (`additionalProperties: false`) with `required` listing
+//! exactly its properties; `$ref` is `#` or `#/$defs/<present name>` and
+//! stands alone (the API rejects `$ref` with sibling keywords such as
+//! `description`); `$defs` only at the root; the root is an object, never
+//! `anyOf` or a bare `$ref`. Limits: nesting ≤ 10, properties ≤ 5000, enum
+//! values ≤ 1000, names + enum/const values ≤ 120,000 characters, and at
+//! most 15,000 characters in one string enum of more than 250 values.
+//! The JSON is parsed with serde_json, rejecting duplicate object keys.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use vox_codegen::schema::{self, OutputSchema};
+use vox_codegen::types::{Ty, TypeId};
+use vox_codegen::{check, Checked, SourceFile, SourceMap};
+
+// ---- the strict-mode checker ------------------------------------------
+
+const KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "enum",
+    "const",
+    "description",
+    "$ref",
+    "$defs",
+];
+const JSON_TYPES: &[&str] = &[
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+const MAX_NESTING: usize = 10;
+const MAX_PROPERTIES: usize = 5000;
+const MAX_ENUM_VALUES: usize = 1000;
+const MAX_STRING_CHARS: usize = 120_000;
+const LARGE_ENUM: usize = 250;
+const MAX_LARGE_ENUM_CHARS: usize = 15_000;
+
+/// Sizes measured by this file's own walk (compare [`schema::stats`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Measures {
+    nesting: usize,
+    properties: usize,
+    enum_values: usize,
+    /// Property names, definition names and enum values.
+    name_and_enum_chars: usize,
+    /// `const` values, which count towards the same limit.
+    const_chars: usize,
+}
+
+/// A `serde_json::Value` that refuses duplicate object keys (serde_json
+/// itself silently keeps the last one).
+struct NoDuplicateKeys(Value);
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeysVisitor)
+            .map(NoDuplicateKeys)
+    }
+}
+
+struct NoDuplicateKeysVisitor;
+
+impl<'de> Visitor<'de> for NoDuplicateKeysVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(NoDuplicateKeys(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let NoDuplicateKeys(v) = map.next_value()?;
+            if out.insert(key.clone(), v).is_some() {
+                return Err(A::Error::custom(format!("duplicate key `{key}`")));
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+fn parse_strict_json(text: &str) -> Result<Value, String> {
+    serde_json::from_str::<NoDuplicateKeys>(text)
+        .map(|v| v.0)
+        .map_err(|e| format!("not valid JSON (or duplicate keys): {e}"))
+}
+
+/// Checks one schema document; returns its measures or every violation.
+fn check_strict(text: &str) -> Result<Measures, Vec<String>> {
+    let root = parse_strict_json(text).map_err(|e| vec![e])?;
+    let mut c = StrictChecker {
+        defs: root.get("$defs").and_then(Value::as_object),
+        errors: Vec::new(),
+        m: Measures::default(),
+    };
+    c.root(&root);
+    if c.errors.is_empty() {
+        c.m.nesting = nesting(&root, c.defs, &mut Vec::new());
+        c.limits();
+    }
+    if c.errors.is_empty() {
+        Ok(c.m)
+    } else {
+        Err(c.errors)
+    }
+}
+
+struct StrictChecker<'a> {
+    defs: Option<&'a Map<String, Value>>,
+    errors: Vec<String>,
+    m: Measures,
+}
+
+impl StrictChecker<'_> {
+    fn err(&mut self, path: &str, msg: impl fmt::Display) {
+        let at = if path.is_empty() { "(root)" } else { path };
+        self.errors.push(format!("{at}: {msg}"));
+    }
+
+    fn root(&mut self, root: &Value) {
+        let Some(obj) = root.as_object() else {
+            return self.err("", "the root is not a JSON object");
+        };
+        if obj.get("type").and_then(Value::as_str) != Some("object") {
+            self.err("", "the root must be `\"type\":\"object\"`");
+        }
+        if obj.contains_key("anyOf") {
+            self.err("", "the root must not be `anyOf`");
+        }
+        if obj.contains_key("$ref") {
+            self.err("", "the root must not be a `$ref`");
+        }
+        if let Some(defs) = obj.get("$defs") {
+            match defs.as_object() {
+                Some(defs) if !defs.is_empty() => {
+                    for (name, def) in defs {
+                        self.m.name_and_enum_chars += name.chars().count();
+                        self.node(def, &format!("/$defs/{name}"), false);
+                    }
+                }
+                _ => self.err("/$defs", "must be a non-empty object"),
+            }
+        }
+        self.node(root, "", true);
+    }
+
+    fn node(&mut self, v: &Value, path: &str, is_root: bool) {
+        let Some(obj) = v.as_object() else {
+            return self.err(path, format!("a schema must be an object, found {v}"));
+        };
+        if obj.is_empty() {
+            return self.err(path, "empty schema `{}`");
+        }
+        for k in obj.keys() {
+            if !KEYWORDS.contains(&k.as_str()) {
+                self.err(path, format!("unsupported keyword `{k}`"));
+            }
+        }
+        if obj.contains_key("$defs") && !is_root {
+            self.err(path, "`$defs` is only allowed at the root");
+        }
+        if !["type", "anyOf", "$ref", "enum", "const"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+        {
+            self.err(
+                path,
+                "schema constrains nothing (no type/anyOf/$ref/enum/const)",
+            );
+        }
+        if let Some(r) = obj.get("$ref") {
+            self.reference(r, obj, path, is_root);
+        }
+        let types = self.types(obj, path);
+        let is_object = types.contains(&"object");
+        let is_array = types.contains(&"array");
+        if is_object {
+            self.object(obj, path);
+        } else {
+            for k in ["properties", "required", "additionalProperties"] {
+                if obj.contains_key(k) {
+                    self.err(path, format!("`{k}` on a schema that is not an object"));
+                }
+            }
+        }
+        match (is_array, obj.get("items")) {
+            (true, Some(items)) => self.node(items, &format!("{path}/items"), false),
+            (true, None) => self.err(path, "an array schema needs `items`"),
+            (false, Some(_)) => self.err(path, "`items` on a schema that is not an array"),
+            (false, None) => {}
+        }
+        if let Some(any) = obj.get("anyOf") {
+            self.any_of(any, obj, path);
+        }
+        if let Some(e) = obj.get("enum") {
+            self.enumeration(e, &types, path);
+        }
+        if let Some(c) = obj.get("const") {
+            match c {
+                Value::String(s) => self.m.const_chars += s.chars().count(),
+                Value::Array(_) | Value::Object(_) => self.err(path, "`const` must be a scalar"),
+                _ => {}
+            }
+        }
+        if let Some(d) = obj.get("description") {
+            if !d.is_string() {
+                self.err(path, "`description` must be a string");
+            }
+        }
+    }
+
+    fn reference(&mut self, r: &Value, obj: &Map<String, Value>, path: &str, is_root: bool) {
+        let others: Vec<&String> = obj
+            .keys()
+            .filter(|k| *k != "$ref" && !(is_root && *k == "$defs"))
+            .collect();
+        if !others.is_empty() {
+            self.err(
+                path,
+                format!("`$ref` cannot have sibling keywords {others:?}"),
+            );
+        }
+        let Some(r) = r.as_str() else {
+            return self.err(path, "`$ref` must be a string");
+        };
+        if r == "#" {
+            return;
+        }
+        match r.strip_prefix("#/$defs/") {
+            Some(name) if self.defs.is_some_and(|d| d.contains_key(name)) => {}
+            Some(name) => self.err(path, format!("`$ref` to missing definition `{name}`")),
+            None => self.err(
+                path,
+                format!("`$ref` must be `#` or `#/$defs/<name>`, found `{r}`"),
+            ),
+        }
+    }
+
+    fn types<'v>(&mut self, obj: &'v Map<String, Value>, path: &str) -> Vec<&'v str> {
+        let listed: Vec<&Value> = match obj.get("type") {
+            None => return Vec::new(),
+            Some(Value::Array(ts)) if !ts.is_empty() => ts.iter().collect(),
+            Some(t @ Value::String(_)) => vec![t],
+            Some(other) => {
+                self.err(path, format!("`type` must be a type name, found {other}"));
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for t in listed {
+            match t.as_str() {
+                Some(s) if JSON_TYPES.contains(&s) => out.push(s),
+                _ => self.err(path, format!("unsupported type {t}")),
+            }
+        }
+        out
+    }
+
+    fn object(&mut self, obj: &Map<String, Value>, path: &str) {
+        if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
+            self.err(path, "objects need `\"additionalProperties\": false`");
+        }
+        let Some(props) = obj.get("properties").and_then(Value::as_object) else {
+            return self.err(path, "objects need `properties`");
+        };
+        let required: Vec<&str> = match obj.get("required").and_then(Value::as_array) {
+            Some(r) => r.iter().filter_map(Value::as_str).collect(),
+            None => {
+                self.err(path, "objects need `required`");
+                Vec::new()
+            }
+        };
+        let required_set: BTreeSet<&str> = required.iter().copied().collect();
+        if required_set.len() != required.len() {
+            self.err(path, format!("`required` repeats a name: {required:?}"));
+        }
+        let keys: BTreeSet<&str> = props.keys().map(String::as_str).collect();
+        if keys != required_set {
+            self.err(
+                path,
+                format!("`required` {required_set:?} is not exactly the properties {keys:?}"),
+            );
+        }
+        for (name, p) in props {
+            self.m.properties += 1;
+            self.m.name_and_enum_chars += name.chars().count();
+            self.node(p, &format!("{path}/properties/{name}"), false);
+        }
+    }
+
+    fn any_of(&mut self, any: &Value, obj: &Map<String, Value>, path: &str) {
+        let siblings: Vec<&String> = obj
+            .keys()
+            .filter(|k| !matches!(k.as_str(), "anyOf" | "description" | "$defs"))
+            .collect();
+        if !siblings.is_empty() {
+            self.err(path, format!("`anyOf` beside {siblings:?}"));
+        }
+        let Some(branches) = any.as_array().filter(|b| !b.is_empty()) else {
+            return self.err(path, "`anyOf` must be a non-empty array");
+        };
+        for (i, b) in branches.iter().enumerate() {
+            self.node(b, &format!("{path}/anyOf/{i}"), false);
+        }
+        // Tagged alternatives must be told apart by their `kind`.
+        let kinds: Vec<&Value> = branches
+            .iter()
+            .filter_map(|b| b.pointer("/properties/kind/enum"))
+            .collect();
+        let distinct: BTreeSet<String> = kinds.iter().map(|k| k.to_string()).collect();
+        if distinct.len() != kinds.len() {
+            self.err(path, "two `anyOf` alternatives share a `kind`");
+        }
+    }
+
+    fn enumeration(&mut self, e: &Value, types: &[&str], path: &str) {
+        let Some(values) = e.as_array().filter(|v| !v.is_empty()) else {
+            return self.err(path, "`enum` must be a non-empty array");
+        };
+        self.m.enum_values += values.len();
+        let mut chars = 0;
+        for v in values {
+            match v {
+                Value::String(s) => chars += s.chars().count(),
+                Value::Array(_) | Value::Object(_) => self.err(path, "enum values must be scalars"),
+                _ => {}
+            }
+            if types == ["string"] && !v.is_string() {
+                self.err(path, format!("enum value {v} is not a string"));
+            }
+        }
+        self.m.name_and_enum_chars += chars;
+        if values.len() > LARGE_ENUM && chars > MAX_LARGE_ENUM_CHARS {
+            self.err(
+                path,
+                format!("an enum of {} values has {chars} characters", values.len()),
+            );
+        }
+    }
+
+    fn limits(&mut self) {
+        let m = self.m;
+        if m.nesting > MAX_NESTING {
+            self.err(
+                "",
+                format!("nests {} levels (limit {MAX_NESTING})", m.nesting),
+            );
+        }
+        if m.properties > MAX_PROPERTIES {
+            self.err(
+                "",
+                format!("{} properties (limit {MAX_PROPERTIES})", m.properties),
+            );
+        }
+        if m.enum_values > MAX_ENUM_VALUES {
+            self.err(
+                "",
+                format!("{} enum values (limit {MAX_ENUM_VALUES})", m.enum_values),
+            );
+        }
+        let chars = m.name_and_enum_chars + m.const_chars;
+        if chars > MAX_STRING_CHARS {
+            self.err(
+                "",
+                format!("{chars} name/enum characters (limit {MAX_STRING_CHARS})"),
+            );
+        }
+    }
+}
+
+/// Object nesting depth (the root object is level 1), following each
+/// definition once per path; `#` (the root itself) is recursion, not depth.
+fn nesting(v: &Value, defs: Option<&Map<String, Value>>, open: &mut Vec<String>) -> usize {
+    let Some(obj) = v.as_object() else { return 0 };
+    let own = usize::from(match obj.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => false,
+    });
+    let mut children: Vec<&Value> = Vec::new();
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        children.extend(props.values());
+    }
+    children.extend(obj.get("items"));
+    if let Some(branches) = obj.get("anyOf").and_then(Value::as_array) {
+        children.extend(branches);
+    }
+    let mut inner = children
+        .into_iter()
+        .map(|c| nesting(c, defs, open))
+        .max()
+        .unwrap_or(0);
+    if let Some(name) = obj
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+    {
+        if let (false, Some(target)) = (
+            open.iter().any(|o| o == name),
+            defs.and_then(|d| d.get(name)),
+        ) {
+            open.push(name.to_string());
+            inner = inner.max(nesting(target, defs, open));
+            open.pop();
+        }
+    }
+    own + inner
+}
+
+fn valid_schema_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Checks a derived [`OutputSchema`] as a whole: its name, its document,
+/// and that the `wrapped` flag matches the root's shape.
+fn check_output(s: &OutputSchema) -> Result<Measures, Vec<String>> {
+    let mut errors = Vec::new();
+    if !valid_schema_name(&s.name) {
+        errors.push(format!(
+            "schema name `{}` is not [A-Za-z0-9_-]{{1,64}}",
+            s.name
+        ));
+    }
+    let text = s.schema.to_compact();
+    let measures = match check_strict(&text) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            errors.extend(e);
+            None
+        }
+    };
+    if s.wrapped && measures.is_some() {
+        let value = parse_strict_json(&text).ok();
+        let props = value
+            .as_ref()
+            .and_then(|v| v.get("properties"))
+            .and_then(Value::as_object);
+        if props.is_none_or(|p| p.len() != 1 || !p.contains_key("value")) {
+            errors.push("a wrapped schema must have exactly the property `value`".into());
+        }
+    }
+    match measures {
+        Some(m) if errors.is_empty() => Ok(m),
+        _ => Err(errors),
+    }
+}
+
+// ---- where schemas come from ------------------------------------------
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// `.vox` files under `dir`, recursively, sorted.
+fn vox_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            vox_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "vox") {
+            out.push(p);
+        }
+    }
+}
+
+/// `[package.metadata.vox] sources`, or the default `["vox"]`.
+fn source_dirs(manifest: &str) -> Vec<String> {
+    let mut in_vox = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_vox = line == "[package.metadata.vox]";
+        } else if in_vox && line.starts_with("sources") {
+            let list = line.split_once('=').map_or("", |(_, v)| v);
+            return list
+                .split('"')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect();
+        }
+    }
+    vec!["vox".into()]
+}
+
+/// Checks files as one module, named relative to `root` (as vox-build does).
+fn check_files(root: &Path, files: &[PathBuf]) -> Checked {
+    let mut sources = SourceMap::new();
+    for f in files {
+        let name = f.strip_prefix(root).unwrap_or(f).to_string_lossy();
+        sources.add(SourceFile::from_bytes(
+            name.replace('\\', "/"),
+            &std::fs::read(f).unwrap(),
+        ));
+    }
+    check(sources)
+}
+
+fn check_text(src: &str) -> Checked {
+    let mut sources = SourceMap::new();
+    sources.add(SourceFile::new("stress.vox", src));
+    check(sources)
+}
+
+/// Every module under `fixtures/` that is meant to check clean:
+/// `fixtures/valid` (each file or directory one module) and each fixture
+/// crate (its source directories together).
+fn fixture_modules() -> Vec<(String, Checked)> {
+    let root = fixtures();
+    let mut modules = Vec::new();
+    let valid = root.join("valid");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&valid)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let mut files = Vec::new();
+        if p.is_dir() {
+            vox_files(&p, &mut files);
+        } else if p.extension().is_some_and(|e| e == "vox") {
+            files.push(p.clone());
+        }
+        if !files.is_empty() {
+            let name = format!("valid/{}", p.file_name().unwrap().to_string_lossy());
+            modules.push((name, check_files(&valid, &files)));
+        }
+    }
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    crates.sort();
+    for krate in crates {
+        let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).unwrap();
+        let mut files = Vec::new();
+        for dir in source_dirs(&manifest) {
+            vox_files(&krate.join(dir), &mut files);
+        }
+        files.sort();
+        if !files.is_empty() {
+            let name = krate.file_name().unwrap().to_string_lossy().into_owned();
+            modules.push((name, check_files(&krate, &files)));
+        }
+    }
+    modules
+}
+
+/// The schemas a module can produce: every user type, list/Option (and a
+/// nested list) wrappers of each, and every `@ai` return type.
+fn schemas_of(c: &Checked) -> Vec<(String, OutputSchema)> {
+    let types = &c.info.types;
+    let mut tys: Vec<Ty> = Vec::new();
+    for id in types.ids() {
+        let named = Ty::Named(id);
+        tys.push(named.clone());
+        tys.push(Ty::List(Box::new(named.clone())));
+        tys.push(Ty::Option(Box::new(named.clone())));
+        tys.push(Ty::List(Box::new(Ty::List(Box::new(named)))));
+    }
+    for f in &c.info.fns {
+        if f.ai.is_some() {
+            tys.push(f.ret.clone());
+        }
+    }
+    tys.into_iter()
+        .map(|t| (t.display(types), schema::output_schema(&t, types)))
+        .collect()
+}
+
+/// Checks every schema of a clean module; returns how many were checked.
+fn assert_module_strict(name: &str, c: &Checked) -> usize {
+    assert!(
+        !c.has_errors(),
+        "{name} must check clean: {:#?}",
+        c.diagnostics
+    );
+    let schemas = schemas_of(c);
+    let mut failures = Vec::new();
+    for (ty, s) in &schemas {
+        if let Err(errors) = check_output(s) {
+            failures.push(format!(
+                "{name}: schema of `{ty}` is not strict:\n  {}\n  schema: {}",
+                errors.join("\n  "),
+                s.schema.to_compact()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    schemas.len()
+}
+
+fn schema_of(c: &Checked, ty: &str) -> OutputSchema {
+    let id: TypeId = c.info.types.find(ty).expect("type exists");
+    schema::output_schema(&Ty::Named(id), &c.info.types)
+}
+
+// ---- tests --------------------------------------------------------------
+
+#[test]
+fn every_fixture_schema_is_strict() {
+    let modules = fixture_modules();
+    let names: Vec<&str> = modules.iter().map(|(n, _)| n.as_str()).collect();
+    for expected in ["valid/invoice.vox", "invoice-app", "kitchen-sink"] {
+        assert!(
+            names.contains(&expected),
+            "missing module {expected}: {names:?}"
+        );
+    }
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (name, c) in &modules {
+        match std::panic::catch_unwind(|| assert_module_strict(name, c)) {
+            Ok(n) => checked += n,
+            Err(e) => failures.push(
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| format!("{name}: panicked")),
+            ),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(checked >= 50, "only {checked} schemas checked");
+}
+
+#[test]
+fn ai_return_types_of_fixtures_are_covered() {
+    // Records are not wrapped; sums and scalars are, and still pass.
+    let modules = fixture_modules();
+    let mut ai_fns = 0;
+    for (_, c) in &modules {
+        for f in c.info.fns.iter().filter(|f| f.ai.is_some()) {
+            ai_fns += 1;
+            let s = schema::output_schema(&f.ret, &c.info.types);
+            let is_record = matches!(&f.ret, Ty::Named(id)
+                if c.info.types.get(*id).is_some_and(|d| d.fields().is_some()));
+            assert_eq!(s.wrapped, !is_record, "{}", f.name);
+            check_output(&s).unwrap_or_else(|e| panic!("{}: {e:#?}", f.name));
+        }
+    }
+    assert!(ai_fns >= 4, "only {ai_fns} @ai functions in the fixtures");
+}
+
+#[test]
+fn recursive_records_through_list_and_option() {
+    let c = check_text(
+        "/// A tree.\ntype Tree {\n label: str\n children: list[Tree]\n}\n\
+         type Link {\n value: int\n next: Option[Link]\n}\n\
+         type Forest {\n trees: list[Tree]\n head: Option[Link]\n best: Option[Tree]\n}\n",
+    );
+    assert_module_strict("recursive", &c);
+    let tree = schema_of(&c, "Tree").schema.to_compact();
+    assert!(tree.contains(r##""items":{"$ref":"#"}"##), "{tree}");
+    let forest = schema_of(&c, "Forest").schema.to_compact();
+    assert!(forest.contains(r#""$defs":{"#), "{forest}");
+    assert!(forest.contains(r##""$ref":"#/$defs/Link""##), "{forest}");
+}
+
+#[test]
+fn mutually_recursive_types() {
+    let c = check_text(
+        "type Dept {\n name: str\n staff: list[Person]\n}\n\
+         type Person {\n name: str\n dept: Option[Dept]\n role: Role\n}\n\
+         type Role =\n | Lead(reports: list[Person])\n | Member\n\
+         type Org { depts: list[Dept] }\n",
+    );
+    assert_module_strict("mutual", &c);
+    let org = schema_of(&c, "Org").schema.to_compact();
+    for def in ["Dept", "Person"] {
+        assert!(
+            org.contains(&format!(r##""$ref":"#/$defs/{def}""##)),
+            "{org}"
+        );
+    }
+}
+
+#[test]
+fn a_type_used_in_three_places_goes_to_defs() {
+    let c = check_text(
+        "type Money {\n amount: Decimal\n currency: str\n}\n\
+         type Line { price: Money }\n\
+         type Order {\n subtotal: Money\n tax: Money\n lines: list[Line]\n}\n",
+    );
+    assert_module_strict("shared", &c);
+    let order = schema_of(&c, "Order");
+    let v = parse_strict_json(&order.schema.to_compact()).unwrap();
+    assert!(v.pointer("/$defs/Money").is_some(), "{v}");
+    let refs = v.to_string().matches(r##""$ref":"#/$defs/Money""##).count();
+    assert_eq!(refs, 3, "{v}");
+}
+
+#[test]
+fn sum_types_with_docs() {
+    let c = check_text(
+        "/// How a parcel travels.\ntype Shipping =\n\
+         /// Picked up by the customer.\n | Pickup\n\
+         /// A courier with a tracking code.\n | Courier(company: str, tracking: Option[str])\n\
+         | Freight(weight_kg: float, pallets: list[Pallet])\n\
+         type Pallet { id: str }\n\
+         /// An order.\ntype Parcel {\n shipping: Shipping\n items: list[str]\n}\n",
+    );
+    assert_module_strict("sum-docs", &c);
+    let parcel = schema_of(&c, "Parcel").schema.to_compact();
+    for d in [
+        "Picked up by the customer.",
+        "A courier with a tracking code.",
+        "An order.",
+    ] {
+        assert!(parcel.contains(d), "{d}: {parcel}");
+    }
+    let id = c.info.types.find("Shipping").unwrap();
+    let shipping = schema::output_schema(&Ty::Named(id), &c.info.types);
+    assert!(shipping
+        .schema
+        .to_compact()
+        .contains(r#""description":"How a parcel travels.""#));
+}
+
+fn nested_records(levels: usize) -> String {
+    let mut src = String::new();
+    for i in 1..=levels {
+        let inner = if i < levels {
+            format!("\n next: L{}", i + 1)
+        } else {
+            String::new()
+        };
+        src.push_str(&format!("type L{i} {{\n name{i}: str{inner}\n}}\n"));
+    }
+    src
+}
+
+#[test]
+fn nine_nested_records_are_legal() {
+    let c = check_text(&nested_records(9));
+    assert_module_strict("nested", &c);
+    let m = check_output(&schema_of(&c, "L1")).unwrap();
+    assert_eq!(m.nesting, 9);
+    // The wrapper of `list[L1]` adds the tenth and last allowed level.
+    let id = c.info.types.find("L1").unwrap();
+    let list = schema::output_schema(&Ty::List(Box::new(Ty::Named(id))), &c.info.types);
+    assert_eq!(check_output(&list).unwrap().nesting, 10);
+}
+
+#[test]
+fn documented_field_of_a_shared_type() {
+    // A doc comment on a field whose type lives in `$defs` must not become
+    // a `description` beside the `$ref` (the API rejects that).
+    let c = check_text(
+        "type Money { amount: Decimal }\n\
+         type Invoice {\n /// Before tax.\n net: Money\n /// After tax.\n gross: Money\n}\n\
+         type Node {\n /// The parent node.\n parent: Option[Node]\n /// Child nodes.\n kids: list[Node]\n}\n",
+    );
+    assert_module_strict("doc-on-ref", &c);
+}
+
+#[test]
+fn documented_field_of_a_documented_type() {
+    // Both the field and its (inlined) type have a doc comment: the schema
+    // must still have one `description` per node, and the field's text
+    // must reach the model.
+    let c = check_text(
+        "/// How a parcel travels.\ntype Shipping =\n | Pickup\n | Courier(company: str)\n\
+         /// A postal address.\ntype Address { street: str }\n\
+         type Parcel {\n /// The shipping method.\n shipping: Shipping\n /// Where it goes.\n destination: Address\n}\n",
+    );
+    assert_module_strict("doc-on-documented-type", &c);
+    let parcel = schema_of(&c, "Parcel").schema.to_compact();
+    for d in ["The shipping method.", "Where it goes."] {
+        assert!(parcel.contains(d), "{d}: {parcel}");
+    }
+}
+
+#[test]
+fn a_variant_field_named_kind() {
+    // `kind` is the tag of a sum type; a variant field of the same name must
+    // either be rejected by the checker or still give a valid schema.
+    let c = check_text("type Event =\n | Click(kind: str)\n | Idle\n");
+    if !c.has_errors() {
+        assert_module_strict("kind-field", &c);
+    }
+}
+
+#[test]
+fn independent_counts_match_schema_stats() {
+    let mut compared = 0;
+    let mut modules = fixture_modules();
+    for src in [
+        nested_records(9),
+        "type T { a: list[T]\n b: Option[U] }\ntype U = | X(t: T) | Y\ntype V { u: U\n w: U\n t: T }\n"
+            .to_string(),
+    ] {
+        modules.push(("stress".into(), check_text(&src)));
+    }
+    for (name, c) in &modules {
+        for (ty, s) in schemas_of(c) {
+            let Ok(mine) = check_output(&s) else { continue };
+            let theirs = schema::stats(&s.schema);
+            assert_eq!(mine.const_chars, 0);
+            assert_eq!(
+                (
+                    mine.nesting,
+                    mine.properties,
+                    mine.enum_values,
+                    mine.name_and_enum_chars
+                ),
+                (
+                    theirs.nesting,
+                    theirs.properties,
+                    theirs.enum_values,
+                    theirs.string_chars
+                ),
+                "{name}: `{ty}`: {}",
+                s.schema.to_compact()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 50, "only {compared} schemas compared");
+}
+
+/// The checker itself must reject each kind of violation.
+#[test]
+fn checker_rejects_what_strict_mode_rejects() {
+    let ok = r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}"#;
+    assert!(check_strict(ok).is_ok());
+    let obj = |prop: &str| {
+        format!(
+            r#"{{"type":"object","properties":{{"a":{prop}}},"required":["a"],"additionalProperties":false}}"#
+        )
+    };
+    let bad: Vec<(String, &str)> = vec![
+        (obj(r#"{"type":"string","default":"x"}"#), "`default`"),
+        (obj(r#"{"type":"string","minLength":1}"#), "`minLength`"),
+        (obj(r#"{"type":"string","format":"date"}"#), "`format`"),
+        (obj(r#"{"oneOf":[{"type":"string"},{"type":"null"}]}"#), "`oneOf`"),
+        (obj(r#"{"allOf":[{"type":"string"}]}"#), "`allOf`"),
+        (
+            obj(r#"{"type":"object","properties":{},"required":[],"additionalProperties":false,"patternProperties":{}}"#),
+            "`patternProperties`",
+        ),
+        (obj("{}"), "empty"),
+        (obj(r#"{"description":"x"}"#), "constrains nothing"),
+        (obj(r#"{"type":"date"}"#), "unsupported type"),
+        (obj(r#"{"type":"array"}"#), "needs `items`"),
+        (obj(r#"{"type":"array","items":{}}"#), "empty"),
+        (obj(r##"{"$ref":"#/$defs/Nope"}"##), "missing definition"),
+        (obj(r##"{"$ref":"#/definitions/X"}"##), "must be `#`"),
+        (obj(r##"{"$ref":"#","description":"d"}"##), "sibling"),
+        (obj(r#"{"anyOf":[]}"#), "non-empty"),
+        (obj(r#"{"anyOf":[{"type":"string"},{}]}"#), "empty"),
+        (obj(r#"{"type":"string","enum":[]}"#), "non-empty"),
+        (obj(r#"{"type":"string","enum":[1]}"#), "not a string"),
+        (
+            obj(r#"{"type":"object","properties":{"b":{"type":"string"}},"required":["b"]}"#),
+            "additionalProperties",
+        ),
+        (
+            obj(r#"{"type":"object","properties":{"b":{"type":"string"}},"required":[],"additionalProperties":false}"#),
+            "not exactly",
+        ),
+        (
+            obj(r#"{"type":"object","properties":{"b":{"type":"string"}},"required":["b","c"],"additionalProperties":false}"#),
+            "not exactly",
+        ),
+        (
+            obj(r#"{"type":"object","required":[],"additionalProperties":false}"#),
+            "need `properties`",
+        ),
+        (obj(r#"{"type":"object","properties":{},"required":[],"additionalProperties":false,"$defs":{"X":{"type":"null"}}}"#), "only allowed at the root"),
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}"#.into(),
+            "duplicate key",
+        ),
+        (r#"{"anyOf":[{"type":"string"}]}"#.into(), "root"),
+        (r##"{"$ref":"#/$defs/X","$defs":{"X":{"type":"null"}}}"##.into(), "root"),
+        (r#"{"type":"array","items":{"type":"string"}}"#.into(), "root"),
+        (r#"[]"#.into(), "root"),
+    ];
+    for (schema, why) in &bad {
+        match check_strict(schema) {
+            Ok(_) => panic!("accepted ({why}): {schema}"),
+            Err(errors) => assert!(
+                errors.iter().any(|e| e.contains(why)),
+                "{schema}: expected `{why}` among {errors:#?}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn checker_enforces_the_size_limits() {
+    // Eleven nested objects.
+    let mut deep = r#"{"type":"string"}"#.to_string();
+    for _ in 0..11 {
+        deep = format!(
+            r#"{{"type":"object","properties":{{"x":{deep}}},"required":["x"],"additionalProperties":false}}"#
+        );
+    }
+    let e = check_strict(&deep).unwrap_err();
+    assert!(e.iter().any(|e| e.contains("nests 11 levels")), "{e:?}");
+    // Nesting through `$defs` counts too: root → D1 → … → D10.
+    let defs: Vec<String> = (1..=10)
+        .map(|i| {
+            let x = if i < 10 {
+                format!(r##"{{"$ref":"#/$defs/D{}"}}"##, i + 1)
+            } else {
+                r#"{"type":"string"}"#.to_string()
+            };
+            format!(
+                r#""D{i}":{{"type":"object","properties":{{"x":{x}}},"required":["x"],"additionalProperties":false}}"#
+            )
+        })
+        .collect();
+    let via_defs = format!(
+        r##"{{"type":"object","properties":{{"x":{{"$ref":"#/$defs/D1"}}}},"required":["x"],"additionalProperties":false,"$defs":{{{}}}}}"##,
+        defs.join(",")
+    );
+    let e = check_strict(&via_defs).unwrap_err();
+    assert!(e.iter().any(|e| e.contains("nests 11 levels")), "{e:?}");
+
+    let object_of = |n: usize, prop: &dyn Fn(usize) -> String| {
+        let props: Vec<String> = (0..n)
+            .map(|i| format!(r#""{}":{{"type":"string"}}"#, prop(i)))
+            .collect();
+        let names: Vec<String> = (0..n).map(|i| format!(r#""{}""#, prop(i))).collect();
+        format!(
+            r#"{{"type":"object","properties":{{{}}},"required":[{}],"additionalProperties":false}}"#,
+            props.join(","),
+            names.join(",")
+        )
+    };
+    assert!(check_strict(&object_of(5000, &|i| format!("p{i}"))).is_ok());
+    let e = check_strict(&object_of(5001, &|i| format!("p{i}"))).unwrap_err();
+    assert!(e.iter().any(|e| e.contains("5001 properties")), "{e:?}");
+    // 1,000 properties with 121-character names: over 120,000 characters.
+    let e = check_strict(&object_of(1000, &|i| format!("{i:0>121}"))).unwrap_err();
+    assert!(
+        e.iter().any(|e| e.contains("name/enum characters")),
+        "{e:?}"
+    );
+
+    let with_enum = |n: usize, len: usize| {
+        let vals: Vec<String> = (0..n).map(|i| format!(r#""{i:0>len$}""#)).collect();
+        format!(
+            r#"{{"type":"object","properties":{{"e":{{"type":"string","enum":[{}]}}}},"required":["e"],"additionalProperties":false}}"#,
+            vals.join(",")
+        )
+    };
+    assert!(check_strict(&with_enum(1000, 4)).is_ok());
+    let e = check_strict(&with_enum(1001, 4)).unwrap_err();
+    assert!(e.iter().any(|e| e.contains("1001 enum values")), "{e:?}");
+    let e = check_strict(&with_enum(300, 51)).unwrap_err();
+    assert!(
+        e.iter().any(|e| e.contains("an enum of 300 values")),
+        "{e:?}"
+    );
+}
