@@ -65,25 +65,38 @@ fn time(cmd: &mut Command) -> Duration {
     let t = Instant::now();
     let out = cmd.output().expect("run command");
     let d = t.elapsed();
-    assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     d
 }
 
 fn bench_fresh_build() {
     let root = workspace_root();
     let target = root.join("target");
-    let status = Command::new("cargo").args(["build", "--release", "-p", "cargo-vox"]).current_dir(&root).status().expect("cargo");
+    let status = Command::new("cargo")
+        .args(["build", "--release", "-p", "cargo-vox"])
+        .current_dir(&root)
+        .status()
+        .expect("cargo");
     assert!(status.success());
     let cargo_vox = target.join("release").join("cargo-vox");
     let manifest = root.join("fixtures").join("invoice-app").join("Cargo.toml");
     let plain = || {
         let mut c = Command::new("cargo");
-        c.args(["build", "--message-format=json", "--manifest-path"]).arg(&manifest).env("CARGO_TARGET_DIR", &target);
+        c.args(["build", "--message-format=json", "--manifest-path"])
+            .arg(&manifest)
+            .env("CARGO_TARGET_DIR", &target);
         c
     };
     let vox = || {
         let mut c = Command::new(&cargo_vox);
-        c.args(["--json", "--manifest-path"]).arg(&manifest).arg("build").env("CARGO_TARGET_DIR", &target);
+        c.args(["--json", "--manifest-path"])
+            .arg(&manifest)
+            .arg("build")
+            .env("CARGO_TARGET_DIR", &target);
         c
     };
     // Warm up: make the build fresh.

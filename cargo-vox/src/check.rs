@@ -127,10 +127,12 @@ pub fn resolve_inputs(
         workspace::WorkspaceError::Usage(m) => InputError::Usage(m),
         workspace::WorkspaceError::Other(e) => InputError::Other(e),
     })?;
-    let label = packages
-        .first()
-        .map(|p| display_path(&p.manifest_path))
-        .unwrap_or_else(|| "Cargo.toml".into());
+    // One package: its manifest; several (a virtual workspace): the workspace's.
+    let label = match packages.as_slice() {
+        [one] => display_path(&one.manifest_path),
+        _ => workspace::workspace_manifest(global)
+            .map_or_else(|| "Cargo.toml".into(), |m| display_path(&m)),
+    };
     let mut modules = Vec::new();
     for pkg in packages {
         let files = pkg

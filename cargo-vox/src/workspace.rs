@@ -79,6 +79,12 @@ fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceEr
         .map_err(WorkspaceError::Other)
 }
 
+/// The workspace root's `Cargo.toml`, if `cargo metadata` can tell.
+pub fn workspace_manifest(global: &GlobalArgs) -> Option<PathBuf> {
+    let meta = metadata(global).ok()?;
+    Some(meta.workspace_root.join("Cargo.toml").into_std_path_buf())
+}
+
 /// What the build lane needs to know about the workspace.
 pub struct Workspace {
     pub root: PathBuf,

@@ -25,9 +25,11 @@
 //! ```
 //!
 //! What happens on each run:
-//! - `cargo:rerun-if-changed` is printed for `Cargo.toml`, every source
-//!   directory and every `.vox` file, so editing, adding or deleting a
-//!   `.vox` file reruns the script and nothing else does;
+//! - `cargo:rerun-if-changed` is printed for `Cargo.toml`, every existing
+//!   source directory and every `.vox` file, so editing, adding or deleting a
+//!   `.vox` file reruns the script and nothing else does (a source directory
+//!   that does not exist yet is not watched: cargo would rerun the script on
+//!   every build; touch `Cargo.toml` after creating it);
 //! - diagnostics are rendered like rustc's on stderr, warnings also reach
 //!   `cargo build` through `cargo:warning`, and errors end the build script
 //!   with a one-line summary (exit status 1, never a panic);
@@ -201,13 +203,25 @@ impl Builder {
         } else {
             Some(self.source_dirs.clone())
         };
+        let configured = setting.is_some();
         let layout = SourceLayout::new(&manifest_dir, setting)?;
         let files = layout.vox_files()?;
         if !self.quiet {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "cargo:rerun-if-changed={}", manifest_path.display());
+            // A missing path would make cargo rerun the script on every
+            // build, so only existing directories are watched; a directory
+            // created later is picked up once `Cargo.toml` or a watched file changes.
             for dir in layout.dir_paths() {
-                let _ = writeln!(out, "cargo:rerun-if-changed={}", dir.display());
+                if dir.exists() {
+                    let _ = writeln!(out, "cargo:rerun-if-changed={}", dir.display());
+                } else if !self.source_dirs.is_empty() || configured {
+                    let _ = writeln!(
+                        out,
+                        "cargo:warning=vox-build: source directory {} does not exist",
+                        dir.display()
+                    );
+                }
             }
             for f in &files {
                 let _ = writeln!(out, "cargo:rerun-if-changed={}", f.display());

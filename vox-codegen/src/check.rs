@@ -334,7 +334,8 @@ impl<'a> Checker<'a> {
             let Item::Type(t) = item else { continue };
             let kind = match &t.kind {
                 TypeDeclKind::Record(fields) => TypeDefKind::Record(self.resolve_fields(fields)),
-                TypeDeclKind::Sum(vs) => TypeDefKind::Sum(
+                TypeDeclKind::Sum(vs) => TypeDefKind::Sum({
+                    self.reserved_kind_fields(vs);
                     vs.iter()
                         .map(|v| VariantDef {
                             name: v.name.name.clone(),
@@ -342,11 +343,30 @@ impl<'a> Checker<'a> {
                             fields: self.resolve_fields(&v.fields),
                             span: v.name.span,
                         })
-                        .collect(),
-                ),
+                        .collect()
+                }),
             };
             if let Some(&id) = self.info.type_items.get(&idx) {
                 self.info.types.defs[id.0 as usize].kind = kind;
+            }
+        }
+    }
+
+    /// Variants are tagged by a `kind` property in JSON (serde's internal
+    /// tag), so no variant field may be called `kind`.
+    fn reserved_kind_fields(&mut self, variants: &[Variant]) {
+        for v in variants {
+            for f in v.fields.iter().filter(|f| f.name.name == "kind") {
+                self.err(
+                    Diagnostic::error(
+                        Code::DuplicateField,
+                        f.name.span,
+                        format!("variant `{}` cannot have a field named `kind`", v.name.name),
+                    )
+                    .label("`kind` carries the variant's name in JSON")
+                    .hint("rename the field, e.g. `category`")
+                    .fix("rename to `kind_`", f.name.span, "kind_"),
+                );
             }
         }
     }
@@ -2288,8 +2308,7 @@ impl<'a> Checker<'a> {
         let st = self.check_expr(scrutinee, Want::Any);
         let mut result: Option<Ty> = want.ty().cloned();
         let mut all_diverge = !arms.is_empty();
-        let types = self.info.types.clone();
-        let mut coverage = crate::exhaustive::Checker::new(&types);
+        let mut budget = crate::exhaustive::BUDGET;
         let mut rows: Vec<Vec<crate::exhaustive::Pat>> = Vec::new();
         let check_coverage = !matches!(st, Ty::Error | Ty::Unknown | Ty::Never);
         for arm in arms {
@@ -2297,9 +2316,12 @@ impl<'a> Checker<'a> {
             self.check_pattern(&arm.pattern, &st);
             self.report_duplicate_bindings();
             if check_coverage {
-                let pat = crate::exhaustive::lower(&arm.pattern, &st, &types);
-                let useful =
-                    coverage.useful(&rows, std::slice::from_ref(&pat), std::slice::from_ref(&st));
+                let pat = crate::exhaustive::lower(&arm.pattern, &st, &self.info.types);
+                let useful = crate::exhaustive::Checker::new(&self.info.types, &mut budget).useful(
+                    &rows,
+                    std::slice::from_ref(&pat),
+                    std::slice::from_ref(&st),
+                );
                 if useful == Some(false) && !pat.has_opaque() {
                     self.err(
                         Diagnostic::warning(
@@ -2347,13 +2369,14 @@ impl<'a> Checker<'a> {
             self.pop_scope();
         }
         let uncovered = check_coverage
-            && coverage.useful(
+            && crate::exhaustive::Checker::new(&self.info.types, &mut budget).useful(
                 &rows,
                 &[crate::exhaustive::Pat::Wild],
                 std::slice::from_ref(&st),
             ) == Some(true);
         if uncovered {
-            let missing = coverage.missing(&rows, &st);
+            let missing =
+                crate::exhaustive::Checker::new(&self.info.types, &mut budget).missing(&rows, &st);
             let mut d =
                 Diagnostic::error(Code::NonExhaustive, scrutinee.span, "non-exhaustive match")
                     .label(format!("patterns not covered: {}", missing.join(", ")));

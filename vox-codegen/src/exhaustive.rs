@@ -91,29 +91,27 @@ pub fn lower(p: &Pattern, ty: &Ty, types: &TypeTable) -> Pat {
     }
 }
 
-/// Budgeted usefulness checks over one match.
+/// Budgeted usefulness checks over one match (the types are borrowed per
+/// call, so the caller can keep checking in between).
 pub struct Checker<'a> {
     types: &'a TypeTable,
-    budget: usize,
+    budget: &'a mut usize,
 }
 
 /// Upper bound on recursive steps per match.
-const BUDGET: usize = 200_000;
+pub const BUDGET: usize = 200_000;
 
 impl<'a> Checker<'a> {
-    pub fn new(types: &'a TypeTable) -> Checker<'a> {
-        Checker {
-            types,
-            budget: BUDGET,
-        }
+    pub fn new(types: &'a TypeTable, budget: &'a mut usize) -> Checker<'a> {
+        Checker { types, budget }
     }
 
     /// Whether some value matches `q` but no row; `None` when the work budget ran out.
     pub fn useful(&mut self, rows: &[Vec<Pat>], q: &[Pat], tys: &[Ty]) -> Option<bool> {
-        if self.budget == 0 {
+        if *self.budget == 0 {
             return None;
         }
-        self.budget -= 1;
+        *self.budget -= 1;
         let Some((head, rest)) = q.split_first() else {
             return Some(rows.is_empty());
         };
@@ -226,7 +224,8 @@ mod tests {
     fn option_of_bool() {
         let types = TypeTable::default();
         let ty = Ty::Option(Box::new(Ty::Bool));
-        let mut c = Checker::new(&types);
+        let mut budget = BUDGET;
+        let mut c = Checker::new(&types, &mut budget);
         let rows = vec![
             vec![ctor("Some", vec![ctor("true", vec![])])],
             vec![ctor("None", vec![])],
@@ -252,7 +251,8 @@ mod tests {
     #[test]
     fn literals_need_a_catch_all() {
         let types = TypeTable::default();
-        let mut c = Checker::new(&types);
+        let mut budget = BUDGET;
+        let mut c = Checker::new(&types, &mut budget);
         let rows = vec![vec![Pat::Lit("1".into())], vec![Pat::Lit("2".into())]];
         assert_eq!(c.useful(&rows, &[Pat::Wild], &[Ty::Int]), Some(true));
         assert_eq!(

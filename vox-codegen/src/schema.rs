@@ -372,8 +372,9 @@ impl<'a> Builder<'a> {
                                 ("enum", Json::Arr(vec![Json::str(v.name.clone())])),
                             ]),
                         )];
-                        props.extend(self.fields(&v.fields));
-                        closed_object(props, doc_text(&v.docs))
+                        let (fields, notes) = self.fields(&v.fields);
+                        props.extend(fields);
+                        closed_object(props, with_notes(doc_text(&v.docs), notes))
                     })
                     .collect();
                 let mut pairs = vec![("anyOf".to_string(), Json::Arr(alts))];
@@ -391,21 +392,36 @@ impl<'a> Builder<'a> {
         };
         let fields = def.fields().map(<[FieldDef]>::to_vec).unwrap_or_default();
         let docs = doc_text(&def.docs);
-        let props = self.fields(&fields);
-        closed_object(props, docs)
+        let (props, notes) = self.fields(&fields);
+        closed_object(props, with_notes(docs, notes))
     }
 
-    fn fields(&mut self, fields: &[FieldDef]) -> Vec<(String, Json)> {
-        fields
+    /// Property schemas of `fields`, with each field's doc comment as its
+    /// `description`. Strict mode forbids keywords beside `$ref`, so the docs
+    /// of fields whose type is a reference come back as notes for the
+    /// enclosing object's description instead.
+    fn fields(&mut self, fields: &[FieldDef]) -> (Vec<(String, Json)>, Vec<String>) {
+        let mut notes = Vec::new();
+        let props = fields
             .iter()
             .map(|f| {
                 let mut s = self.schema(&f.ty);
                 if let (Some(d), Json::Obj(pairs)) = (doc_text(&f.docs), &mut s) {
-                    pairs.push(("description".into(), Json::str(d)));
+                    if pairs.iter().any(|(k, _)| k == "$ref") {
+                        notes.push(format!("`{}`: {d}", f.name));
+                    } else if let Some((_, Json::Str(existing))) =
+                        pairs.iter_mut().find(|(k, _)| k == "description")
+                    {
+                        // The field's own doc first, then its type's.
+                        *existing = format!("{d}\n{existing}");
+                    } else {
+                        pairs.push(("description".into(), Json::str(d)));
+                    }
                 }
                 (f.name.clone(), s)
             })
-            .collect()
+            .collect();
+        (props, notes)
     }
 
     fn attach_defs(self, schema: Json) -> Json {
@@ -432,6 +448,16 @@ fn closed_object(props: Vec<(String, Json)>, description: Option<String>) -> Jso
         pairs.push(("description".into(), Json::str(d)));
     }
     Json::Obj(pairs)
+}
+
+/// An object's description: its doc comment, then notes about its fields.
+fn with_notes(docs: Option<String>, notes: Vec<String>) -> Option<String> {
+    if notes.is_empty() {
+        return docs;
+    }
+    let mut parts: Vec<String> = docs.into_iter().collect();
+    parts.extend(notes);
+    Some(parts.join("\n"))
 }
 
 fn doc_text(docs: &[String]) -> Option<String> {

@@ -37,6 +37,8 @@ pub struct BuildOutcome {
     pub finished: Option<bool>,
     /// Lines that were not cargo messages.
     pub text_lines: Vec<String>,
+    /// Keys of the diagnostics kept, for de-duplication.
+    seen: std::collections::HashSet<(String, Option<usize>, Option<usize>, Option<String>, String)>,
 }
 
 /// Reads a whole stream; `on_text` sees every non-message line as it arrives.
@@ -77,7 +79,16 @@ fn handle_line(
     match parsed {
         Some(Message::CompilerMessage(m)) => {
             if let Some(p) = rustc::payload(&m.message, workspace_root) {
-                if !out.diagnostics.contains(&p) {
+                // The same diagnostic arrives once per target that compiles
+                // the file (lib, bin, test): keep the first.
+                let key = (
+                    p.file_path.clone(),
+                    p.span.start_byte,
+                    p.span.end_byte,
+                    p.error_code.clone(),
+                    p.message.clone(),
+                );
+                if out.seen.insert(key) {
                     if let Some(r) = &m.message.rendered {
                         out.rendered.push(r.clone());
                     }
