@@ -53,3 +53,27 @@ fn g() to int { return 1 }
     }
     assert!(c.has_errors());
 }
+
+#[test]
+fn reports_every_error_not_just_the_first() {
+    let src = "fn a() to int { return \"x\" }\nfn b() to str { return 1 }\nfn c() { let y = nope }\n";
+    let found = codes(src);
+    assert_eq!(found.iter().filter(|c| **c == "vox/type/mismatch").count(), 2, "{found:?}");
+    assert!(found.contains(&"vox/name/unknown"), "{found:?}");
+}
+
+#[test]
+fn emission_is_deterministic_and_keyword_safe() {
+    let src = "type T { self: int, move: str }\nfn f(ref: T) to int { ref.self }\n";
+    let a = run(src);
+    let b = run(src);
+    assert!(!a.has_errors(), "{:?}", a.diagnostics);
+    let opts = vox_codegen::emit::EmitOptions::default();
+    let ea = vox_codegen::emit::emit(&a.module, &a.info, &opts);
+    let eb = vox_codegen::emit::emit(&b.module, &b.info, &opts);
+    assert_eq!(ea, eb);
+    assert!(ea.contains("pub self_: i64"), "{ea}");
+    assert!(ea.contains("#[serde(rename = \"self\")]"), "{ea}");
+    assert!(ea.contains("pub r#move: ::std::string::String"), "{ea}");
+    assert!(ea.contains("pub fn f(r#ref: T) -> i64"), "{ea}");
+}
