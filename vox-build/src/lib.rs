@@ -2,6 +2,7 @@
 //!
 //! ```no_run
 //! // build.rs
+//! # #[allow(clippy::needless_doctest_main)]
 //! fn main() {
 //!     vox_build::compile().unwrap(); // sources: `vox/` by default
 //! }

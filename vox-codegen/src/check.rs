@@ -2243,7 +2243,7 @@ impl<'a> Checker<'a> {
                     _ => Ty::Unit,
                 }
             }
-            Want::Type(expected) if matches!(expected, Ty::Unit) => {
+            Want::Type(Ty::Unit) => {
                 self.check_block(then, Want::Nothing);
                 if let Some(b) = els {
                     self.check_block(b, Want::Nothing);

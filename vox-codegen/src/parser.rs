@@ -1135,11 +1135,8 @@ impl Parser<'_> {
         let arms = self.with_newlines(true, |p| -> PResult<Vec<Arm>> {
             let mut arms = Vec::new();
             loop {
-                loop {
-                    match p.raw(p.pos).kind {
-                        T::Newline | T::Semi | T::Comma | T::Doc => p.bump_raw(),
-                        _ => break,
-                    }
+                while matches!(p.raw(p.pos).kind, T::Newline | T::Semi | T::Comma | T::Doc) {
+                    p.bump_raw();
                 }
                 match p.peek() {
                     T::RBrace => {

@@ -56,9 +56,14 @@ fn g() to int { return 1 }
 
 #[test]
 fn reports_every_error_not_just_the_first() {
-    let src = "fn a() to int { return \"x\" }\nfn b() to str { return 1 }\nfn c() { let y = nope }\n";
+    let src =
+        "fn a() to int { return \"x\" }\nfn b() to str { return 1 }\nfn c() { let y = nope }\n";
     let found = codes(src);
-    assert_eq!(found.iter().filter(|c| **c == "vox/type/mismatch").count(), 2, "{found:?}");
+    assert_eq!(
+        found.iter().filter(|c| **c == "vox/type/mismatch").count(),
+        2,
+        "{found:?}"
+    );
     assert!(found.contains(&"vox/name/unknown"), "{found:?}");
 }
 

@@ -12,6 +12,9 @@ use cargo_metadata::Message;
 use crate::envelope::DiagnosticPayload;
 use crate::lane::rustc;
 
+/// Identity of a diagnostic for de-duplication: file, byte span, code, message.
+type DiagnosticKey = (String, Option<usize>, Option<usize>, Option<String>, String);
+
 /// An executable cargo produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Executable {
@@ -38,7 +41,7 @@ pub struct BuildOutcome {
     /// Lines that were not cargo messages.
     pub text_lines: Vec<String>,
     /// Keys of the diagnostics kept, for de-duplication.
-    seen: std::collections::HashSet<(String, Option<usize>, Option<usize>, Option<String>, String)>,
+    seen: std::collections::HashSet<DiagnosticKey>,
 }
 
 /// Reads a whole stream; `on_text` sees every non-message line as it arrives.
