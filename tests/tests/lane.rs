@@ -199,6 +199,15 @@ fn build_test_and_run_on_one_crate() {
         "{}",
         r.dump()
     );
+    // Killed by SIGABRT: 128 + 6, like a shell.
+    #[cfg(unix)]
+    lane(&root, &["--json", "run", "--", "abort"]).assert_code(134);
+
+    // Without `--json`, stdout is left alone and the summary goes to stderr.
+    let r = lane(&root, &["build"]);
+    r.assert_code(0);
+    assert_eq!(r.stdout, "", "{}", r.dump());
+    assert!(r.stderr.contains("ok: build"), "{}", r.dump());
 
     // 4. test: the build envelope, then the test envelope.
     let r = lane(&root, &["--json", "test"]);
@@ -227,7 +236,9 @@ fn build_test_and_run_on_one_crate() {
         .unwrap_or_else(|| panic!("the Vox @test failure by its Vox name: {t}"));
     let message = vox_failure["message"].as_str().unwrap_or("");
     assert!(
-        message.contains("double(3)") && message.contains('6') && message.contains('7'),
+        message.contains("assert_eq(double(3), 7)")
+            && message.contains("left: 6")
+            && message.contains("right: 7"),
         "the Vox failure's message has the assertion and its values: {vox_failure}"
     );
     let rust_failure = failures
@@ -360,6 +371,15 @@ fn script_lane_runs_caches_and_reports() {
         "a warm script run takes {warm:?}"
     );
 
+    // A changed script needs cargo: a missing one is reported.
+    std::fs::write(dir.join("cold.vox"), SCRIPT.replace("script", "cold")).expect("write script");
+    let r = lane_with(&dir, &["--json", "run", "cold.vox"], &warm_env, QUICK);
+    r.assert_code(1);
+    let env_line = only_envelope(&r, "run");
+    assert_eq!(env_line["ok"], false, "{env_line}");
+    let message = env_line["message"].as_str().unwrap_or("");
+    assert!(message.contains("/nonexistent/cargo"), "{env_line}");
+
     // A type error: the Vox diagnostic, no cargo run.
     std::fs::write(dir.join("bad.vox"), SCRIPT_TYPE_ERROR).expect("write script");
     let r = lane_with(&dir, &["--json", "run", "bad.vox"], &warm_env, QUICK);
@@ -430,11 +450,16 @@ fn cargo_failures_still_end_with_one_envelope() {
         assert!(message.contains("cargo"), "{command}: {env}");
     }
 
+    // An unknown package is a usage error.
+    let r = lane_with(&root, &["--json", "-p", "nope", "build"], &[], QUICK);
+    r.assert_code(2);
+    assert_eq!(only_envelope(&r, "build")["ok"], false, "{}", r.dump());
+
     // Junk on stdout from a cargo that succeeds: still one envelope, ok.
     let junk = fake_cargo(
         &bin,
         "junk-cargo",
-        r#"printf '{"reason":"compiler-mess\nnot json at all\n\377\376 bytes\n'; exit 0"#,
+        r#"printf 'not json at all\n\377\376 bytes\n{"reason":"compiler-mess'; exit 0"#,
     );
     let r = lane_with(
         &root,
