@@ -254,6 +254,42 @@ fn build_test_and_run_on_one_crate() {
         "the Rust failure's message has the assertion and its values: {rust_failure}"
     );
 
+    // Arguments after `--` reach cargo; after a second `--`, the test binary.
+    let r = lane(
+        &root,
+        &[
+            "--json",
+            "test",
+            "--",
+            "--bins",
+            "--",
+            "--skip",
+            "arithmetic",
+        ],
+    );
+    r.assert_code(1);
+    let lines = envelopes(&r);
+    assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
+    let t = &lines[1];
+    assert_eq!(
+        (&t["passed"], &t["failed"], &t["ignored"]),
+        (&Value::from(2), &Value::from(1), &Value::from(1)),
+        "counts with the Rust failure skipped: {t}"
+    );
+    let r = lane(&root, &["--json", "build", "--", "--bin", "lane-app"]);
+    r.assert_code(0);
+    assert_eq!(only_envelope(&r, "build")["ok"], true, "{}", r.dump());
+    let r = lane(&root, &["--json", "build", "--", "--bin", "no-such-bin"]);
+    r.assert_code(1);
+    let env = only_envelope(&r, "build");
+    assert_eq!(env["ok"], false, "{env}");
+    assert!(
+        env["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no-such-bin")),
+        "cargo's own error becomes the message: {env}"
+    );
+
     // 5. A Vox type error: build, run and test all report it.
     let broken = root.join("vox/broken.vox");
     write_later(&broken, VOX_TYPE_ERROR);
