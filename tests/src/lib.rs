@@ -57,8 +57,16 @@ pub fn cargo_bin() -> PathBuf {
 /// cargo set for this test process.
 pub fn cargo(dir: &Path) -> Command {
     let mut cmd = Command::new(cargo_bin());
-    cmd.current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
+    cmd.current_dir(dir);
+    for_fixture_builds(&mut cmd);
+    cmd
+}
+
+/// Sets up `cmd` (cargo, or cargo-vox running cargo) to build into the
+/// shared target directory with plain output, without the variables cargo
+/// set for this test process.
+pub fn for_fixture_builds(cmd: &mut Command) {
+    cmd.env("CARGO_TARGET_DIR", target_dir())
         .env("CARGO_TERM_COLOR", "never")
         .env("CARGO_TERM_PROGRESS_WHEN", "never")
         .env_remove("RUST_BACKTRACE")
@@ -80,7 +88,6 @@ pub fn cargo(dir: &Path) -> Command {
             cmd.env_remove(key.as_ref());
         }
     }
-    cmd
 }
 
 /// The `cargo-vox` binary next to the test executables; built once if absent
@@ -107,13 +114,12 @@ pub fn cargo_vox_bin() -> PathBuf {
     .clone()
 }
 
-/// A `cargo-vox` command in `dir` with colour off.
+/// A `cargo-vox` command in `dir` with colour off, set up like [`cargo`]
+/// for the cargo it runs.
 pub fn cargo_vox(dir: &Path) -> Command {
     let mut cmd = Command::new(cargo_vox_bin());
-    cmd.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("CARGO_TERM_COLOR", "never")
-        .env("CARGO_TARGET_DIR", target_dir());
+    cmd.current_dir(dir).env("NO_COLOR", "1");
+    for_fixture_builds(&mut cmd);
     cmd
 }
 
@@ -255,27 +261,40 @@ pub fn unique(tag: &str) -> String {
     format!("{tag}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Copies `fixtures/<name>` to `target/e2e-work/<tag>/<name>`, skipping any
-/// `target/`, with its path dependencies on the workspace crates made
-/// absolute. Returns the copy's package root.
+/// Copies `fixtures/<name>` to `target/e2e-work/<tag>/<last part of name>`,
+/// skipping any `target/`, with its path dependencies on the workspace
+/// crates made absolute. `name` may have several parts (`lane/app`); the
+/// relative dependency paths climb one `../` per part plus one. A fixture
+/// without its own `Cargo.lock` gets invoice-app's (same dependencies), so
+/// building it needs no dependency resolution. Returns the copy's package root.
 pub fn copy_fixture(name: &str, tag: &str) -> PathBuf {
     let src = workspace_root().join("fixtures").join(name);
     assert!(src.is_dir(), "no fixture {}", src.display());
-    let dest = work_dir(tag).join(name);
+    let leaf = Path::new(name).file_name().expect("fixture name");
+    let dest = work_dir(tag).join(leaf);
     copy_tree(&src, &dest);
     let manifest = dest.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).expect("fixture has a Cargo.toml");
+    let up = "../".repeat(Path::new(name).components().count() + 1);
     let mut rewritten = text.clone();
     for krate in ["vox-runtime", "vox-build", "vox-codegen"] {
         let abs = workspace_root().join(krate);
         let abs = abs.to_string_lossy().replace('\\', "/");
-        rewritten = rewritten.replace(&format!("\"../../{krate}\""), &format!("\"{abs}\""));
+        rewritten = rewritten.replace(&format!("\"{up}{krate}\""), &format!("\"{abs}\""));
     }
     assert_ne!(
         text, rewritten,
-        "fixture {name} has no ../../ path dependencies to rewrite"
+        "fixture {name} has no {up} path dependencies to rewrite"
     );
     std::fs::write(&manifest, rewritten).expect("write Cargo.toml");
+    let lock = dest.join("Cargo.lock");
+    if !lock.exists() {
+        let shared = workspace_root()
+            .join("fixtures")
+            .join("invoice-app")
+            .join("Cargo.lock");
+        std::fs::copy(&shared, &lock).expect("copy invoice-app's Cargo.lock");
+    }
     dest
 }
 
