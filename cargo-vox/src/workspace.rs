@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use cargo_metadata::MetadataCommand;
 use vox_build::SourceLayout;
 
@@ -74,9 +73,14 @@ fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceEr
     if let Some(m) = &global.manifest_path {
         cmd.manifest_path(m);
     }
-    cmd.exec()
-        .context("`cargo metadata` failed")
-        .map_err(WorkspaceError::Other)
+    // cargo_metadata's error already names its cause; add which cargo it ran.
+    cmd.exec().map_err(|e| {
+        let cargo = crate::lane::cargo_program();
+        WorkspaceError::Other(anyhow::anyhow!(
+            "cannot read the workspace (`{} metadata`): {e}",
+            cargo.to_string_lossy()
+        ))
+    })
 }
 
 /// The workspace root's `Cargo.toml`, if `cargo metadata` can tell.

@@ -230,7 +230,12 @@ pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let exe = match bins.as_slice() {
         [one] => one.path.clone(),
         [] => {
-            out.failure("run", &ws.manifest_label, "no binary to run: the package has no `[[bin]]` target (pass a FILE.vox to run a script)");
+            let why = if run.outcome.executables.is_empty() {
+                "cargo built the package but reported no executable"
+            } else {
+                "no binary to run: the package has no `[[bin]]` target (pass a FILE.vox to run a script)"
+            };
+            out.failure("run", &ws.manifest_label, why);
             return Ok(exit::FAILURE);
         }
         many => {
