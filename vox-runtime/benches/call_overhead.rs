@@ -125,14 +125,20 @@ async fn run() {
             .expect("call_ai");
         started.elapsed()
     };
+    // The raw POST is timed from building the request (URL, headers, body),
+    // as a hand-written client would do per call; call_ai's timing likewise
+    // covers building its request.
     let raw_post = |raw: &reqwest::Client| {
-        let request = raw
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("authorization", format!("Bearer {KEY}"))
-            .body(body.clone());
+        let raw = raw.clone();
+        let url = url.clone();
+        let body = body.clone();
         async move {
             let started = Instant::now();
+            let request = raw
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("authorization", format!("Bearer {KEY}"))
+                .body(body);
             let response = request.send().await.expect("raw post");
             let bytes = response.bytes().await.expect("raw body");
             assert!(!bytes.is_empty());
