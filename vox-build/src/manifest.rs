@@ -86,11 +86,11 @@ pub fn sources_setting(toml: &str) -> Result<Option<Vec<String>>, ManifestError>
     Ok(None)
 }
 
-/// Drops a `#` comment that is not inside a string.
-fn strip_comment(line: &str) -> &str {
+/// Byte index of the first of `targets` that is not inside a TOML string.
+fn find_unquoted(text: &str, targets: &[char]) -> Option<usize> {
     let mut in_str: Option<char> = None;
     let mut escaped = false;
-    for (i, c) in line.char_indices() {
+    for (i, c) in text.char_indices() {
         match in_str {
             Some(q) => {
                 if escaped {
@@ -101,38 +101,21 @@ fn strip_comment(line: &str) -> &str {
                     in_str = None;
                 }
             }
-            None => match c {
-                '"' | '\'' => in_str = Some(c),
-                '#' => return &line[..i],
-                _ => {}
-            },
+            None if c == '"' || c == '\'' => in_str = Some(c),
+            None if targets.contains(&c) => return Some(i),
+            None => {}
         }
     }
-    line
+    None
+}
+
+/// Drops a `#` comment that is not inside a string.
+fn strip_comment(line: &str) -> &str {
+    find_unquoted(line, &['#']).map_or(line, |i| &line[..i])
 }
 
 fn array_closed(text: &str) -> bool {
-    let mut in_str: Option<char> = None;
-    let mut escaped = false;
-    for c in text.chars() {
-        match in_str {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' && q == '"' {
-                    escaped = true;
-                } else if c == q {
-                    in_str = None;
-                }
-            }
-            None => match c {
-                '"' | '\'' => in_str = Some(c),
-                ']' => return true,
-                _ => {}
-            },
-        }
-    }
-    false
+    find_unquoted(text, &[']']).is_some()
 }
 
 fn parse_string_array(text: &str) -> Result<Vec<String>, String> {
