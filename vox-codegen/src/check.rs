@@ -90,6 +90,9 @@ pub struct ModuleInfo {
     pub ctors: HashMap<ExprId, Ctor>,
     /// `TypeDecl` item index → its [`TypeId`] (duplicates have none).
     pub type_items: HashMap<usize, TypeId>,
+    /// The strict schema of every `@ai` return type, derived once while
+    /// checking its limits and reused by emission.
+    pub output_schemas: Vec<(Ty, crate::schema::OutputSchema)>,
 }
 
 impl ModuleInfo {
@@ -930,6 +933,7 @@ impl<'a> Checker<'a> {
             seen.push(f.ret.clone());
             let schema = crate::schema::output_schema(&f.ret, &self.info.types);
             let problems = crate::schema::stats(&schema.schema).violations();
+            self.info.output_schemas.push((f.ret.clone(), schema));
             if problems.is_empty() {
                 continue;
             }

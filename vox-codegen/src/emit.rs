@@ -238,7 +238,10 @@ impl<'a> Emitter<'a> {
             if f.ai.is_none() || self.schemas.iter().any(|(t, _, _)| *t == f.ret) {
                 continue;
             }
-            let mut s = schema::output_schema(&f.ret, &self.info.types);
+            let mut s = match self.info.output_schemas.iter().find(|(t, _)| *t == f.ret) {
+                Some((_, s)) => s.clone(),
+                None => schema::output_schema(&f.ret, &self.info.types),
+            };
             let base = s.name.clone();
             let mut n = 1;
             while !names.insert(s.name.clone()) {
