@@ -552,3 +552,78 @@ fn cargo_failures_still_end_with_one_envelope() {
     assert_eq!(lines[1]["command"], "test");
     assert_eq!(lines[1]["ok"], false);
 }
+
+/// Ctrl-C goes to the whole foreground process group: cargo must receive
+/// it, and `cargo vox` must survive it long enough to print its envelope.
+#[cfg(unix)]
+#[test]
+fn interrupt_reaches_cargo_and_the_envelope_still_prints() {
+    use std::io::{BufRead as _, BufReader, Read as _};
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Stdio;
+
+    let root = copy_fixture("lane/app", "lane-interrupt");
+    let bin = work_dir("lane-interrupt-cargo");
+    let slow = fake_cargo(&bin, "slow-cargo", "echo vox-test-started >&2\nsleep 60");
+    let mut cmd = cargo_vox(&root);
+    cmd.args(["--json", "build"])
+        .env("CARGO", &slow)
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("start cargo-vox");
+    let pgid = child.id();
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("vox-test-started") {
+                let _ = tx.send(());
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        seen
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the fake cargo never started");
+    // Like a terminal's Ctrl-C: SIGINT to every process of the group.
+    let status = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -s INT -- -{pgid}")])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill failed");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let code = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("cargo-vox did not finish after the interrupt");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("read stdout");
+    let stderr = reader.join().expect("stderr reader");
+    assert!(
+        started.elapsed() < Duration::from_secs(55),
+        "the fake cargo was not interrupted"
+    );
+    assert_eq!(code, Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one envelope: {stdout}");
+    let env: Value = serde_json::from_str(lines[0]).expect("JSON envelope");
+    assert_eq!(env["command"], "build");
+    assert_eq!(env["ok"], false);
+    let message = env["message"].as_str().unwrap_or_default();
+    assert!(message.contains("signal 2"), "{message}");
+}
