@@ -174,19 +174,97 @@ impl<'a> Checker<'a> {
         match ctors_of(ty, self.types) {
             Some(cs) => cs
                 .into_iter()
-                .filter(|(c, fields)| {
-                    let q = vec![Pat::Ctor(c.clone(), vec![Pat::Wild; fields.len()])];
-                    self.useful(rows, &q, std::slice::from_ref(ty))
-                        .unwrap_or(false)
-                })
-                .map(|(c, fields)| match (c.as_str(), fields.len()) {
-                    ("Some" | "Ok" | "Error", _) => format!("`{c}(_)`"),
-                    (_, 0) => format!("`{c}`"),
-                    _ => format!("`{c}(..)`"),
+                .filter_map(|(c, fields)| {
+                    // A witness under this constructor: the smallest
+                    // uncovered value, e.g. `Some(Open(_))`.
+                    let m = specialize(rows, &c, fields.len());
+                    let wilds = vec![Pat::Wild; fields.len()];
+                    let args = self.witness(&m, &wilds, &fields)?;
+                    Some(format!("`{}`", render(&Pat::Ctor(c, args))))
                 })
                 .collect(),
             None => vec!["`_`".into()],
         }
+    }
+
+    /// A pattern vector matching `q`'s values that no row matches (wildcards
+    /// where anything goes), or `None` when `q` is not useful or the budget ran out.
+    fn witness(&mut self, rows: &[Vec<Pat>], q: &[Pat], tys: &[Ty]) -> Option<Vec<Pat>> {
+        if *self.budget == 0 {
+            return None;
+        }
+        *self.budget -= 1;
+        let Some((head, rest)) = q.split_first() else {
+            return rows.is_empty().then(Vec::new);
+        };
+        let (ty, rest_tys) = match tys.split_first() {
+            Some((t, r)) => (t, r),
+            None => (&Ty::Error, &[][..]),
+        };
+        match head {
+            // Only called with wildcard queries.
+            Pat::Ctor(..) | Pat::Lit(_) | Pat::Opaque => None,
+            Pat::Wild => {
+                let ctors = ctors_of(ty, self.types);
+                let complete = ctors.as_ref().is_some_and(|cs| {
+                    cs.iter().all(|(n, _)| {
+                        rows.iter()
+                            .any(|r| matches!(r.first(), Some(Pat::Ctor(c, _)) if c == n))
+                    })
+                });
+                match ctors {
+                    Some(cs) if complete => {
+                        for (c, fields) in cs {
+                            let m = specialize(rows, &c, fields.len());
+                            let q2 = concat(&vec![Pat::Wild; fields.len()], rest);
+                            if let Some(w) = self.witness(&m, &q2, &concat(&fields, rest_tys)) {
+                                let (args, tail) = w.split_at(fields.len().min(w.len()));
+                                let mut out = vec![Pat::Ctor(c, args.to_vec())];
+                                out.extend_from_slice(tail);
+                                return Some(out);
+                            }
+                        }
+                        None
+                    }
+                    other => {
+                        let m: Vec<Vec<Pat>> = rows
+                            .iter()
+                            .filter(|r| matches!(r.first(), Some(Pat::Wild)))
+                            .map(|r| r[1..].to_vec())
+                            .collect();
+                        let w = self.witness(&m, rest, rest_tys)?;
+                        // Name a constructor no row mentions, when there is one.
+                        let head = other
+                            .and_then(|cs| {
+                                cs.into_iter().find(|(n, _)| {
+                                    !rows.iter().any(
+                                        |r| matches!(r.first(), Some(Pat::Ctor(c, _)) if c == n),
+                                    )
+                                })
+                            })
+                            .map_or(Pat::Wild, |(c, fields)| {
+                                Pat::Ctor(c, vec![Pat::Wild; fields.len()])
+                            });
+                        let mut out = vec![head];
+                        out.extend(w);
+                        Some(out)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A pattern as Vox source: `Some(Open(_))`, `Paid`, `_`.
+fn render(p: &Pat) -> String {
+    match p {
+        Pat::Wild | Pat::Opaque => "_".into(),
+        Pat::Lit(l) => l.clone(),
+        Pat::Ctor(c, args) if args.is_empty() => c.clone(),
+        Pat::Ctor(c, args) => format!(
+            "{c}({})",
+            args.iter().map(render).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -234,7 +312,7 @@ mod tests {
             c.useful(&rows, &[Pat::Wild], std::slice::from_ref(&ty)),
             Some(true)
         );
-        assert_eq!(c.missing(&rows, &ty), vec!["`Some(_)`".to_string()]);
+        assert_eq!(c.missing(&rows, &ty), vec!["`Some(false)`".to_string()]);
         let mut full = rows.clone();
         full.push(vec![ctor("Some", vec![ctor("false", vec![])])]);
         assert_eq!(

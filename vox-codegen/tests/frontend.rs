@@ -82,3 +82,26 @@ fn emission_is_deterministic_and_keyword_safe() {
     assert!(ea.contains("pub r#move: ::std::string::String"), "{ea}");
     assert!(ea.contains("pub fn f(r#ref: T) -> i64"), "{ea}");
 }
+
+#[test]
+fn non_exhaustive_matches_name_a_nested_missing_value() {
+    let src = "type S =\n | Paid\n | Open(days: int)\nfn f(o: Option[S]) to int {\n    match o {\n        Some(Paid) => 1\n        None => 0\n    }\n}\n";
+    let c = run(src);
+    let d = c
+        .diagnostics
+        .iter()
+        .find(|d| d.code.as_str() == "vox/match/non-exhaustive")
+        .expect("non-exhaustive");
+    assert!(
+        d.label.as_deref().unwrap_or("").contains("`Some(Open(_))`"),
+        "{:?}",
+        d.label
+    );
+    // Covering it makes the match exhaustive, and a later catch-all unreachable.
+    let ok = run(&src.replace(
+        "        None => 0\n",
+        "        Some(Open(d)) => d\n        None => 0\n        _ => 2\n",
+    ));
+    let codes: Vec<&str> = ok.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["vox/match/unreachable"], "{:?}", ok.diagnostics);
+}
