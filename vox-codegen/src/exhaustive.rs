@@ -108,23 +108,53 @@ impl<'a> Checker<'a> {
 
     /// Whether some value matches `q` but no row; `None` when the work budget ran out.
     pub fn useful(&mut self, rows: &[Vec<Pat>], q: &[Pat], tys: &[Ty]) -> Option<bool> {
+        self.witness(rows, q, tys).ok().map(|w| w.is_some())
+    }
+
+    /// The top-level values not covered by `rows`, for the error message.
+    pub fn missing(&mut self, rows: &[Vec<Pat>], ty: &Ty) -> Vec<String> {
+        match ctors_of(ty, self.types) {
+            Some(cs) => cs
+                .into_iter()
+                .filter_map(|(c, fields)| {
+                    // The smallest uncovered value under this constructor,
+                    // e.g. `Some(Open(_))`.
+                    let q = vec![Pat::Ctor(c, vec![Pat::Wild; fields.len()])];
+                    let w = self.witness(rows, &q, std::slice::from_ref(ty)).ok()??;
+                    Some(format!("`{}`", render(w.first()?)))
+                })
+                .collect(),
+            None => vec!["`_`".into()],
+        }
+    }
+
+    /// A value vector matching `q` that no row matches (wildcards where
+    /// anything goes): `Ok(None)` when every value of `q` is covered,
+    /// `Err(OutOfBudget)` when the work budget ran out.
+    fn witness(
+        &mut self,
+        rows: &[Vec<Pat>],
+        q: &[Pat],
+        tys: &[Ty],
+    ) -> Result<Option<Vec<Pat>>, OutOfBudget> {
         if *self.budget == 0 {
-            return None;
+            return Err(OutOfBudget);
         }
         *self.budget -= 1;
         let Some((head, rest)) = q.split_first() else {
-            return Some(rows.is_empty());
+            return Ok(rows.is_empty().then(Vec::new));
         };
         let (ty, rest_tys) = match tys.split_first() {
             Some((t, r)) => (t, r),
             None => (&Ty::Error, &[][..]),
         };
         match head {
-            Pat::Opaque => Some(false),
+            Pat::Opaque => Ok(None),
             Pat::Ctor(c, args) => {
-                let sub_tys = field_types(ty, c, self.types);
+                let fields = field_types(ty, c, self.types);
                 let m = specialize(rows, c, args.len());
-                self.useful(&m, &concat(args, rest), &concat(&sub_tys, rest_tys))
+                let w = self.witness(&m, &concat(args, rest), &concat(&fields, rest_tys))?;
+                Ok(w.map(|w| rebuild(c, args.len(), w)))
             }
             Pat::Lit(l) => {
                 let m: Vec<Vec<Pat>> = rows
@@ -135,124 +165,70 @@ impl<'a> Checker<'a> {
                         _ => None,
                     })
                     .collect();
-                self.useful(&m, rest, rest_tys)
+                let w = self.witness(&m, rest, rest_tys)?;
+                Ok(w.map(|w| prepend(head.clone(), w)))
             }
             Pat::Wild => {
                 let ctors = ctors_of(ty, self.types);
-                let complete = ctors.as_ref().is_some_and(|cs| {
-                    cs.iter().all(|(n, _)| {
-                        rows.iter()
-                            .any(|r| matches!(r.first(), Some(Pat::Ctor(c, _)) if c == n))
-                    })
-                });
+                let mentioned = |n: &str| {
+                    rows.iter()
+                        .any(|r| matches!(r.first(), Some(Pat::Ctor(c, _)) if c == n))
+                };
+                let complete = ctors
+                    .as_ref()
+                    .is_some_and(|cs| cs.iter().all(|(n, _)| mentioned(n)));
                 match ctors {
-                    Some(cs) if complete => {
-                        for (c, fields) in cs {
-                            let m = specialize(rows, &c, fields.len());
-                            let wilds = vec![Pat::Wild; fields.len()];
-                            if self.useful(&m, &concat(&wilds, rest), &concat(&fields, rest_tys))? {
-                                return Some(true);
-                            }
-                        }
-                        Some(false)
-                    }
-                    _ => {
-                        let m: Vec<Vec<Pat>> = rows
-                            .iter()
-                            .filter(|r| matches!(r.first(), Some(Pat::Wild)))
-                            .map(|r| r[1..].to_vec())
-                            .collect();
-                        self.useful(&m, rest, rest_tys)
-                    }
-                }
-            }
-        }
-    }
-
-    /// The top-level values not covered by `rows`, for the error message.
-    pub fn missing(&mut self, rows: &[Vec<Pat>], ty: &Ty) -> Vec<String> {
-        match ctors_of(ty, self.types) {
-            Some(cs) => cs
-                .into_iter()
-                .filter_map(|(c, fields)| {
-                    // A witness under this constructor: the smallest
-                    // uncovered value, e.g. `Some(Open(_))`.
-                    let m = specialize(rows, &c, fields.len());
-                    let wilds = vec![Pat::Wild; fields.len()];
-                    let args = self.witness(&m, &wilds, &fields)?;
-                    Some(format!("`{}`", render(&Pat::Ctor(c, args))))
-                })
-                .collect(),
-            None => vec!["`_`".into()],
-        }
-    }
-
-    /// A pattern vector matching `q`'s values that no row matches (wildcards
-    /// where anything goes), or `None` when `q` is not useful or the budget ran out.
-    fn witness(&mut self, rows: &[Vec<Pat>], q: &[Pat], tys: &[Ty]) -> Option<Vec<Pat>> {
-        if *self.budget == 0 {
-            return None;
-        }
-        *self.budget -= 1;
-        let Some((head, rest)) = q.split_first() else {
-            return rows.is_empty().then(Vec::new);
-        };
-        let (ty, rest_tys) = match tys.split_first() {
-            Some((t, r)) => (t, r),
-            None => (&Ty::Error, &[][..]),
-        };
-        match head {
-            // Only called with wildcard queries.
-            Pat::Ctor(..) | Pat::Lit(_) | Pat::Opaque => None,
-            Pat::Wild => {
-                let ctors = ctors_of(ty, self.types);
-                let complete = ctors.as_ref().is_some_and(|cs| {
-                    cs.iter().all(|(n, _)| {
-                        rows.iter()
-                            .any(|r| matches!(r.first(), Some(Pat::Ctor(c, _)) if c == n))
-                    })
-                });
-                match ctors {
+                    // Every constructor appears: split on them.
                     Some(cs) if complete => {
                         for (c, fields) in cs {
                             let m = specialize(rows, &c, fields.len());
                             let q2 = concat(&vec![Pat::Wild; fields.len()], rest);
-                            if let Some(w) = self.witness(&m, &q2, &concat(&fields, rest_tys)) {
-                                let (args, tail) = w.split_at(fields.len().min(w.len()));
-                                let mut out = vec![Pat::Ctor(c, args.to_vec())];
-                                out.extend_from_slice(tail);
-                                return Some(out);
+                            if let Some(w) = self.witness(&m, &q2, &concat(&fields, rest_tys))? {
+                                return Ok(Some(rebuild(&c, fields.len(), w)));
                             }
                         }
-                        None
+                        Ok(None)
                     }
+                    // Some constructor (or value) is missing: only the
+                    // wildcard rows can cover it.
                     other => {
                         let m: Vec<Vec<Pat>> = rows
                             .iter()
                             .filter(|r| matches!(r.first(), Some(Pat::Wild)))
                             .map(|r| r[1..].to_vec())
                             .collect();
-                        let w = self.witness(&m, rest, rest_tys)?;
+                        let Some(w) = self.witness(&m, rest, rest_tys)? else {
+                            return Ok(None);
+                        };
                         // Name a constructor no row mentions, when there is one.
                         let head = other
-                            .and_then(|cs| {
-                                cs.into_iter().find(|(n, _)| {
-                                    !rows.iter().any(
-                                        |r| matches!(r.first(), Some(Pat::Ctor(c, _)) if c == n),
-                                    )
-                                })
-                            })
+                            .and_then(|cs| cs.into_iter().find(|(n, _)| !mentioned(n)))
                             .map_or(Pat::Wild, |(c, fields)| {
                                 Pat::Ctor(c, vec![Pat::Wild; fields.len()])
                             });
-                        let mut out = vec![head];
-                        out.extend(w);
-                        Some(out)
+                        Ok(Some(prepend(head, w)))
                     }
                 }
             }
         }
     }
+}
+
+/// The work budget ran out; the answer is unknown.
+#[derive(Debug)]
+struct OutOfBudget;
+
+/// `c(first arity values)` followed by the rest of the vector.
+fn rebuild(c: &str, arity: usize, w: Vec<Pat>) -> Vec<Pat> {
+    let (args, tail) = w.split_at(arity.min(w.len()));
+    prepend(Pat::Ctor(c.to_string(), args.to_vec()), tail.to_vec())
+}
+
+fn prepend(head: Pat, tail: Vec<Pat>) -> Vec<Pat> {
+    let mut out = Vec::with_capacity(tail.len() + 1);
+    out.push(head);
+    out.extend(tail);
+    out
 }
 
 /// A pattern as Vox source: `Some(Open(_))`, `Paid`, `_`.
