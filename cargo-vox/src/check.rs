@@ -123,18 +123,13 @@ pub fn resolve_inputs(
             }],
         ));
     }
-    let packages = workspace::selected_packages(global).map_err(|e| match e {
+    let selection = workspace::selected_packages(global).map_err(|e| match e {
         workspace::WorkspaceError::Usage(m) => InputError::Usage(m),
         workspace::WorkspaceError::Other(e) => InputError::Other(e),
     })?;
-    // One package: its manifest; several (a virtual workspace): the workspace's.
-    let label = match packages.as_slice() {
-        [one] => display_path(&one.manifest_path),
-        _ => workspace::workspace_manifest(global)
-            .map_or_else(|| "Cargo.toml".into(), |m| display_path(&m)),
-    };
+    let label = display_path(&selection.manifest);
     let mut modules = Vec::new();
-    for pkg in packages {
+    for pkg in selection.packages {
         let files = pkg
             .layout
             .vox_files()

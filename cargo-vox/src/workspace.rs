@@ -18,8 +18,15 @@ pub enum WorkspaceError {
     Other(anyhow::Error),
 }
 
+/// The packages a command works on, and the manifest that names them.
+pub struct Selection {
+    /// The one selected package's manifest, or the workspace root's.
+    pub manifest: PathBuf,
+    pub packages: Vec<VoxPackage>,
+}
+
 /// The package(s) selected by `-p`, the current directory, or the whole workspace.
-pub fn selected_packages(global: &GlobalArgs) -> Result<Vec<VoxPackage>, WorkspaceError> {
+pub fn selected_packages(global: &GlobalArgs) -> Result<Selection, WorkspaceError> {
     let meta = metadata(global)?;
     let members: Vec<&cargo_metadata::Package> = meta.workspace_packages();
     let chosen: Vec<&cargo_metadata::Package> = if let Some(name) = &global.package {
@@ -38,7 +45,11 @@ pub fn selected_packages(global: &GlobalArgs) -> Result<Vec<VoxPackage>, Workspa
     } else {
         members
     };
-    chosen
+    let manifest = match chosen.as_slice() {
+        [one] => one.manifest_path.clone().into_std_path_buf(),
+        _ => meta.workspace_root.join("Cargo.toml").into_std_path_buf(),
+    };
+    let packages = chosen
         .into_iter()
         .map(|p| {
             let root = p
@@ -56,7 +67,8 @@ pub fn selected_packages(global: &GlobalArgs) -> Result<Vec<VoxPackage>, Workspa
                 layout,
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok(Selection { manifest, packages })
 }
 
 fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceError> {
@@ -81,12 +93,6 @@ fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceEr
             cargo.to_string_lossy()
         ))
     })
-}
-
-/// The workspace root's `Cargo.toml`, if `cargo metadata` can tell.
-pub fn workspace_manifest(global: &GlobalArgs) -> Option<PathBuf> {
-    let meta = metadata(global).ok()?;
-    Some(meta.workspace_root.join("Cargo.toml").into_std_path_buf())
 }
 
 /// What the build lane needs to know about the workspace.
