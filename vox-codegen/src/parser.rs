@@ -911,15 +911,31 @@ impl Parser<'_> {
     fn block(&mut self) -> PResult<Block> {
         let open = self.expect(T::LBrace, "to start a block")?;
         // Statements nest through `expr`, which counts the levels.
-        {
-            self.with_newlines(true, |p| {
-                let mut stmts = Vec::new();
+        let (stmts, close) = self.line_items(open, LineItems::Statements, Self::stmt)?;
+        Ok(Block {
+            stmts,
+            span: open.span.to(close.span),
+        })
+    }
+
+    /// The items of a `{ … }` whose newlines end items (a block's statements,
+    /// a match's arms), with recovery per item; returns them and the `}`.
+    fn line_items<I>(
+        &mut self,
+        open: Token,
+        kind: LineItems,
+        mut item: impl FnMut(&mut Self) -> PResult<I>,
+    ) -> PResult<(Vec<I>, Token)> {
+        self.with_newlines(true, |p| {
+            let mut items = Vec::new();
+            loop {
+                // Separators, and doc comments (which document nothing here).
                 loop {
-                    // Statement separators and stray doc comments.
-                    loop {
-                        match p.raw(p.pos).kind {
-                            T::Newline | T::Semi => p.bump_raw(),
-                            T::Doc => {
+                    match p.raw(p.pos).kind {
+                        T::Newline | T::Semi => p.bump_raw(),
+                        T::Comma if kind == LineItems::Arms => p.bump_raw(),
+                        T::Doc => {
+                            if kind == LineItems::Statements {
                                 let span = p.raw(p.pos).span;
                                 p.diags.push(
                                     Diagnostic::warning(
@@ -929,61 +945,55 @@ impl Parser<'_> {
                                     )
                                     .hint("use `//` for comments inside functions"),
                                 );
-                                p.bump_raw();
                             }
-                            _ => break,
+                            p.bump_raw();
                         }
+                        _ => break,
                     }
-                    match p.peek() {
-                        T::RBrace => {
-                            let close = p.bump();
-                            return Ok(Block {
-                                stmts,
-                                span: open.span.to(close.span),
-                            });
-                        }
-                        T::Eof | T::Fn | T::Type => {
-                            p.diags.push(
-                                Diagnostic::error(
-                                    Code::UnclosedDelimiter,
-                                    open.span,
-                                    "unclosed `{`",
-                                )
-                                .label("this block is never closed"),
-                            );
-                            return Err(Abort);
-                        }
-                        _ => {}
+                }
+                match p.peek() {
+                    T::RBrace => {
+                        let close = p.bump();
+                        return Ok((items, close));
                     }
-                    let before = p.pos;
-                    match p.stmt() {
-                        Ok(s) => {
-                            stmts.push(s);
-                            match p.peek() {
-                                T::Newline | T::Semi | T::RBrace | T::Eof => {}
-                                _ => {
-                                    let _ = p.unexpected(
-                                        "expected the end of the statement (a new line or `;`)",
-                                    );
-                                    p.body_recovered = true;
-                                    p.recover_stmt();
-                                }
-                            }
-                        }
-                        Err(Abort) => {
-                            if p.too_deep {
-                                return Err(Abort);
-                            }
+                    T::Eof | T::Fn | T::Type => {
+                        let (message, label) = kind.unclosed();
+                        p.diags.push(
+                            Diagnostic::error(Code::UnclosedDelimiter, open.span, message)
+                                .label(label),
+                        );
+                        return Err(Abort);
+                    }
+                    _ => {}
+                }
+                let before = p.pos;
+                match item(p) {
+                    Ok(x) => {
+                        items.push(x);
+                        let ended = match p.peek() {
+                            T::Newline | T::Semi | T::RBrace | T::Eof => true,
+                            T::Comma => kind == LineItems::Arms,
+                            _ => false,
+                        };
+                        if !ended {
+                            let _ = p.unexpected(kind.end_message());
                             p.body_recovered = true;
                             p.recover_stmt();
                         }
                     }
-                    if p.pos == before {
-                        p.bump_raw();
+                    Err(Abort) => {
+                        if p.too_deep {
+                            return Err(Abort);
+                        }
+                        p.body_recovered = true;
+                        p.recover_stmt();
                     }
                 }
-            })
-        }
+                if p.pos == before {
+                    p.bump_raw();
+                }
+            }
+        })
     }
 
     /// Skips to the end of the current statement: a newline or `;` outside
@@ -1132,56 +1142,7 @@ impl Parser<'_> {
         let start = self.expect(T::Match, "")?.span;
         let scrutinee = self.head_expr()?;
         let open = self.expect(T::LBrace, "to start the match arms")?;
-        let arms = self.with_newlines(true, |p| -> PResult<Vec<Arm>> {
-            let mut arms = Vec::new();
-            loop {
-                while matches!(p.raw(p.pos).kind, T::Newline | T::Semi | T::Comma | T::Doc) {
-                    p.bump_raw();
-                }
-                match p.peek() {
-                    T::RBrace => {
-                        p.bump();
-                        return Ok(arms);
-                    }
-                    T::Eof | T::Fn | T::Type => {
-                        p.diags.push(
-                            Diagnostic::error(
-                                Code::UnclosedDelimiter,
-                                open.span,
-                                "unclosed `{` of this match",
-                            )
-                            .label("never closed"),
-                        );
-                        return Err(Abort);
-                    }
-                    _ => {}
-                }
-                let before = p.pos;
-                match p.arm() {
-                    Ok(arm) => {
-                        arms.push(arm);
-                        match p.peek() {
-                            T::Newline | T::Semi | T::Comma | T::RBrace | T::Eof => {}
-                            _ => {
-                                let _ = p.unexpected(
-                                    "expected the end of the match arm (a new line or `,`)",
-                                );
-                                p.recover_stmt();
-                            }
-                        }
-                    }
-                    Err(Abort) => {
-                        if p.too_deep {
-                            return Err(Abort);
-                        }
-                        p.recover_stmt();
-                    }
-                }
-                if p.pos == before {
-                    p.bump_raw();
-                }
-            }
-        })?;
+        let (arms, _) = self.line_items(open, LineItems::Arms, Self::arm)?;
         let end = self.prev_span();
         Ok(self.new_expr(
             ExprKind::Match {
@@ -1613,6 +1574,30 @@ impl Parser<'_> {
         })?;
         let span = name.span.to(self.prev_span());
         Ok(self.new_expr(ExprKind::Record { name, fields }, span))
+    }
+}
+
+/// What [`Parser::line_items`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineItems {
+    Statements,
+    /// Match arms; a `,` may also end one.
+    Arms,
+}
+
+impl LineItems {
+    fn unclosed(self) -> (&'static str, &'static str) {
+        match self {
+            LineItems::Statements => ("unclosed `{`", "this block is never closed"),
+            LineItems::Arms => ("unclosed `{` of this match", "never closed"),
+        }
+    }
+
+    fn end_message(self) -> &'static str {
+        match self {
+            LineItems::Statements => "expected the end of the statement (a new line or `;`)",
+            LineItems::Arms => "expected the end of the match arm (a new line or `,`)",
+        }
     }
 }
 
