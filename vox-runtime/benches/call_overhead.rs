@@ -2,10 +2,9 @@
 //!
 //! A loopback server answers instantly (keep-alive). We time 1,000
 //! sequential `call_ai` calls and 1,000 raw POSTs of the identical request
-//! body to the same server, interleaved in rounds to cancel drift, and print
+//! body to the same server, interleaved call by call to cancel drift, and print
 //! the medians and their ratio (goal: ≤ 1.10), on a current-thread and on a
-//! multi-thread runtime. A third series, raw POSTs through a client with
-//! the same timeouts as the runtime's, shows what the timeouts alone cost.
+//! multi-thread runtime.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -40,7 +39,7 @@ static EXTRACT_INVOICE: AiFunction = AiFunction {
 };
 
 const CALLS: usize = 1_000;
-const ROUNDS: usize = 10;
+const TRIALS: usize = 5;
 const KEY: &str = "sk-bench";
 
 fn median(samples: &mut [Duration]) -> Duration {
@@ -109,12 +108,6 @@ async fn run() {
         .tcp_nodelay(true)
         .build()
         .expect("reqwest client");
-    let raw_timeout = reqwest::Client::builder()
-        .tcp_nodelay(true)
-        .timeout(vox_runtime::DEFAULT_REQUEST_TIMEOUT)
-        .connect_timeout(vox_runtime::DEFAULT_CONNECT_TIMEOUT)
-        .build()
-        .expect("reqwest client");
     let url = server.chat_url();
 
     let ai_call = || async {
@@ -149,44 +142,43 @@ async fn run() {
     for _ in 0..200 {
         ai_call().await;
         raw_post(&raw).await;
-        raw_post(&raw_timeout).await;
     }
-    let mut ai_samples = Vec::with_capacity(CALLS);
-    let mut raw_samples = Vec::with_capacity(CALLS);
-    let mut raw_timeout_samples = Vec::with_capacity(CALLS);
-    for _ in 0..ROUNDS {
-        for _ in 0..CALLS / ROUNDS {
-            ai_samples.push(ai_call().await);
-        }
-        for _ in 0..CALLS / ROUNDS {
-            raw_samples.push(raw_post(&raw).await);
-        }
-        for _ in 0..CALLS / ROUNDS {
-            raw_timeout_samples.push(raw_post(&raw_timeout).await);
-        }
-    }
-    let ai_median = median(&mut ai_samples);
-    let raw_median = median(&mut raw_samples);
-    let raw_timeout_median = median(&mut raw_timeout_samples);
-    let ratio = ai_median.as_secs_f64() / raw_median.as_secs_f64();
     println!("request body: {} bytes", body.len());
+    // The machine's noise (a shared VM) moves single runs by ±10%, so the
+    // measurement is repeated: TRIALS runs of CALLS sequential calls each,
+    // and the verdict is on the median of the runs' ratios.
+    let mut ratios = Vec::with_capacity(TRIALS);
+    for trial in 1..=TRIALS {
+        let mut ai_samples = Vec::with_capacity(CALLS);
+        let mut raw_samples = Vec::with_capacity(CALLS);
+        // One call of each kind in turn, the order alternating, so that
+        // drift and whatever the previous call left in the caches fall on
+        // both series alike.
+        for i in 0..CALLS {
+            if i % 2 == 0 {
+                ai_samples.push(ai_call().await);
+                raw_samples.push(raw_post(&raw).await);
+            } else {
+                raw_samples.push(raw_post(&raw).await);
+                ai_samples.push(ai_call().await);
+            }
+        }
+        let ai_median = median(&mut ai_samples);
+        let raw_median = median(&mut raw_samples);
+        let ratio = ai_median.as_secs_f64() / raw_median.as_secs_f64();
+        println!(
+            "trial {trial}: call_ai x{CALLS} median {:>6.1} us (p90 {:>6.1}), raw POST x{CALLS} median {:>6.1} us (p90 {:>6.1}), ratio {ratio:.3}",
+            ai_median.as_secs_f64() * 1e6,
+            percentile(&ai_samples, 0.9).as_secs_f64() * 1e6,
+            raw_median.as_secs_f64() * 1e6,
+            percentile(&raw_samples, 0.9).as_secs_f64() * 1e6,
+        );
+        ratios.push(ratio);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let ratio = ratios[ratios.len() / 2];
     println!(
-        "call_ai   x{CALLS}: median {:>7.1} us  p90 {:>7.1} us",
-        ai_median.as_secs_f64() * 1e6,
-        percentile(&ai_samples, 0.9).as_secs_f64() * 1e6
-    );
-    println!(
-        "raw POST  x{CALLS}: median {:>7.1} us  p90 {:>7.1} us",
-        raw_median.as_secs_f64() * 1e6,
-        percentile(&raw_samples, 0.9).as_secs_f64() * 1e6
-    );
-    println!(
-        "raw POST with timeouts x{CALLS}: median {:>7.1} us  p90 {:>7.1} us",
-        raw_timeout_median.as_secs_f64() * 1e6,
-        percentile(&raw_timeout_samples, 0.9).as_secs_f64() * 1e6
-    );
-    println!(
-        "ratio of medians (call_ai / raw): {ratio:.3} (goal <= 1.10) {}",
+        "median ratio over {TRIALS} trials (call_ai / raw): {ratio:.3} (goal <= 1.10) {}",
         if ratio <= 1.10 { "OK" } else { "OVER GOAL" }
     );
     println!("server connections accepted: {}", server.connections());

@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
@@ -129,11 +129,26 @@ impl AiFunction {
     }
 }
 
-/// The arguments of one call, in declaration order, already rendered as
-/// JSON values (they appear in the prompt as one JSON object).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The arguments of one call, in declaration order, rendered once as the
+/// JSON object the prompt shows (`{"name":value,…}`).
+///
+/// Each argument is serialized straight into that text: no intermediate
+/// `serde_json::Value` tree is built per call.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Args {
-    entries: Vec<(String, serde_json::Value)>,
+    /// Always a complete JSON object, valid UTF-8 (serde_json writes only
+    /// that, and names are `&str`).
+    json: Vec<u8>,
+    len: usize,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Args {
+            json: b"{}".to_vec(),
+            len: 0,
+        }
+    }
 }
 
 impl Args {
@@ -144,38 +159,58 @@ impl Args {
 
     /// Adds argument `name` with `value`, serialized to JSON.
     pub fn arg<T: Serialize + ?Sized>(mut self, name: &str, value: &T) -> Result<Args, Error> {
-        let value = serde_json::to_value(value).map_err(|e| Error::Serialize {
-            argument: name.to_owned(),
-            message: e.to_string(),
-        })?;
-        self.entries.push((name.to_owned(), value));
+        let before = self.json.len();
+        // Reopen the object: drop the closing brace, add a separator.
+        self.json.pop();
+        if self.len > 0 {
+            self.json.push(b',');
+        }
+        let written = serde_json::to_writer(&mut self.json, name).and_then(|()| {
+            self.json.push(b':');
+            serde_json::to_writer(&mut self.json, value)
+        });
+        if let Err(e) = written {
+            // Leave the arguments as they were before this one.
+            self.json.truncate(before - 1);
+            self.json.push(b'}');
+            return Err(Error::Serialize {
+                argument: name.to_owned(),
+                message: e.to_string(),
+            });
+        }
+        self.json.push(b'}');
+        self.len += 1;
         Ok(self)
     }
 
-    /// The arguments, in insertion order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    /// The arguments as one JSON object, in insertion order.
+    pub fn as_json(&self) -> &str {
+        // Always valid UTF-8 (see `json`); the fallback is unreachable.
+        std::str::from_utf8(&self.json).unwrap_or("{}")
+    }
+
+    /// The JSON object's bytes (valid UTF-8).
+    pub(crate) fn json_bytes(&self) -> &[u8] {
+        &self.json
     }
 
     /// Number of arguments.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     /// Whether there are no arguments.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 }
 
-/// Serializes as a JSON object in insertion order.
+/// Serializes as the JSON object (its text is spliced in as is).
 impl Serialize for Args {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
-        for (name, value) in &self.entries {
-            map.serialize_entry(name, value)?;
-        }
-        map.end()
+        let raw =
+            serde_json::from_str::<&RawValue>(self.as_json()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
     }
 }
 
@@ -197,18 +232,35 @@ mod tests {
             serde_json::to_string(&args).unwrap(),
             r#"{"zeta":1,"alpha":"text","list":[1.5,2.0]}"#
         );
+        assert_eq!(
+            args.as_json(),
+            r#"{"zeta":1,"alpha":"text","list":[1.5,2.0]}"#
+        );
         assert_eq!(args.len(), 3);
+        assert_eq!(Args::new().as_json(), "{}");
+        assert!(Args::new().is_empty());
     }
 
     #[test]
     fn unserializable_argument_is_a_typed_error() {
         let mut map = HashMap::new();
         map.insert(vec![1u8], 1);
-        let err = Args::new().arg("bad", &map).unwrap_err();
+        let good = Args::new().arg("n", &1).unwrap();
+        let err = good.clone().arg("bad", &map).unwrap_err();
         assert!(
             matches!(&err, Error::Serialize { argument, .. } if argument == "bad"),
             "{err}"
         );
+        // A failed argument leaves nothing half-written behind.
+        let mut args = Args::new();
+        for i in 0..3 {
+            args = match args.clone().arg("bad", &map) {
+                Ok(_) => panic!("a map with non-string keys is not JSON"),
+                Err(_) => args.arg(&format!("a{i}"), &i).unwrap(),
+            };
+        }
+        assert_eq!(args.as_json(), r#"{"a0":0,"a1":1,"a2":2}"#);
+        assert_eq!(good.as_json(), r#"{"n":1}"#);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::ai_function::{AiFunction, Args};
 use crate::config::{Config, Provider};
 use crate::error::{truncate_chars, Error, LAST_REPLY_CHARS};
 use crate::prompt::{request_body, Conversation};
-use crate::reply::{judge, parse_response, RejectedReply};
+use crate::reply::{judge, parse_response, ChatResponse, RejectedReply};
 use crate::transport::Transport;
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
@@ -77,58 +77,95 @@ impl Client {
             return fixture.await;
         };
         drop(fixture);
-        let model = function
-            .model
-            .unwrap_or_else(|| self.inner.config.default_model());
-        let span = tracing::info_span!("vox.ai_call", function = function.name, model = model);
-        reprompt_loop(transport, function, model, &args)
-            .instrument(span)
-            .await
-    }
-}
-
-/// Asks until the reply is a valid `T` or the attempts run out; each
-/// rejected reply goes back to the model with a correction quoting why.
-async fn reprompt_loop<T: DeserializeOwned>(
-    transport: &Transport,
-    function: &AiFunction,
-    model: &str,
-    args: &Args,
-) -> Result<T, Error> {
-    let attempts_allowed = function.attempts_allowed();
-    let mut conversation = Conversation::start(function, args);
-    let mut last_rejection = RejectedReply {
-        error: String::new(),
-        reply: String::new(),
-    };
-    for attempt in 1..=attempts_allowed {
-        let body = request_body(function, model, &conversation)?;
-        let response_body = transport.post(body).await?;
-        let response = parse_response(&response_body)?;
-        let usage = response.usage.unwrap_or_default();
-        tracing::info!(
-            attempt,
-            prompt_tokens = usage.prompt_tokens,
-            completion_tokens = usage.completion_tokens,
-            "vox.ai_attempt"
-        );
-        match judge::<T>(&response, function.output.is_wrapped()) {
-            Ok(value) => return Ok(value),
-            Err(rejection) => {
-                tracing::warn!(attempt, error = %transport.redact(&rejection.error), "vox.ai_attempt_rejected");
-                if attempt < attempts_allowed {
-                    conversation.push_correction(&rejection.reply, &rejection.error);
-                }
-                last_rejection = rejection;
+        // Only the judging of a reply depends on `T`: the conversation, the
+        // request and the transport live in the non-generic `Call`, compiled
+        // once in this crate rather than once per `@ai` function.
+        let mut call = Call::start(transport, &self.inner.config, function, &args);
+        loop {
+            let body = call.ask().await?;
+            let response = parse_response(&body)?;
+            call.record_usage(&response);
+            match judge::<T>(&response, function.output.is_wrapped()) {
+                Ok(value) => return Ok(value),
+                Err(rejection) => call.reject(rejection)?,
             }
         }
     }
-    Err(Error::InvalidOutput {
-        function: function.name.to_owned(),
-        attempts: attempts_allowed,
-        last_error: transport.redact(&last_rejection.error),
-        last_reply: truncate_chars(&transport.redact(&last_rejection.reply), LAST_REPLY_CHARS),
-    })
+}
+
+/// The state of one `@ai` call against a server: the conversation so far,
+/// the attempt number and the tracing span.
+struct Call<'a> {
+    transport: &'a Transport,
+    function: &'a AiFunction,
+    model: &'a str,
+    conversation: Conversation,
+    attempt: u32,
+    span: tracing::Span,
+}
+
+impl<'a> Call<'a> {
+    fn start(
+        transport: &'a Transport,
+        config: &'a Config,
+        function: &'a AiFunction,
+        args: &Args,
+    ) -> Call<'a> {
+        let model = function.model.unwrap_or_else(|| config.default_model());
+        Call {
+            transport,
+            function,
+            model,
+            conversation: Conversation::start(function, args),
+            attempt: 0,
+            span: tracing::info_span!("vox.ai_call", function = function.name, model = model),
+        }
+    }
+
+    /// Sends the next attempt and returns the response body.
+    async fn ask(&mut self) -> Result<String, Error> {
+        self.attempt += 1;
+        let body = request_body(self.function, self.model, &self.conversation)?;
+        self.transport
+            .post(body)
+            .instrument(self.span.clone())
+            .await
+    }
+
+    fn record_usage(&self, response: &ChatResponse<'_>) {
+        let usage = response.usage.unwrap_or_default();
+        self.span.in_scope(|| {
+            tracing::info!(
+                attempt = self.attempt,
+                prompt_tokens = usage.prompt_tokens,
+                completion_tokens = usage.completion_tokens,
+                "vox.ai_attempt"
+            );
+        });
+    }
+
+    /// Records a rejected reply: the next attempt carries it and a
+    /// correction quoting why, or, when the attempts are used up,
+    /// `Error::InvalidOutput`.
+    fn reject(&mut self, rejection: RejectedReply) -> Result<(), Error> {
+        let transport = self.transport;
+        let attempt = self.attempt;
+        self.span.in_scope(|| {
+            tracing::warn!(attempt, error = %transport.redact(&rejection.error), "vox.ai_attempt_rejected");
+        });
+        let attempts_allowed = self.function.attempts_allowed();
+        if attempt < attempts_allowed {
+            self.conversation
+                .push_correction(&rejection.reply, &rejection.error);
+            return Ok(());
+        }
+        Err(Error::InvalidOutput {
+            function: self.function.name.to_owned(),
+            attempts: attempts_allowed,
+            last_error: transport.redact(&rejection.error),
+            last_reply: truncate_chars(&transport.redact(&rejection.reply), LAST_REPLY_CHARS),
+        })
+    }
 }
 
 /// The process-wide client: `Ok` once configured, or the configuration

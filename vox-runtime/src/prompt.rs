@@ -4,150 +4,172 @@
 //! Pure functions over plain data, so the exact wording and the request
 //! shape (SPEC §5: strict `response_format`) are unit-tested without HTTP.
 
-use serde::Serialize;
+use bytes::Bytes;
 
 use crate::ai_function::{AiFunction, Args};
 use crate::error::Error;
 
-/// One chat message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct ChatMessage {
-    pub role: &'static str,
-    pub content: String,
-}
-
-impl ChatMessage {
-    fn system(content: String) -> Self {
-        ChatMessage {
-            role: "system",
-            content,
-        }
-    }
-    fn user(content: String) -> Self {
-        ChatMessage {
-            role: "user",
-            content,
-        }
-    }
-    fn assistant(content: String) -> Self {
-        ChatMessage {
-            role: "assistant",
-            content,
-        }
-    }
-}
-
-/// The conversation of one call; it grows by two messages per rejected
-/// attempt (the model's reply and the correction).
+/// The conversation of one call, kept as the JSON text it is sent as:
+/// the system message, then one `,{"role":…,"content":…}` fragment per
+/// later message. It grows by two messages per rejected attempt (the
+/// model's reply and the correction). Each message is escaped once, when
+/// it is added, not again for every request.
 #[derive(Debug, Clone)]
 pub(crate) struct Conversation {
-    messages: Vec<ChatMessage>,
+    messages: Vec<u8>,
 }
 
 impl Conversation {
     /// The system message and the first user message of a call.
     pub fn start(function: &AiFunction, args: &Args) -> Conversation {
-        let output = function.output;
+        let instruction = function.instruction.trim();
+        let args_json = args.json_bytes();
+        let mut messages = Vec::with_capacity(instruction.len() + args_json.len() * 5 / 4 + 400);
         // The schema itself travels in `response_format`, which OpenAI,
         // OpenRouter and the common compatible servers enforce; repeating
         // it here would double its prompt tokens.
-        let system = format!(
-            "You are the implementation of the function `{name}`. Answer only with one JSON value \
-             that matches the JSON Schema `{schema}` of the response format: no prose, no Markdown, \
-             no code fences.",
-            name = function.name,
-            schema = output.name(),
+        messages.extend_from_slice(
+            br#"{"role":"system","content":"You are the implementation of the function `"#,
         );
-        let mut user = String::with_capacity(function.instruction.len() + function.name.len() + 64);
-        let instruction = function.instruction.trim();
+        push_escaped(&mut messages, function.name.as_bytes());
+        messages.extend_from_slice(
+            b"`. Answer only with one JSON value that matches the JSON Schema `",
+        );
+        push_escaped(&mut messages, function.output.name().as_bytes());
+        messages.extend_from_slice(
+            b"` of the response format: no prose, no Markdown, no code fences.\"}",
+        );
+        messages.extend_from_slice(br#",{"role":"user","content":""#);
         if !instruction.is_empty() {
-            user.push_str(instruction);
-            user.push_str("\n\n");
+            push_escaped(&mut messages, instruction.as_bytes());
+            messages.extend_from_slice(b"\\n\\n");
         }
-        user.push_str("Function: ");
-        user.push_str(function.name);
-        user.push_str("\nArguments (JSON): ");
-        // Serializing `Args` cannot fail: it holds only JSON values and
-        // string keys. Fall back to `{}` rather than panic all the same.
-        user.push_str(&serde_json::to_string(args).unwrap_or_else(|_| "{}".to_owned()));
-        Conversation {
-            messages: vec![ChatMessage::system(system), ChatMessage::user(user)],
-        }
+        messages.extend_from_slice(b"Function: ");
+        push_escaped(&mut messages, function.name.as_bytes());
+        messages.extend_from_slice(b"\\nArguments (JSON): ");
+        push_escaped(&mut messages, args_json);
+        messages.extend_from_slice(b"\"}");
+        Conversation { messages }
     }
 
     /// Records a rejected reply and asks the model to correct it, quoting
     /// the exact error.
     pub fn push_correction(&mut self, rejected_reply: &str, error: &str) {
-        self.messages
-            .push(ChatMessage::assistant(rejected_reply.to_owned()));
-        self.messages.push(ChatMessage::user(format!(
-            "Your previous reply was rejected: {error}\n\
-             Answer again with only one JSON value that matches the schema."
-        )));
+        self.push("assistant", &[rejected_reply]);
+        self.push(
+            "user",
+            &[
+                "Your previous reply was rejected: ",
+                error,
+                "\nAnswer again with only one JSON value that matches the schema.",
+            ],
+        );
     }
 
-    pub fn messages(&self) -> &[ChatMessage] {
-        &self.messages
+    fn push(&mut self, role: &str, content: &[&str]) {
+        self.messages.extend_from_slice(b",{\"role\":\"");
+        self.messages.extend_from_slice(role.as_bytes());
+        self.messages.extend_from_slice(b"\",\"content\":\"");
+        for part in content {
+            push_escaped(&mut self.messages, part.as_bytes());
+        }
+        self.messages.extend_from_slice(b"\"}");
+    }
+
+    /// The messages as (role, content) pairs, decoded back from the JSON.
+    #[cfg(test)]
+    pub fn messages(&self) -> Vec<(String, String)> {
+        let mut array = b"[".to_vec();
+        array.extend_from_slice(&self.messages);
+        array.push(b']');
+        let values: Vec<serde_json::Value> =
+            serde_json::from_slice(&array).expect("the conversation is valid JSON");
+        values
+            .into_iter()
+            .map(|m| {
+                (
+                    m["role"].as_str().unwrap().to_owned(),
+                    m["content"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
     }
 }
 
-#[derive(Serialize)]
-struct ChatRequest<'a> {
-    model: &'a str,
-    messages: &'a [ChatMessage],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    response_format: ResponseFormat<'a>,
+/// Appends `text` (valid UTF-8) escaped as the inside of a JSON string:
+/// `"` and `\` get a backslash, control characters become `\n`, `\t`… or
+/// `\u00XX`; everything else, including non-ASCII, is copied as is.
+fn push_escaped(out: &mut Vec<u8>, text: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut start = 0;
+    for (i, &byte) in text.iter().enumerate() {
+        // The common case first: nothing to escape.
+        if byte >= 0x20 && byte != b'"' && byte != b'\\' {
+            continue;
+        }
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => {
+                out.extend_from_slice(&text[start..i]);
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(byte >> 4)],
+                    HEX[usize::from(byte & 0xf)],
+                ]);
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&text[start..i]);
+        out.extend_from_slice(escape);
+        start = i + 1;
+    }
+    out.extend_from_slice(&text[start..]);
 }
 
-#[derive(Serialize)]
-struct ResponseFormat<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    json_schema: JsonSchemaFormat<'a>,
-}
-
-#[derive(Serialize)]
-struct JsonSchemaFormat<'a> {
-    name: &'a str,
-    strict: bool,
-    schema: &'a serde_json::value::RawValue,
-}
-
-/// The JSON body of one chat-completions request.
+/// The JSON body of one chat-completions request: model, messages,
+/// temperature and the strict `response_format` (SPEC §5), assembled from
+/// already-escaped pieces with one allocation.
 pub(crate) fn request_body(
     function: &AiFunction,
     model: &str,
     conversation: &Conversation,
-) -> Result<Vec<u8>, Error> {
-    let request = ChatRequest {
-        model,
-        messages: conversation.messages(),
-        temperature: function.temperature,
-        response_format: ResponseFormat {
-            kind: "json_schema",
-            json_schema: JsonSchemaFormat {
-                name: function.output.name(),
-                strict: true,
-                schema: function.output.raw()?,
-            },
-        },
-    };
-    // Sized up front: growing the buffer by doubling from serde_json's
-    // default 128 bytes was a measurable part of the per-call overhead.
-    let text_len: usize = conversation
-        .messages()
-        .iter()
-        .map(|m| m.content.len() + 32)
-        .sum();
-    let mut body =
-        Vec::with_capacity(text_len + function.output.json_text().len() + model.len() + 160);
-    serde_json::to_writer(&mut body, &request)
-        .map(|()| body)
-        .map_err(|e| Error::Serialize {
-            argument: "<request>".to_owned(),
+) -> Result<Bytes, Error> {
+    let schema = function.output.raw()?.get().as_bytes();
+    let schema_name = function.output.name().as_bytes();
+    let mut body = Vec::with_capacity(
+        conversation.messages.len() + schema.len() + model.len() + schema_name.len() + 160,
+    );
+    body.extend_from_slice(br#"{"model":""#);
+    push_escaped(&mut body, model.as_bytes());
+    body.extend_from_slice(br#"","messages":["#);
+    body.extend_from_slice(&conversation.messages);
+    body.push(b']');
+    if let Some(temperature) = function.temperature {
+        body.extend_from_slice(br#","temperature":"#);
+        // A non-finite temperature cannot be sent as JSON; serde_json
+        // writes it as `null`, which servers read as "the default".
+        serde_json::to_writer(&mut body, &temperature).map_err(|e| Error::Serialize {
+            argument: "<temperature>".to_owned(),
             message: e.to_string(),
-        })
+        })?;
+    }
+    body.extend_from_slice(br#","response_format":{"type":"json_schema","json_schema":{"name":""#);
+    push_escaped(&mut body, schema_name);
+    body.extend_from_slice(br#"","strict":true,"schema":"#);
+    body.extend_from_slice(schema);
+    body.extend_from_slice(b"}}}");
+    Ok(Bytes::from(body))
 }
 
 #[cfg(test)]
@@ -173,19 +195,22 @@ mod tests {
     fn first_user_message_starts_with_instruction_then_json_arguments() {
         let args = Args::new().arg("ocr_text", "ACME, 2 widgets").unwrap();
         let conversation = Conversation::start(&EXTRACT, &args);
-        let [system, user] = conversation.messages() else {
+        let [(system_role, system), (user_role, user)] = &conversation.messages()[..] else {
             panic!("two messages expected")
         };
-        assert_eq!(system.role, "system");
-        assert!(system.content.contains("Answer only with one JSON value"));
-        assert!(system.content.contains("`Invoice`"));
-        assert_eq!(user.role, "user");
-        assert!(user.content.starts_with(
+        assert_eq!(system_role, "system");
+        assert_eq!(
+            system,
+            "You are the implementation of the function `extract_invoice`. Answer only with one \
+             JSON value that matches the JSON Schema `Invoice` of the response format: no prose, \
+             no Markdown, no code fences."
+        );
+        assert_eq!(user_role, "user");
+        assert!(user.starts_with(
             "Extract the invoice fields from OCR text.\n\nFunction: extract_invoice\n"
         ));
-        let json_start = user.content.find('{').unwrap();
-        let rendered: serde_json::Value =
-            serde_json::from_str(&user.content[json_start..]).unwrap();
+        let json_start = user.find('{').unwrap();
+        let rendered: serde_json::Value = serde_json::from_str(&user[json_start..]).unwrap();
         assert_eq!(rendered, serde_json::json!({"ocr_text": "ACME, 2 widgets"}));
     }
 
@@ -202,6 +227,71 @@ mod tests {
             serde_json::json!({"type": "json_schema", "json_schema": {
                 "name": "Invoice", "strict": true, "schema": INVOICE.value()}})
         );
+        let keys: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys.len(), 4, "{keys:?}");
+    }
+
+    #[test]
+    fn request_body_without_temperature_leaves_it_out() {
+        static DEFAULT_TEMPERATURE: AiFunction = AiFunction {
+            temperature: None,
+            ..EXTRACT
+        };
+        let conversation = Conversation::start(&DEFAULT_TEMPERATURE, &Args::new());
+        let body = request_body(&DEFAULT_TEMPERATURE, "m", &conversation).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert!(body.get("temperature").is_none(), "{body}");
+    }
+
+    #[test]
+    fn every_text_survives_escaping() {
+        // Quotes, backslashes, every control character, non-ASCII, and
+        // sequences that look like escapes must all come back verbatim.
+        let mut tricky: String = (0u8..0x20).map(char::from).collect();
+        tricky.push_str("\"quoted\" back\\slash \\n not-a-newline \u{7f} é 😀 \u{2028} {}`");
+        static TRICKY_SCHEMA: OutputSchema =
+            OutputSchema::new("Odd\"Name\\", r#"{"type":"object"}"#, false);
+        static TRICKY_FN: AiFunction = AiFunction {
+            name: "odd\"fn",
+            instruction: "line one\n\ttab \"q\" \\ \u{1}",
+            output: &TRICKY_SCHEMA,
+            ..EXTRACT
+        };
+        let args = Args::new().arg("text", &tricky).unwrap();
+        let mut conversation = Conversation::start(&TRICKY_FN, &args);
+        conversation.push_correction(&tricky, &tricky);
+        let body = request_body(&TRICKY_FN, &tricky, &conversation).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).expect("valid JSON");
+        assert_eq!(body["model"], tricky.as_str());
+        assert_eq!(
+            body["response_format"]["json_schema"]["name"],
+            "Odd\"Name\\"
+        );
+        let messages = body["messages"].as_array().unwrap();
+        assert!(messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("`odd\"fn`"));
+        let user = messages[1]["content"].as_str().unwrap();
+        assert!(user.starts_with("line one\n\ttab \"q\" \\ \u{1}\n\nFunction: odd\"fn\n"));
+        let json_start = user.find('{').unwrap();
+        let rendered: serde_json::Value = serde_json::from_str(&user[json_start..]).unwrap();
+        assert_eq!(rendered["text"], tricky.as_str());
+        assert_eq!(messages[2]["content"], tricky.as_str());
+        assert!(messages[3]["content"].as_str().unwrap().contains(&tricky));
+        // The escaper agrees with serde_json byte for byte.
+        let mut ours = Vec::new();
+        push_escaped(&mut ours, tricky.as_bytes());
+        let theirs = serde_json::to_string(&tricky).unwrap();
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            theirs[1..theirs.len() - 1]
+        );
     }
 
     #[test]
@@ -210,10 +300,12 @@ mod tests {
         conversation.push_correction("{}", "missing field `vendor` at line 1 column 2");
         let messages = conversation.messages();
         assert_eq!(messages.len(), 4);
-        assert_eq!(messages[2], ChatMessage::assistant("{}".into()));
-        assert_eq!(messages[3].role, "user");
-        assert!(messages[3]
-            .content
-            .contains("missing field `vendor` at line 1 column 2"));
+        assert_eq!(messages[2], ("assistant".to_owned(), "{}".to_owned()));
+        assert_eq!(messages[3].0, "user");
+        assert_eq!(
+            messages[3].1,
+            "Your previous reply was rejected: missing field `vendor` at line 1 column 2\n\
+             Answer again with only one JSON value that matches the schema."
+        );
     }
 }

@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use tokio::sync::Semaphore;
 
@@ -27,6 +28,10 @@ pub(crate) struct Transport {
     endpoint: reqwest::Url,
     api_key: Option<String>,
     in_flight: Semaphore,
+    /// The whole of one try (sending, waiting, reading the body), enforced
+    /// by one timer here rather than reqwest's per-request timeout, which
+    /// arms a second timer for the body.
+    request_timeout: Duration,
     max_body_bytes: usize,
     retry: RetryPolicy,
 }
@@ -75,7 +80,6 @@ impl Transport {
         }
         let http = reqwest::Client::builder()
             .default_headers(headers)
-            .timeout(config.request_timeout)
             .connect_timeout(config.connect_timeout)
             .pool_max_idle_per_host(config.max_concurrent_requests)
             .tcp_nodelay(true)
@@ -88,6 +92,7 @@ impl Transport {
             endpoint,
             api_key: config.api_key.clone(),
             in_flight: Semaphore::new(config.max_concurrent_requests),
+            request_timeout: config.request_timeout,
             max_body_bytes: config.max_body_bytes,
             retry: RetryPolicy {
                 max_retries: config.max_transport_retries,
@@ -105,7 +110,7 @@ impl Transport {
 
     /// POSTs `body` and returns the response body of a 2xx answer, retrying
     /// transient failures.
-    pub async fn post(&self, body: Vec<u8>) -> Result<String, Error> {
+    pub async fn post(&self, body: Bytes) -> Result<String, Error> {
         let mut retries_done = 0;
         loop {
             let failure = match self.try_once(body.clone()).await {
@@ -133,7 +138,9 @@ impl Transport {
         }
     }
 
-    async fn try_once(&self, body: Vec<u8>) -> Result<String, FailedTry> {
+    /// One try: waits for a slot, then sends and reads within the request
+    /// timeout (time spent waiting for a slot does not count).
+    async fn try_once(&self, body: Bytes) -> Result<String, FailedTry> {
         // Held until the body is read, so at most `max_concurrent_requests`
         // requests (and so connections) are in flight. The semaphore is
         // never closed, so acquiring only fails in theory.
@@ -143,6 +150,24 @@ impl Transport {
                 message: "the client is shutting down".into(),
             })
         })?;
+        match tokio::time::timeout(self.request_timeout, self.exchange(body)).await {
+            Ok(result) => result,
+            Err(_elapsed) => Err(FailedTry {
+                error: Error::Transport {
+                    kind: TransportErrorKind::Timeout,
+                    message: format!(
+                        "no complete response within the request timeout of {:?}",
+                        self.request_timeout
+                    ),
+                },
+                retryable: true,
+                retry_after: None,
+            }),
+        }
+    }
+
+    /// Sends the request and reads the response.
+    async fn exchange(&self, body: Bytes) -> Result<String, FailedTry> {
         let response = self
             .http
             .post(self.endpoint.clone())

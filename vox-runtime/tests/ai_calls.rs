@@ -438,6 +438,43 @@ async fn connection_refused_is_a_transport_error() {
     );
 }
 
+/// The request timeout covers reading the body too: a server that sends
+/// its headers and then stalls mid-body is cut off.
+#[tokio::test]
+async fn stalled_body_times_out() {
+    let server =
+        FakeServer::start(vec![], Reply::chat(ACME).stall_body(Duration::from_secs(3))).await;
+    let client = Client::new(
+        config_for(&server)
+            .request_timeout(Duration::from_millis(200))
+            .max_transport_retries(0)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let err = client
+        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::Transport {
+                kind: TransportErrorKind::Timeout,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(server.request_count(), 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn slow_server_times_out() {
     let server = FakeServer::start(vec![], Reply::chat(ACME).delay(Duration::from_secs(3))).await;

@@ -27,6 +27,8 @@ pub struct Reply {
     pub echo_authorization: bool,
     /// Send no `Content-Length`; end the body by closing the connection.
     pub close_delimited: bool,
+    /// Send the head and half the body, then wait this long before the rest.
+    pub stall_body: Duration,
 }
 
 impl Reply {
@@ -38,6 +40,7 @@ impl Reply {
             delay: Duration::ZERO,
             echo_authorization: false,
             close_delimited: false,
+            stall_body: Duration::ZERO,
         }
     }
 
@@ -79,6 +82,11 @@ impl Reply {
 
     pub fn echo_authorization(mut self) -> Reply {
         self.echo_authorization = true;
+        self
+    }
+
+    pub fn stall_body(mut self, delay: Duration) -> Reply {
+        self.stall_body = delay;
         self
     }
 
@@ -242,7 +250,15 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
         head.push_str("\r\n");
         let mut response = head.into_bytes();
         response.extend_from_slice(&body);
-        let written = write_half.write_all(&response).await;
+        let written = if reply.stall_body.is_zero() {
+            write_half.write_all(&response).await
+        } else {
+            let half = response.len() - body.len() / 2;
+            let first = write_half.write_all(&response[..half]).await;
+            let _ = write_half.flush().await;
+            tokio::time::sleep(reply.stall_body).await;
+            first.and(write_half.write_all(&response[half..]).await)
+        };
         state.in_flight.fetch_sub(1, Ordering::SeqCst);
         if written.is_err() || reply.close_delimited {
             let _ = write_half.shutdown().await;
