@@ -4,7 +4,9 @@
 //! sequential `call_ai` calls and 1,000 raw POSTs of the identical request
 //! body to the same server, interleaved call by call to cancel drift, and print
 //! the medians and their ratio (goal: ≤ 1.10), on a current-thread and on a
-//! multi-thread runtime.
+//! multi-thread runtime. A third series, raw POSTs that also parse the reply
+//! and deserialize its content (what any hand-written typed client does),
+//! shows how much of the difference is reading the answer at all.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -37,6 +39,25 @@ static EXTRACT_INVOICE: AiFunction = AiFunction {
     max_iterations: 3,
     output: &INVOICE_SCHEMA,
 };
+
+/// The parts of a chat completion a hand-written client reads.
+#[derive(Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+struct RawReply {
+    choices: Vec<RawChoice>,
+}
+
+#[derive(Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+struct RawChoice {
+    message: RawMessage,
+}
+
+#[derive(Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+struct RawMessage {
+    content: String,
+}
 
 const CALLS: usize = 1_000;
 const TRIALS: usize = 5;
@@ -121,7 +142,9 @@ async fn run() {
     // The raw POST is timed from building the request (URL, headers, body),
     // as a hand-written client would do per call; call_ai's timing likewise
     // covers building its request.
-    let raw_post = |raw: &reqwest::Client| {
+    // With `typed`, it also does what any hand-written client must: parse
+    // the reply and deserialize the message content into the return type.
+    let raw_post = |raw: &reqwest::Client, typed: bool| {
         let raw = raw.clone();
         let url = url.clone();
         let body = body.clone();
@@ -135,48 +158,65 @@ async fn run() {
             let response = request.send().await.expect("raw post");
             let bytes = response.bytes().await.expect("raw body");
             assert!(!bytes.is_empty());
+            if typed {
+                let reply: RawReply = serde_json::from_slice(&bytes).expect("reply");
+                let _: Invoice =
+                    serde_json::from_str(&reply.choices[0].message.content).expect("content");
+            }
             started.elapsed()
         }
     };
 
     for _ in 0..200 {
         ai_call().await;
-        raw_post(&raw).await;
+        raw_post(&raw, false).await;
+        raw_post(&raw, true).await;
     }
     println!("request body: {} bytes", body.len());
     // The machine's noise (a shared VM) moves single runs by ±10%, so the
     // measurement is repeated: TRIALS runs of CALLS sequential calls each,
     // and the verdict is on the median of the runs' ratios.
     let mut ratios = Vec::with_capacity(TRIALS);
+    let mut typed_ratios = Vec::with_capacity(TRIALS);
     for trial in 1..=TRIALS {
         let mut ai_samples = Vec::with_capacity(CALLS);
         let mut raw_samples = Vec::with_capacity(CALLS);
-        // One call of each kind in turn, the order alternating, so that
-        // drift and whatever the previous call left in the caches fall on
-        // both series alike.
+        let mut typed_samples = Vec::with_capacity(CALLS);
+        // One call of each kind in turn, the order rotating, so that drift
+        // and whatever the previous call left in the caches fall on all
+        // series alike.
         for i in 0..CALLS {
-            if i % 2 == 0 {
-                ai_samples.push(ai_call().await);
-                raw_samples.push(raw_post(&raw).await);
-            } else {
-                raw_samples.push(raw_post(&raw).await);
-                ai_samples.push(ai_call().await);
+            for kind in 0..3 {
+                match (i + kind) % 3 {
+                    0 => ai_samples.push(ai_call().await),
+                    1 => raw_samples.push(raw_post(&raw, false).await),
+                    _ => typed_samples.push(raw_post(&raw, true).await),
+                }
             }
         }
         let ai_median = median(&mut ai_samples);
         let raw_median = median(&mut raw_samples);
+        let typed_median = median(&mut typed_samples);
         let ratio = ai_median.as_secs_f64() / raw_median.as_secs_f64();
+        let typed_ratio = ai_median.as_secs_f64() / typed_median.as_secs_f64();
         println!(
-            "trial {trial}: call_ai x{CALLS} median {:>6.1} us (p90 {:>6.1}), raw POST x{CALLS} median {:>6.1} us (p90 {:>6.1}), ratio {ratio:.3}",
+            "trial {trial}: call_ai median {:>6.1} us (p90 {:>6.1}) | raw POST {:>6.1} us (p90 {:>6.1}) | raw POST + parse {:>6.1} us | ratio {ratio:.3} (vs raw + parse {typed_ratio:.3})",
             ai_median.as_secs_f64() * 1e6,
             percentile(&ai_samples, 0.9).as_secs_f64() * 1e6,
             raw_median.as_secs_f64() * 1e6,
             percentile(&raw_samples, 0.9).as_secs_f64() * 1e6,
+            typed_median.as_secs_f64() * 1e6,
         );
+        typed_ratios.push(typed_ratio);
         ratios.push(ratio);
     }
     ratios.sort_by(f64::total_cmp);
+    typed_ratios.sort_by(f64::total_cmp);
     let ratio = ratios[ratios.len() / 2];
+    println!(
+        "median ratio over {TRIALS} trials vs raw POST + parse of the reply: {:.3}",
+        typed_ratios[typed_ratios.len() / 2]
+    );
     println!(
         "median ratio over {TRIALS} trials (call_ai / raw): {ratio:.3} (goal <= 1.10) {}",
         if ratio <= 1.10 { "OK" } else { "OVER GOAL" }

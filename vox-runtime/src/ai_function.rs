@@ -144,10 +144,10 @@ pub struct Args {
 
 impl Default for Args {
     fn default() -> Self {
-        Args {
-            json: b"{}".to_vec(),
-            len: 0,
-        }
+        // Room for a few short arguments without regrowing.
+        let mut json = Vec::with_capacity(128);
+        json.extend_from_slice(b"{}");
+        Args { json, len: 0 }
     }
 }
 

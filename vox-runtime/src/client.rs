@@ -10,6 +10,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
+use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
@@ -123,7 +124,7 @@ impl<'a> Call<'a> {
     }
 
     /// Sends the next attempt and returns the response body.
-    async fn ask(&mut self) -> Result<String, Error> {
+    async fn ask(&mut self) -> Result<Bytes, Error> {
         self.attempt += 1;
         let body = request_body(self.function, self.model, &self.conversation)?;
         self.transport

@@ -100,41 +100,71 @@ impl Conversation {
 /// `"` and `\` get a backslash, control characters become `\n`, `\t`… or
 /// `\u00XX`; everything else, including non-ASCII, is copied as is.
 fn push_escaped(out: &mut Vec<u8>, text: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(text.len() + 2);
     let mut start = 0;
-    for (i, &byte) in text.iter().enumerate() {
-        // The common case first: nothing to escape.
-        if byte >= 0x20 && byte != b'"' && byte != b'\\' {
+    let mut i = 0;
+    // Eight bytes at a time while none needs escaping: prompts are mostly
+    // plain text, so this is the loop that runs.
+    while i + 8 <= text.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&text[i..i + 8]);
+        if !needs_escape(u64::from_le_bytes(word)) {
+            i += 8;
             continue;
         }
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => {
-                out.extend_from_slice(&text[start..i]);
-                out.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(byte >> 4)],
-                    HEX[usize::from(byte & 0xf)],
-                ]);
-                start = i + 1;
-                continue;
-            }
-            _ => continue,
-        };
-        out.extend_from_slice(&text[start..i]);
-        out.extend_from_slice(escape);
-        start = i + 1;
+        for offset in 0..8 {
+            escape_byte(out, text, &mut start, i + offset);
+        }
+        i += 8;
+    }
+    while i < text.len() {
+        escape_byte(out, text, &mut start, i);
+        i += 1;
     }
     out.extend_from_slice(&text[start..]);
+}
+
+/// Whether any byte of `word` is a control character, `"` or `\`.
+/// (SWAR: `(x - 0x01…) & !x & 0x80…` is non-zero exactly when some byte of
+/// `x` is zero, and `(x - n…) & !x & 0x80…` when some byte is below `n`.)
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let has_quote = quote.wrapping_sub(ONES) & !quote;
+    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (below_space | has_quote | has_backslash) & HIGH != 0
+}
+
+/// Escapes `text[i]` if it needs it, first copying the plain run
+/// `text[*start..i]`.
+fn escape_byte(out: &mut Vec<u8>, text: &[u8], start: &mut usize, i: usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let byte = text[i];
+    if byte >= 0x20 && byte != b'"' && byte != b'\\' {
+        return;
+    }
+    out.extend_from_slice(&text[*start..i]);
+    *start = i + 1;
+    match byte {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(byte >> 4)],
+            HEX[usize::from(byte & 0xf)],
+        ]),
+    }
 }
 
 /// The JSON body of one chat-completions request: model, messages,
@@ -292,6 +322,32 @@ mod tests {
             String::from_utf8(ours).unwrap(),
             theirs[1..theirs.len() - 1]
         );
+    }
+
+    #[test]
+    fn escaper_matches_serde_json_for_every_byte_at_every_offset() {
+        // Every ASCII byte (and a multi-byte character) at each position of
+        // a word, so the eight-at-a-time path and the tail both see it.
+        let mut samples: Vec<String> = Vec::new();
+        for byte in 0u8..0x80 {
+            for position in 0..17 {
+                let mut text = "a".repeat(16);
+                text.insert(position, char::from(byte));
+                samples.push(text);
+            }
+        }
+        samples.push("ünïcödé ✓ 😀 \u{7f}\u{80}".repeat(3));
+        samples.push(String::new());
+        for text in samples {
+            let mut ours = Vec::new();
+            push_escaped(&mut ours, text.as_bytes());
+            let theirs = serde_json::to_string(&text).unwrap();
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                theirs[1..theirs.len() - 1],
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -48,9 +48,12 @@ pub(crate) struct Usage {
     pub completion_tokens: Option<u64>,
 }
 
-/// Parses a successful response body.
-pub(crate) fn parse_response(body: &str) -> Result<ChatResponse<'_>, Error> {
-    serde_json::from_str(body).map_err(|e| Error::MalformedResponse(e.to_string()))
+/// Parses a successful response body (which must be UTF-8 JSON).
+pub(crate) fn parse_response(body: &[u8]) -> Result<ChatResponse<'_>, Error> {
+    let text = std::str::from_utf8(body).map_err(|e| Error::InvalidUtf8 {
+        valid_up_to: e.valid_up_to(),
+    })?;
+    serde_json::from_str(text).map_err(|e| Error::MalformedResponse(e.to_string()))
 }
 
 /// Why one attempt was rejected, and what the model said.
@@ -155,7 +158,7 @@ mod tests {
 
     fn response(json: serde_json::Value) -> ChatResponse<'static> {
         let text: &'static str = Box::leak(json.to_string().into_boxed_str());
-        parse_response(text).unwrap()
+        parse_response(text.as_bytes()).unwrap()
     }
 
     fn reply(content: &str) -> ChatResponse<'static> {
@@ -226,14 +229,14 @@ mod tests {
 
     #[test]
     fn usage_is_read_when_present() {
-        let r = parse_response(r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#).unwrap();
+        let r = parse_response(br#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#).unwrap();
         let usage = r.usage.unwrap();
         assert_eq!(
             (usage.prompt_tokens, usage.completion_tokens),
             (Some(12), Some(3))
         );
         assert!(matches!(
-            parse_response("not json"),
+            parse_response(b"not json"),
             Err(Error::MalformedResponse(_))
         ));
     }

@@ -110,7 +110,7 @@ impl Transport {
 
     /// POSTs `body` and returns the response body of a 2xx answer, retrying
     /// transient failures.
-    pub async fn post(&self, body: Bytes) -> Result<String, Error> {
+    pub async fn post(&self, body: Bytes) -> Result<Bytes, Error> {
         let mut retries_done = 0;
         loop {
             let failure = match self.try_once(body.clone()).await {
@@ -140,7 +140,7 @@ impl Transport {
 
     /// One try: waits for a slot, then sends and reads within the request
     /// timeout (time spent waiting for a slot does not count).
-    async fn try_once(&self, body: Bytes) -> Result<String, FailedTry> {
+    async fn try_once(&self, body: Bytes) -> Result<Bytes, FailedTry> {
         // Held until the body is read, so at most `max_concurrent_requests`
         // requests (and so connections) are in flight. The semaphore is
         // never closed, so acquiring only fails in theory.
@@ -167,7 +167,7 @@ impl Transport {
     }
 
     /// Sends the request and reads the response.
-    async fn exchange(&self, body: Bytes) -> Result<String, FailedTry> {
+    async fn exchange(&self, body: Bytes) -> Result<Bytes, FailedTry> {
         let response = self
             .http
             .post(self.endpoint.clone())
@@ -177,14 +177,9 @@ impl Transport {
             .map_err(|e| self.transport_failure(&e))?;
         let status = response.status();
         if status.is_success() {
-            let bytes = read_capped(response, self.max_body_bytes)
+            return read_capped(response, self.max_body_bytes)
                 .await
-                .map_err(|e| self.read_failure(e))?;
-            return String::from_utf8(bytes).map_err(|e| {
-                FailedTry::fatal(Error::InvalidUtf8 {
-                    valid_up_to: e.utf8_error().valid_up_to(),
-                })
-            });
+                .map_err(|e| self.read_failure(e));
         }
         let retry_after = response
             .headers()
@@ -244,22 +239,30 @@ enum ReadFailure {
 }
 
 /// Reads the body, failing as soon as it would exceed `limit` bytes.
-async fn read_capped(
+async fn read_capped(response: reqwest::Response, limit: usize) -> Result<Bytes, ReadFailure> {
+    match response.content_length() {
+        Some(len) if len > limit as u64 => Err(ReadFailure::TooLarge),
+        // The announced length is within the limit, and hyper never yields
+        // more than it announced: take the body whole (usually the very
+        // buffer it arrived in, without a copy).
+        Some(_) => response.bytes().await.map_err(ReadFailure::Transport),
+        None => read_chunks_capped(response, limit).await,
+    }
+}
+
+/// Reads a body of unannounced length chunk by chunk, up to `limit` bytes.
+async fn read_chunks_capped(
     mut response: reqwest::Response,
     limit: usize,
-) -> Result<Vec<u8>, ReadFailure> {
-    let announced = response.content_length();
-    if announced.is_some_and(|len| len > limit as u64) {
-        return Err(ReadFailure::TooLarge);
-    }
-    let mut body = Vec::with_capacity(announced.map_or(8 * 1024, |len| len as usize));
+) -> Result<Bytes, ReadFailure> {
+    let mut body = Vec::with_capacity(8 * 1024);
     while let Some(chunk) = response.chunk().await.map_err(ReadFailure::Transport)? {
         if body.len() + chunk.len() > limit {
             return Err(ReadFailure::TooLarge);
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(body)
+    Ok(Bytes::from(body))
 }
 
 /// The error and its sources, e.g. "error sending request: connection refused".

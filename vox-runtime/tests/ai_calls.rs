@@ -532,6 +532,23 @@ async fn oversized_body_is_refused() {
     assert_eq!(server.request_count(), 2, "not retried");
 }
 
+/// A reply without `Content-Length` (ended by closing the connection) is
+/// read chunk by chunk under the cap, and parses like any other.
+#[tokio::test]
+async fn close_delimited_reply_within_the_cap_is_read() {
+    let server = FakeServer::start(
+        vec![Reply::chat(ACME).close_delimited()],
+        Reply::raw(500, ""),
+    )
+    .await;
+    let client = Client::new(config_for(&server).max_body_bytes(4_096).build().unwrap()).unwrap();
+    let invoice: Invoice = client
+        .call_ai(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(invoice.vendor, "ACME");
+}
+
 #[tokio::test]
 async fn non_utf8_body_is_a_typed_error() {
     let mut body = br#"{"choices":[{"message":{"content":""#.to_vec();
