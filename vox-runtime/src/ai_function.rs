@@ -189,11 +189,6 @@ impl Args {
         std::str::from_utf8(&self.json).unwrap_or("{}")
     }
 
-    /// The JSON object's bytes (valid UTF-8).
-    pub(crate) fn json_bytes(&self) -> &[u8] {
-        &self.json
-    }
-
     /// Number of arguments.
     pub fn len(&self) -> usize {
         self.len

@@ -10,8 +10,7 @@ use crate::ai_function::{AiFunction, Args};
 use crate::error::Error;
 
 /// The conversation of one call, kept as the JSON text it is sent as:
-/// the system message, then one `,{"role":…,"content":…}` fragment per
-/// later message. It grows by two messages per rejected attempt (the
+/// its `{"role":…,"content":…}` messages separated by commas. It grows by two messages per rejected attempt (the
 /// model's reply and the correction). Each message is escaped once, when
 /// it is added, not again for every request.
 #[derive(Debug, Clone)]
@@ -23,33 +22,36 @@ impl Conversation {
     /// The system message and the first user message of a call.
     pub fn start(function: &AiFunction, args: &Args) -> Conversation {
         let instruction = function.instruction.trim();
-        let args_json = args.json_bytes();
-        let mut messages = Vec::with_capacity(instruction.len() + args_json.len() * 5 / 4 + 400);
+        let args_json = args.as_json();
+        let mut conversation = Conversation {
+            messages: Vec::with_capacity(instruction.len() + args_json.len() * 5 / 4 + 400),
+        };
         // The schema itself travels in `response_format`, which OpenAI,
         // OpenRouter and the common compatible servers enforce; repeating
         // it here would double its prompt tokens.
-        messages.extend_from_slice(
-            br#"{"role":"system","content":"You are the implementation of the function `"#,
+        conversation.push(
+            "system",
+            &[
+                "You are the implementation of the function `",
+                function.name,
+                "`. Answer only with one JSON value that matches the JSON Schema `",
+                function.output.name(),
+                "` of the response format: no prose, no Markdown, no code fences.",
+            ],
         );
-        push_escaped(&mut messages, function.name.as_bytes());
-        messages.extend_from_slice(
-            b"`. Answer only with one JSON value that matches the JSON Schema `",
+        let separator = if instruction.is_empty() { "" } else { "\n\n" };
+        conversation.push(
+            "user",
+            &[
+                instruction,
+                separator,
+                "Function: ",
+                function.name,
+                "\nArguments (JSON): ",
+                args_json,
+            ],
         );
-        push_escaped(&mut messages, function.output.name().as_bytes());
-        messages.extend_from_slice(
-            b"` of the response format: no prose, no Markdown, no code fences.\"}",
-        );
-        messages.extend_from_slice(br#",{"role":"user","content":""#);
-        if !instruction.is_empty() {
-            push_escaped(&mut messages, instruction.as_bytes());
-            messages.extend_from_slice(b"\\n\\n");
-        }
-        messages.extend_from_slice(b"Function: ");
-        push_escaped(&mut messages, function.name.as_bytes());
-        messages.extend_from_slice(b"\\nArguments (JSON): ");
-        push_escaped(&mut messages, args_json);
-        messages.extend_from_slice(b"\"}");
-        Conversation { messages }
+        conversation
     }
 
     /// Records a rejected reply and asks the model to correct it, quoting
@@ -66,8 +68,12 @@ impl Conversation {
         );
     }
 
+    /// Appends one message whose content is the concatenation of `content`.
     fn push(&mut self, role: &str, content: &[&str]) {
-        self.messages.extend_from_slice(b",{\"role\":\"");
+        if !self.messages.is_empty() {
+            self.messages.push(b',');
+        }
+        self.messages.extend_from_slice(b"{\"role\":\"");
         self.messages.extend_from_slice(role.as_bytes());
         self.messages.extend_from_slice(b"\",\"content\":\"");
         for part in content {
