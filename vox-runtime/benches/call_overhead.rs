@@ -60,6 +60,8 @@ struct RawMessage {
 }
 
 const CALLS: usize = 1_000;
+/// Trials by default; `VOX_BENCH_TRIALS` overrides it (more trials, a
+/// steadier median when comparing two versions).
 const TRIALS: usize = 5;
 const KEY: &str = "sk-bench";
 
@@ -73,22 +75,33 @@ fn percentile(samples: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
-    println!("== current-thread runtime (what vox_runtime::block_on uses)");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(run());
-    println!("== multi-thread runtime, 2 workers");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(run());
+    let trials = std::env::var("VOX_BENCH_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(TRIALS)
+        .max(1);
+    // `VOX_BENCH_RUNTIME=current` (or `multi`) runs one runtime only.
+    let only = std::env::var("VOX_BENCH_RUNTIME").unwrap_or_default();
+    if only != "multi" {
+        println!("== current-thread runtime (what vox_runtime::block_on uses)");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        runtime.block_on(run(trials));
+    }
+    if only != "current" {
+        println!("== multi-thread runtime, 2 workers");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        runtime.block_on(run(trials));
+    }
 }
 
-async fn run() {
+async fn run(trials: usize) {
     let server = FakeServer::start_with(
         vec![],
         Reply::chat(r#"{"vendor":"ACME","total":7.0}"#),
@@ -176,9 +189,9 @@ async fn run() {
     // The machine's noise (a shared VM) moves single runs by ±10%, so the
     // measurement is repeated: TRIALS runs of CALLS sequential calls each,
     // and the verdict is on the median of the runs' ratios.
-    let mut ratios = Vec::with_capacity(TRIALS);
-    let mut typed_ratios = Vec::with_capacity(TRIALS);
-    for trial in 1..=TRIALS {
+    let mut ratios = Vec::with_capacity(trials);
+    let mut typed_ratios = Vec::with_capacity(trials);
+    for trial in 1..=trials {
         let mut ai_samples = Vec::with_capacity(CALLS);
         let mut raw_samples = Vec::with_capacity(CALLS);
         let mut typed_samples = Vec::with_capacity(CALLS);
@@ -214,11 +227,11 @@ async fn run() {
     typed_ratios.sort_by(f64::total_cmp);
     let ratio = ratios[ratios.len() / 2];
     println!(
-        "median ratio over {TRIALS} trials vs raw POST + parse of the reply: {:.3}",
+        "median ratio over {trials} trials vs raw POST + parse of the reply: {:.3}",
         typed_ratios[typed_ratios.len() / 2]
     );
     println!(
-        "median ratio over {TRIALS} trials (call_ai / raw): {ratio:.3} (goal <= 1.10) {}",
+        "median ratio over {trials} trials (call_ai / raw): {ratio:.3} (goal <= 1.10) {}",
         if ratio <= 1.10 { "OK" } else { "OVER GOAL" }
     );
     println!("server connections accepted: {}", server.connections());

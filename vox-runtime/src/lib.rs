@@ -18,6 +18,7 @@ pub mod builtins;
 mod client;
 mod config;
 mod error;
+mod in_flight;
 mod prompt;
 mod reply;
 mod transport;

@@ -12,10 +12,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
-use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::error::{redact, truncate_chars, Error, TransportErrorKind, BODY_EXCERPT_CHARS};
+use crate::in_flight::InFlight;
 
 /// At most this much of an error response's body is read for the excerpt.
 const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
@@ -27,10 +27,9 @@ pub(crate) struct Transport {
     /// the runtime's per-call work.
     endpoint: reqwest::Url,
     api_key: Option<String>,
-    in_flight: Semaphore,
-    /// The whole of one try (sending, waiting, reading the body), enforced
-    /// by one timer here rather than reqwest's per-request timeout, which
-    /// arms a second timer for the body.
+    /// At most `max_concurrent_requests` tries at once, each of which
+    /// (sending, waiting, reading the body) must fit in `request_timeout`.
+    in_flight: InFlight,
     request_timeout: Duration,
     max_body_bytes: usize,
     retry: RetryPolicy,
@@ -91,7 +90,7 @@ impl Transport {
             http,
             endpoint,
             api_key: config.api_key.clone(),
-            in_flight: Semaphore::new(config.max_concurrent_requests),
+            in_flight: InFlight::new(config.max_concurrent_requests, config.request_timeout),
             request_timeout: config.request_timeout,
             max_body_bytes: config.max_body_bytes,
             retry: RetryPolicy {
@@ -141,18 +140,12 @@ impl Transport {
     /// One try: waits for a slot, then sends and reads within the request
     /// timeout (time spent waiting for a slot does not count).
     async fn try_once(&self, body: Bytes) -> Result<Bytes, FailedTry> {
-        // Held until the body is read, so at most `max_concurrent_requests`
-        // requests (and so connections) are in flight. The semaphore is
-        // never closed, so acquiring only fails in theory.
-        let _permit = self.in_flight.acquire().await.map_err(|_| {
-            FailedTry::fatal(Error::Transport {
-                kind: TransportErrorKind::Other,
-                message: "the client is shutting down".into(),
-            })
-        })?;
-        match tokio::time::timeout(self.request_timeout, self.exchange(body)).await {
-            Ok(result) => result,
-            Err(_elapsed) => Err(FailedTry {
+        // The slot is held until the body is read, so at most
+        // `max_concurrent_requests` requests (and so connections) are in
+        // flight.
+        match self.in_flight.run(self.exchange(body)).await {
+            Some(result) => result,
+            None => Err(FailedTry {
                 error: Error::Transport {
                     kind: TransportErrorKind::Timeout,
                     message: format!(
