@@ -27,7 +27,7 @@ use crate::types::{Ty, TypeDefKind, TypeId};
 
 /// Version of the contract between generated code and vox-runtime; the
 /// generated code asserts it at compile time (see `vox_runtime::assert_contract`).
-pub const CONTRACT_VERSION: u32 = 1;
+pub const CONTRACT_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Default)]
 pub struct EmitOptions {
@@ -323,32 +323,25 @@ impl<'a> Emitter<'a> {
                 .map(|l| l.trim_end())
                 .collect::<Vec<_>>()
                 .join("\n");
-            let opt_str = |s: &Option<String>| {
-                s.as_ref()
-                    .map_or("::std::option::Option::None".to_string(), |m| {
-                        format!("::std::option::Option::Some({})", rust_str(m))
-                    })
-            };
-            let temp = ai
-                .temperature
-                .map_or("::std::option::Option::None".to_string(), |t| {
-                    format!("::std::option::Option::Some({})", float_lit(t))
-                });
             let _ = writeln!(
                 out,
-                "    static VOX_AI: ::vox_runtime::AiFunction = ::vox_runtime::AiFunction {{"
+                "    static VOX_AI: ::vox_runtime::AiFunction = ::vox_runtime::AiFunction::new("
             );
-            let _ = writeln!(out, "        name: {},", rust_str(&f.name));
-            let _ = writeln!(
+            let _ = writeln!(out, "        {},", rust_str(&f.name));
+            let _ = writeln!(out, "        {},", rust_str(instruction.trim()));
+            let _ = writeln!(out, "        &{schema_static},");
+            out.push_str("    )");
+            if let Some(model) = &ai.model {
+                let _ = write!(out, "\n    .with_model({})", rust_str(model));
+            }
+            if let Some(temperature) = ai.temperature {
+                let _ = write!(out, "\n    .with_temperature({})", float_lit(temperature));
+            }
+            let _ = write!(
                 out,
-                "        instruction: {},",
-                rust_str(instruction.trim())
+                "\n    .with_max_iterations({});\n",
+                ai.max_iterations.max(1)
             );
-            let _ = writeln!(out, "        model: {},", opt_str(&ai.model));
-            let _ = writeln!(out, "        temperature: {temp},");
-            let _ = writeln!(out, "        max_iterations: {},", ai.max_iterations.max(1));
-            let _ = writeln!(out, "        output: &{schema_static},");
-            out.push_str("    };\n");
             out.push_str("    let VOX_ARGS = ::vox_runtime::Args::new()");
             for (p, _) in &f.params {
                 let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));

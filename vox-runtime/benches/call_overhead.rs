@@ -31,14 +31,14 @@ static INVOICE_SCHEMA: OutputSchema = OutputSchema::new(
     false,
 );
 
-static EXTRACT_INVOICE: AiFunction = AiFunction {
-    name: "extract_invoice",
-    instruction: "Extract the invoice fields from OCR text.",
-    model: Some("gpt-4o-mini"),
-    temperature: Some(0.2),
-    max_iterations: 3,
-    output: &INVOICE_SCHEMA,
-};
+static EXTRACT_INVOICE: AiFunction = AiFunction::new(
+    "extract_invoice",
+    "Extract the invoice fields from OCR text.",
+    &INVOICE_SCHEMA,
+)
+.with_model("gpt-4o-mini")
+.with_temperature(0.2)
+.with_max_iterations(3);
 
 /// The parts of a chat completion a hand-written client reads.
 #[derive(Deserialize)]

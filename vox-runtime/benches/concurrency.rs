@@ -26,14 +26,7 @@ static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
     false,
 );
 
-static COUNT: AiFunction = AiFunction {
-    name: "count",
-    instruction: "Count the items.",
-    model: None,
-    temperature: None,
-    max_iterations: 1,
-    output: &COUNT_SCHEMA,
-};
+static COUNT: AiFunction = AiFunction::new("count", "Count the items.", &COUNT_SCHEMA);
 
 const CALLS: usize = 500;
 const MAX_CONCURRENT: usize = 64;

@@ -5,12 +5,15 @@
 //! [`Args`]. These are plain data: the prompt and the request are built from
 //! them in `prompt`.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::sync::OnceLock;
 
 use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
+use crate::prompt::RequestParts;
 
 /// The strict JSON Schema of one structured output (SPEC §5), a
 /// compile-time constant in generated code. The JSON text is parsed at most
@@ -105,27 +108,137 @@ impl OutputSchema {
     }
 }
 
-/// Static description of one `@ai` function, a `static` in generated code.
-#[derive(Debug)]
+/// Static description of one `@ai` function, a `static` in generated code:
+///
+/// ```
+/// # use vox_runtime::{AiFunction, OutputSchema};
+/// static INVOICE: OutputSchema = OutputSchema::new("Invoice", r#"{"type":"object"}"#, false);
+/// static EXTRACT: AiFunction = AiFunction::new("extract", "Extract the invoice.", &INVOICE)
+///     .with_model("gpt-4o-mini")
+///     .with_temperature(0.2)
+///     .with_max_iterations(3);
+/// assert_eq!(EXTRACT.attempts_allowed(), 3);
+/// ```
+///
+/// It also keeps, once built on the first call, the parts of its requests
+/// that are the same for every call (model, system message, instruction,
+/// temperature, `response_format`), so a call only renders its arguments.
 pub struct AiFunction {
-    /// The Vox function name.
-    pub name: &'static str,
-    /// The function's doc comment (may be empty); the prompt's instruction.
-    pub instruction: &'static str,
-    /// `@ai(model = "…")`; `None` uses the configured default model.
-    pub model: Option<&'static str>,
-    /// `@ai(temperature = …)`; `None` leaves it to the server.
-    pub temperature: Option<f64>,
-    /// `@ai(max_iterations = N)`: attempts before giving up (0 counts as 1).
-    pub max_iterations: u32,
-    /// The schema of the return type.
-    pub output: &'static OutputSchema,
+    name: &'static str,
+    instruction: &'static str,
+    model: Option<&'static str>,
+    temperature: Option<f64>,
+    max_iterations: u32,
+    output: &'static OutputSchema,
+    request_parts: OnceLock<RequestParts>,
 }
 
 impl AiFunction {
+    /// The function `name`, whose doc comment `instruction` (may be empty)
+    /// leads the prompt, returning a value of schema `output`. One attempt,
+    /// the configured default model and the server's default temperature
+    /// unless set below.
+    pub const fn new(
+        name: &'static str,
+        instruction: &'static str,
+        output: &'static OutputSchema,
+    ) -> AiFunction {
+        AiFunction {
+            name,
+            instruction,
+            model: None,
+            temperature: None,
+            max_iterations: 1,
+            output,
+            request_parts: OnceLock::new(),
+        }
+    }
+
+    /// `@ai(model = "…")`.
+    pub const fn with_model(mut self, model: &'static str) -> AiFunction {
+        self.model = Some(model);
+        self
+    }
+
+    /// `@ai(temperature = …)`.
+    pub const fn with_temperature(mut self, temperature: f64) -> AiFunction {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// `@ai(max_iterations = N)`: attempts before giving up (0 counts as 1).
+    pub const fn with_max_iterations(mut self, attempts: u32) -> AiFunction {
+        self.max_iterations = attempts;
+        self
+    }
+
+    /// The Vox function name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The function's doc comment (may be empty): the prompt's instruction.
+    pub fn instruction(&self) -> &'static str {
+        self.instruction
+    }
+
+    /// The model set on the function; `None` uses the configured default.
+    pub fn model(&self) -> Option<&'static str> {
+        self.model
+    }
+
+    /// The temperature set on the function; `None` leaves it to the server.
+    pub fn temperature(&self) -> Option<f64> {
+        self.temperature
+    }
+
+    /// `max_iterations` as set (0 counts as 1).
+    pub fn max_iterations(&self) -> u32 {
+        self.max_iterations
+    }
+
     /// `max_iterations`, at least 1.
     pub fn attempts_allowed(&self) -> u32 {
         self.max_iterations.max(1)
+    }
+
+    /// The schema of the return type.
+    pub fn output(&self) -> &'static OutputSchema {
+        self.output
+    }
+
+    /// The constant parts of this function's requests to `model`: built on
+    /// the first call and kept (for the first model asked for; a function
+    /// called with another model too builds those per call).
+    pub(crate) fn request_parts(&self, model: &str) -> Result<Cow<'_, RequestParts>, Error> {
+        if let Some(parts) = self.request_parts.get() {
+            if parts.model() == model {
+                return Ok(Cow::Borrowed(parts));
+            }
+            return RequestParts::new(self, model).map(Cow::Owned);
+        }
+        let parts = RequestParts::new(self, model)?;
+        // Another thread may have got there first, possibly for another
+        // model: use whatever is kept if it fits, else this call's parts.
+        let kept = self.request_parts.get_or_init(|| parts.clone());
+        if kept.model() == model {
+            Ok(Cow::Borrowed(kept))
+        } else {
+            Ok(Cow::Owned(parts))
+        }
+    }
+}
+
+impl fmt::Debug for AiFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AiFunction")
+            .field("name", &self.name)
+            .field("instruction", &self.instruction)
+            .field("model", &self.model)
+            .field("temperature", &self.temperature)
+            .field("max_iterations", &self.max_iterations)
+            .field("output", &self.output.name())
+            .finish()
     }
 }
 

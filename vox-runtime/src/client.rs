@@ -6,6 +6,7 @@
 //! the environment on first use. Tests and embedders can build their own
 //! `Client` and never touch global state.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -17,7 +18,7 @@ use tracing::Instrument;
 use crate::ai_function::{AiFunction, Args};
 use crate::config::{Config, Provider};
 use crate::error::{truncate_chars, Error, LAST_REPLY_CHARS};
-use crate::prompt::{request_body, Conversation};
+use crate::prompt::{Conversation, RequestParts};
 use crate::reply::{judge, parse_response, ChatResponse, RejectedReply};
 use crate::transport::Transport;
 
@@ -81,12 +82,12 @@ impl Client {
         // Only the judging of a reply depends on `T`: the conversation, the
         // request and the transport live in the non-generic `Call`, compiled
         // once in this crate rather than once per `@ai` function.
-        let mut call = Call::start(transport, &self.inner.config, function, &args);
+        let mut call = Call::start(transport, &self.inner.config, function, &args)?;
         loop {
             let body = call.ask().await?;
             let response = parse_response(&body)?;
             call.record_usage(&response);
-            match judge::<T>(&response, function.output.is_wrapped()) {
+            match judge::<T>(&response, function.output().is_wrapped()) {
                 Ok(value) => return Ok(value),
                 Err(rejection) => call.reject(rejection)?,
             }
@@ -99,7 +100,8 @@ impl Client {
 struct Call<'a> {
     transport: &'a Transport,
     function: &'a AiFunction,
-    model: &'a str,
+    /// The function's constant request parts, kept by the function.
+    parts: Cow<'a, RequestParts>,
     conversation: Conversation,
     attempt: u32,
     span: tracing::Span,
@@ -111,26 +113,30 @@ impl<'a> Call<'a> {
         config: &'a Config,
         function: &'a AiFunction,
         args: &Args,
-    ) -> Call<'a> {
-        let model = function.model.unwrap_or_else(|| config.default_model());
-        Call {
+    ) -> Result<Call<'a>, Error> {
+        let model = function.model().unwrap_or_else(|| config.default_model());
+        Ok(Call {
             transport,
             function,
-            model,
-            conversation: Conversation::start(function, args),
+            parts: function.request_parts(model)?,
+            conversation: Conversation::start(args),
             attempt: 0,
-            span: tracing::info_span!("vox.ai_call", function = function.name, model = model),
-        }
+            span: tracing::info_span!("vox.ai_call", function = function.name(), model = model),
+        })
     }
 
     /// Sends the next attempt and returns the response body.
     async fn ask(&mut self) -> Result<Bytes, Error> {
         self.attempt += 1;
-        let body = request_body(self.function, self.model, &self.conversation)?;
-        self.transport
-            .post(body)
-            .instrument(self.span.clone())
-            .await
+        let body = self.parts.request_body(&self.conversation);
+        let post = self.transport.post(body);
+        // Without a subscriber listening, entering the span on every poll
+        // is pure overhead.
+        if self.span.is_disabled() {
+            post.await
+        } else {
+            post.instrument(self.span.clone()).await
+        }
     }
 
     fn record_usage(&self, response: &ChatResponse<'_>) {
@@ -161,7 +167,7 @@ impl<'a> Call<'a> {
             return Ok(());
         }
         Err(Error::InvalidOutput {
-            function: self.function.name.to_owned(),
+            function: self.function.name().to_owned(),
             attempts: attempts_allowed,
             last_error: transport.redact(&rejection.error),
             last_reply: truncate_chars(&transport.redact(&rejection.reply), LAST_REPLY_CHARS),

@@ -9,56 +9,133 @@ use bytes::Bytes;
 use crate::ai_function::{AiFunction, Args};
 use crate::error::Error;
 
-/// The conversation of one call, kept as the JSON text it is sent as:
-/// its `{"role":…,"content":…}` messages separated by commas. It grows by two messages per rejected attempt (the
-/// model's reply and the correction). Each message is escaped once, when
-/// it is added, not again for every request.
+/// The parts of one function's requests to one model that are the same for
+/// every call, already rendered as JSON: everything before the arguments
+/// and everything after the messages. Built once per function (see
+/// `AiFunction::request_parts`).
 #[derive(Debug, Clone)]
-pub(crate) struct Conversation {
-    messages: Vec<u8>,
+pub(crate) struct RequestParts {
+    model: Box<str>,
+    /// `{"model":…,"messages":[{system message},{"role":"user","content":"`
+    /// followed by the instruction and the function's name, up to where the
+    /// arguments go.
+    head: Box<[u8]>,
+    /// `],"temperature":…,"response_format":{…}}`.
+    tail: Box<[u8]>,
 }
 
-impl Conversation {
-    /// The system message and the first user message of a call.
-    pub fn start(function: &AiFunction, args: &Args) -> Conversation {
-        let instruction = function.instruction.trim();
-        let args_json = args.as_json();
-        let mut conversation = Conversation {
-            messages: Vec::with_capacity(instruction.len() + args_json.len() * 5 / 4 + 400),
-        };
+impl RequestParts {
+    /// Renders the constant parts of `function`'s requests to `model`.
+    pub fn new(function: &AiFunction, model: &str) -> Result<RequestParts, Error> {
+        let name = function.name();
+        let instruction = function.instruction().trim();
+        let schema_name = function.output().name();
+        let mut head = Vec::with_capacity(instruction.len() + 2 * name.len() + model.len() + 300);
+        head.extend_from_slice(br#"{"model":""#);
+        push_escaped(&mut head, model.as_bytes());
+        head.extend_from_slice(br#"","messages":["#);
         // The schema itself travels in `response_format`, which OpenAI,
         // OpenRouter and the common compatible servers enforce; repeating
         // it here would double its prompt tokens.
-        conversation.push(
+        push_message(
+            &mut head,
             "system",
             &[
                 "You are the implementation of the function `",
-                function.name,
+                name,
                 "`. Answer only with one JSON value that matches the JSON Schema `",
-                function.output.name(),
+                schema_name,
                 "` of the response format: no prose, no Markdown, no code fences.",
             ],
         );
+        // The first user message, left open for the arguments.
+        head.push(b',');
         let separator = if instruction.is_empty() { "" } else { "\n\n" };
-        conversation.push(
+        open_message(
+            &mut head,
             "user",
             &[
                 instruction,
                 separator,
                 "Function: ",
-                function.name,
+                name,
                 "\nArguments (JSON): ",
-                args_json,
             ],
         );
-        conversation
+
+        let schema = function.output().raw()?.get().as_bytes();
+        let mut tail = Vec::with_capacity(schema.len() + schema_name.len() + 100);
+        tail.push(b']');
+        if let Some(temperature) = function.temperature() {
+            tail.extend_from_slice(br#","temperature":"#);
+            // A non-finite temperature cannot be sent as JSON; serde_json
+            // writes it as `null`, which servers read as "the default".
+            serde_json::to_writer(&mut tail, &temperature).map_err(|e| Error::Serialize {
+                argument: "<temperature>".to_owned(),
+                message: e.to_string(),
+            })?;
+        }
+        tail.extend_from_slice(
+            br#","response_format":{"type":"json_schema","json_schema":{"name":""#,
+        );
+        push_escaped(&mut tail, schema_name.as_bytes());
+        tail.extend_from_slice(br#"","strict":true,"schema":"#);
+        tail.extend_from_slice(schema);
+        tail.extend_from_slice(b"}}}");
+        Ok(RequestParts {
+            model: model.into(),
+            head: head.into(),
+            tail: tail.into(),
+        })
+    }
+
+    /// The model these parts are for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The JSON body of one chat-completions request: model, messages,
+    /// temperature and the strict `response_format` (SPEC §5), one
+    /// allocation holding the constant parts around `conversation`.
+    pub fn request_body(&self, conversation: &Conversation) -> Bytes {
+        let mut body =
+            Vec::with_capacity(self.head.len() + conversation.after_head.len() + self.tail.len());
+        body.extend_from_slice(&self.head);
+        body.extend_from_slice(&conversation.after_head);
+        body.extend_from_slice(&self.tail);
+        Bytes::from(body)
+    }
+}
+
+/// What varies in the messages of one call, kept as the JSON text it is
+/// sent as: the rendered arguments that end the first user message, then,
+/// for each rejected attempt, the model's reply and the correction. Each
+/// message is escaped once, when it is added, not again for every request.
+#[derive(Debug, Clone)]
+pub(crate) struct Conversation {
+    /// Follows `RequestParts::head`, precedes `RequestParts::tail`.
+    after_head: Vec<u8>,
+}
+
+impl Conversation {
+    /// The call's arguments, closing the first user message (whose start,
+    /// the instruction, is in `RequestParts::head`).
+    pub fn start(args: &Args) -> Conversation {
+        let args_json = args.as_json();
+        let mut after_head = Vec::with_capacity(args_json.len() * 5 / 4 + 16);
+        push_escaped(&mut after_head, args_json.as_bytes());
+        after_head.extend_from_slice(b"\"}");
+        Conversation { after_head }
     }
 
     /// Records a rejected reply and asks the model to correct it, quoting
     /// the exact error.
     pub fn push_correction(&mut self, rejected_reply: &str, error: &str) {
-        self.push("assistant", &[rejected_reply]);
-        self.push(
+        self.after_head.push(b',');
+        push_message(&mut self.after_head, "assistant", &[rejected_reply]);
+        self.after_head.push(b',');
+        push_message(
+            &mut self.after_head,
             "user",
             &[
                 "Your previous reply was rejected: ",
@@ -67,38 +144,23 @@ impl Conversation {
             ],
         );
     }
+}
 
-    /// Appends one message whose content is the concatenation of `content`.
-    fn push(&mut self, role: &str, content: &[&str]) {
-        if !self.messages.is_empty() {
-            self.messages.push(b',');
-        }
-        self.messages.extend_from_slice(b"{\"role\":\"");
-        self.messages.extend_from_slice(role.as_bytes());
-        self.messages.extend_from_slice(b"\",\"content\":\"");
-        for part in content {
-            push_escaped(&mut self.messages, part.as_bytes());
-        }
-        self.messages.extend_from_slice(b"\"}");
-    }
+/// Appends one `{"role":…,"content":…}` message whose content is the
+/// concatenation of `content`.
+fn push_message(out: &mut Vec<u8>, role: &str, content: &[&str]) {
+    open_message(out, role, content);
+    out.extend_from_slice(b"\"}");
+}
 
-    /// The messages as (role, content) pairs, decoded back from the JSON.
-    #[cfg(test)]
-    pub fn messages(&self) -> Vec<(String, String)> {
-        let mut array = b"[".to_vec();
-        array.extend_from_slice(&self.messages);
-        array.push(b']');
-        let values: Vec<serde_json::Value> =
-            serde_json::from_slice(&array).expect("the conversation is valid JSON");
-        values
-            .into_iter()
-            .map(|m| {
-                (
-                    m["role"].as_str().unwrap().to_owned(),
-                    m["content"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect()
+/// Appends the start of a message: its role and the beginning of its
+/// content, the concatenation of `content`, with the string left open.
+fn open_message(out: &mut Vec<u8>, role: &str, content: &[&str]) {
+    out.extend_from_slice(b"{\"role\":\"");
+    out.extend_from_slice(role.as_bytes());
+    out.extend_from_slice(b"\",\"content\":\"");
+    for part in content {
+        push_escaped(out, part.as_bytes());
     }
 }
 
@@ -173,41 +235,6 @@ fn escape_byte(out: &mut Vec<u8>, text: &[u8], start: &mut usize, i: usize) {
     }
 }
 
-/// The JSON body of one chat-completions request: model, messages,
-/// temperature and the strict `response_format` (SPEC §5), assembled from
-/// already-escaped pieces with one allocation.
-pub(crate) fn request_body(
-    function: &AiFunction,
-    model: &str,
-    conversation: &Conversation,
-) -> Result<Bytes, Error> {
-    let schema = function.output.raw()?.get().as_bytes();
-    let schema_name = function.output.name().as_bytes();
-    let mut body = Vec::with_capacity(
-        conversation.messages.len() + schema.len() + model.len() + schema_name.len() + 160,
-    );
-    body.extend_from_slice(br#"{"model":""#);
-    push_escaped(&mut body, model.as_bytes());
-    body.extend_from_slice(br#"","messages":["#);
-    body.extend_from_slice(&conversation.messages);
-    body.push(b']');
-    if let Some(temperature) = function.temperature {
-        body.extend_from_slice(br#","temperature":"#);
-        // A non-finite temperature cannot be sent as JSON; serde_json
-        // writes it as `null`, which servers read as "the default".
-        serde_json::to_writer(&mut body, &temperature).map_err(|e| Error::Serialize {
-            argument: "<temperature>".to_owned(),
-            message: e.to_string(),
-        })?;
-    }
-    body.extend_from_slice(br#","response_format":{"type":"json_schema","json_schema":{"name":""#);
-    push_escaped(&mut body, schema_name);
-    body.extend_from_slice(br#"","strict":true,"schema":"#);
-    body.extend_from_slice(schema);
-    body.extend_from_slice(b"}}}");
-    Ok(Bytes::from(body))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,20 +245,42 @@ mod tests {
         r#"{"type":"object","properties":{"vendor":{"type":"string"}},"required":["vendor"],"additionalProperties":false}"#,
         false,
     );
-    static EXTRACT: AiFunction = AiFunction {
-        name: "extract_invoice",
-        instruction: "Extract the invoice fields from OCR text.",
-        model: Some("gpt-4o-mini"),
-        temperature: Some(0.2),
-        max_iterations: 3,
-        output: &INVOICE,
-    };
+    static EXTRACT: AiFunction = AiFunction::new(
+        "extract_invoice",
+        "Extract the invoice fields from OCR text.",
+        &INVOICE,
+    )
+    .with_model("gpt-4o-mini")
+    .with_temperature(0.2)
+    .with_max_iterations(3);
+
+    /// The request body of `conversation` for `function` and `model`, as JSON.
+    fn body(function: &AiFunction, model: &str, conversation: &Conversation) -> serde_json::Value {
+        let parts = RequestParts::new(function, model).unwrap();
+        serde_json::from_slice(&parts.request_body(conversation)).expect("valid JSON")
+    }
+
+    /// The messages of a request body as (role, content) pairs.
+    fn messages(body: &serde_json::Value) -> Vec<(String, String)> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["role"].as_str().unwrap().to_owned(),
+                    m["content"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
 
     #[test]
     fn first_user_message_starts_with_instruction_then_json_arguments() {
         let args = Args::new().arg("ocr_text", "ACME, 2 widgets").unwrap();
-        let conversation = Conversation::start(&EXTRACT, &args);
-        let [(system_role, system), (user_role, user)] = &conversation.messages()[..] else {
+        let conversation = Conversation::start(&args);
+        let body = body(&EXTRACT, "gpt-4o-mini", &conversation);
+        let [(system_role, system), (user_role, user)] = &messages(&body)[..] else {
             panic!("two messages expected")
         };
         assert_eq!(system_role, "system");
@@ -252,9 +301,7 @@ mod tests {
 
     #[test]
     fn request_body_carries_strict_response_format() {
-        let conversation = Conversation::start(&EXTRACT, &Args::new());
-        let body = request_body(&EXTRACT, "gpt-4o-mini", &conversation).unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let body = body(&EXTRACT, "gpt-4o-mini", &Conversation::start(&Args::new()));
         assert_eq!(body["model"], "gpt-4o-mini");
         assert_eq!(body["temperature"], 0.2);
         assert_eq!(body["messages"].as_array().unwrap().len(), 2);
@@ -274,13 +321,13 @@ mod tests {
 
     #[test]
     fn request_body_without_temperature_leaves_it_out() {
-        static DEFAULT_TEMPERATURE: AiFunction = AiFunction {
-            temperature: None,
-            ..EXTRACT
-        };
-        let conversation = Conversation::start(&DEFAULT_TEMPERATURE, &Args::new());
-        let body = request_body(&DEFAULT_TEMPERATURE, "m", &conversation).unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        static DEFAULT_TEMPERATURE: AiFunction =
+            AiFunction::new("extract_invoice", "Extract.", &INVOICE);
+        let body = body(
+            &DEFAULT_TEMPERATURE,
+            "m",
+            &Conversation::start(&Args::new()),
+        );
         assert!(body.get("temperature").is_none(), "{body}");
     }
 
@@ -292,17 +339,13 @@ mod tests {
         tricky.push_str("\"quoted\" back\\slash \\n not-a-newline \u{7f} é 😀 \u{2028} {}`");
         static TRICKY_SCHEMA: OutputSchema =
             OutputSchema::new("Odd\"Name\\", r#"{"type":"object"}"#, false);
-        static TRICKY_FN: AiFunction = AiFunction {
-            name: "odd\"fn",
-            instruction: "line one\n\ttab \"q\" \\ \u{1}",
-            output: &TRICKY_SCHEMA,
-            ..EXTRACT
-        };
+        static TRICKY_FN: AiFunction =
+            AiFunction::new("odd\"fn", "line one\n\ttab \"q\" \\ \u{1}", &TRICKY_SCHEMA)
+                .with_temperature(0.2);
         let args = Args::new().arg("text", &tricky).unwrap();
-        let mut conversation = Conversation::start(&TRICKY_FN, &args);
+        let mut conversation = Conversation::start(&args);
         conversation.push_correction(&tricky, &tricky);
-        let body = request_body(&TRICKY_FN, &tricky, &conversation).unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&body).expect("valid JSON");
+        let body = body(&TRICKY_FN, &tricky, &conversation);
         assert_eq!(body["model"], tricky.as_str());
         assert_eq!(
             body["response_format"]["json_schema"]["name"],
@@ -358,9 +401,9 @@ mod tests {
 
     #[test]
     fn correction_appends_reply_and_quotes_error() {
-        let mut conversation = Conversation::start(&EXTRACT, &Args::new());
+        let mut conversation = Conversation::start(&Args::new());
         conversation.push_correction("{}", "missing field `vendor` at line 1 column 2");
-        let messages = conversation.messages();
+        let messages = messages(&body(&EXTRACT, "m", &conversation));
         assert_eq!(messages.len(), 4);
         assert_eq!(messages[2], ("assistant".to_owned(), "{}".to_owned()));
         assert_eq!(messages[3].0, "user");

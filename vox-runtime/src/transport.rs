@@ -143,7 +143,11 @@ impl Transport {
         // The slot is held until the body is read, so at most
         // `max_concurrent_requests` requests (and so connections) are in
         // flight.
-        match self.in_flight.run(self.exchange(body)).await {
+        // Boxed: reqwest's futures make this state machine about 1 KB,
+        // which every enclosing future (retries, the re-prompt loop, the
+        // generated function) would otherwise embed and copy; one small
+        // allocation is cheaper than moving kilobytes on each call.
+        match self.in_flight.run(Box::pin(self.exchange(body))).await {
             Some(result) => result,
             None => Err(FailedTry {
                 error: Error::Transport {

@@ -31,23 +31,16 @@ static INVOICE_SCHEMA: OutputSchema = OutputSchema::new(
     false,
 );
 
-static EXTRACT_INVOICE: AiFunction = AiFunction {
-    name: "extract_invoice",
-    instruction: "Extract the invoice fields from OCR text.",
-    model: Some("gpt-4o-mini"),
-    temperature: Some(0.2),
-    max_iterations: 3,
-    output: &INVOICE_SCHEMA,
-};
+static EXTRACT_INVOICE: AiFunction = AiFunction::new(
+    "extract_invoice",
+    "Extract the invoice fields from OCR text.",
+    &INVOICE_SCHEMA,
+)
+.with_model("gpt-4o-mini")
+.with_temperature(0.2)
+.with_max_iterations(3);
 
-static EXTRACT_ONCE: AiFunction = AiFunction {
-    name: "extract_once",
-    instruction: "",
-    model: None,
-    temperature: None,
-    max_iterations: 1,
-    output: &INVOICE_SCHEMA,
-};
+static EXTRACT_ONCE: AiFunction = AiFunction::new("extract_once", "", &INVOICE_SCHEMA);
 
 static TAGS_SCHEMA: OutputSchema = OutputSchema::new(
     "list_str",
@@ -55,14 +48,8 @@ static TAGS_SCHEMA: OutputSchema = OutputSchema::new(
     true,
 );
 
-static TAGS: AiFunction = AiFunction {
-    name: "tags",
-    instruction: "List the tags.",
-    model: None,
-    temperature: None,
-    max_iterations: 2,
-    output: &TAGS_SCHEMA,
-};
+static TAGS: AiFunction =
+    AiFunction::new("tags", "List the tags.", &TAGS_SCHEMA).with_max_iterations(2);
 
 static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
     "int",
@@ -70,14 +57,8 @@ static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
     true,
 );
 
-static COUNT: AiFunction = AiFunction {
-    name: "count",
-    instruction: "Count the items.",
-    model: None,
-    temperature: None,
-    max_iterations: 0, // treated as 1
-    output: &COUNT_SCHEMA,
-};
+static COUNT: AiFunction =
+    AiFunction::new("count", "Count the items.", &COUNT_SCHEMA).with_max_iterations(0); // treated as 1
 
 const ACME: &str = r#"{"vendor":"ACME","total":7.0}"#;
 

@@ -10,14 +10,7 @@ static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
     true,
 );
 
-static COUNT: AiFunction = AiFunction {
-    name: "count",
-    instruction: "Count the items.",
-    model: None,
-    temperature: None,
-    max_iterations: 1,
-    output: &COUNT_SCHEMA,
-};
+static COUNT: AiFunction = AiFunction::new("count", "Count the items.", &COUNT_SCHEMA);
 
 /// What generated code for `@ai fn count() to int { return 3 }` looks like.
 async fn count() -> Result<i64, Error> {
