@@ -10,8 +10,11 @@
 //! - "edit .vox": a comment is appended to the `.vox` file, so the build
 //!   script reruns and the crate is recompiled.
 //!
-//! in the dev and release profiles, for three variants of the module (all
-//! of it, without the `@ai` functions, types only) to show what dominates.
+//! in the dev and release profiles, for variants of the module (all of it,
+//! without the `@ai` functions, types only) to show what dominates, and a
+//! floor for the `@ai` functions: the module without them plus, in Rust,
+//! the `serde_json::from_str` of each of their return types, which any
+//! typed client of those functions compiles too.
 //! Run with `cargo bench -p vox-codegen --bench generated_compile_time`
 //! (`VOX_BENCH_RUNS=N` repetitions, default 3); the scratch crates and
 //! their target directory live under `target/bench-work/`.
@@ -30,23 +33,36 @@ struct Variant {
     name: &'static str,
     ai: bool,
     pure: bool,
+    /// Instead of the `@ai` functions, what any typed client of the same
+    /// 100 functions compiles at least: one hand-written
+    /// `serde_json::from_str::<RecN>` per return type.
+    serde_floor: bool,
 }
 
-const VARIANTS: [Variant; 3] = [
+const VARIANTS: [Variant; 4] = [
     Variant {
         name: "full",
         ai: true,
         pure: true,
+        serde_floor: false,
+    },
+    Variant {
+        name: "serde-floor",
+        ai: false,
+        pure: true,
+        serde_floor: true,
     },
     Variant {
         name: "no-ai",
         ai: false,
         pure: true,
+        serde_floor: false,
     },
     Variant {
         name: "types-only",
         ai: false,
         pure: false,
+        serde_floor: false,
     },
 ];
 
@@ -103,7 +119,7 @@ fn main() {
                 .collect();
             let generated = find_generated(&shared_target, profile, v.name);
             println!(
-                "{profile:>7} {:<10}  touch lib.rs {:>6.2} s   edit .vox {:>6.2} s   (first build incl. deps {:.1} s; generated {} lines)",
+                "{profile:>7} {:<11}  touch lib.rs {:>6.2} s   edit .vox {:>6.2} s   (first build incl. deps {:.1} s; generated {} lines)",
                 v.name,
                 median(&touch).as_secs_f64(),
                 median(&edit).as_secs_f64(),
@@ -163,7 +179,17 @@ fn scratch_crate(dir: &Path, workspace: &Path, v: Variant, vox: &str) {
         &dir.join("build.rs"),
         "fn main() {\n    vox_build::compile().unwrap();\n}\n",
     );
-    write_if_changed(&dir.join("src/lib.rs"), "vox_runtime::include_vox!();\n");
+    let mut lib = String::from("vox_runtime::include_vox!();\n");
+    if v.serde_floor {
+        for k in 0..AI_FUNCTIONS {
+            let _ = writeln!(
+                lib,
+                "pub fn parse{k}(text: &str) -> Result<Rec{}, vox_runtime::serde_json::Error> {{ vox_runtime::serde_json::from_str(text) }}",
+                2 * k
+            );
+        }
+    }
+    write_if_changed(&dir.join("src/lib.rs"), &lib);
     write_if_changed(&dir.join("vox/gen.vox"), vox);
     // Resolve to the workspace's versions (and skip an index update).
     let lock = dir.join("Cargo.lock");

@@ -781,8 +781,11 @@ impl<'a> Emitter<'a> {
                 "::vox_runtime::builtins::to_str(&{})",
                 self.borrowable(a0, ctx, depth)
             ),
+            // Compiled for `cargo test`, printing goes through `println!`
+            // so libtest captures it with the test's output instead of
+            // mixing it into the test report.
             Builtin::Print => format!(
-                "::vox_runtime::builtins::print(&{})",
+                "{{ let vox_printed = &{}; if ::std::cfg!(test) {{ ::vox_runtime::builtins::print_captured(vox_printed) }} else {{ ::vox_runtime::builtins::print(vox_printed) }} }}",
                 self.borrowable(a0, ctx, depth)
             ),
             Builtin::Int => {

@@ -27,6 +27,13 @@ pub fn print<T: Serialize + ?Sized>(value: &T) {
     let _ = writeln!(out, "{}", to_str(value));
 }
 
+/// Vox `print(v)` in code compiled for `cargo test`: [`to_str`] and a
+/// newline through `println!`, which libtest captures and shows only for
+/// failing tests, instead of interleaving it with the test report.
+pub fn print_captured<T: Serialize + ?Sized>(value: &T) {
+    println!("{}", to_str(value));
+}
+
 /// Renders scalars; refuses everything else so the caller falls back to JSON.
 struct ScalarText;
 

@@ -19,7 +19,7 @@ use crate::ai_function::{AiFunction, Args};
 use crate::config::{Config, Provider};
 use crate::error::{truncate_chars, Error, LAST_REPLY_CHARS};
 use crate::prompt::{Conversation, RequestParts};
-use crate::reply::{judge, parse_response, ChatResponse, RejectedReply};
+use crate::reply::{parse_content, parse_response, ChatResponse, RejectedReply};
 use crate::transport::Transport;
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
@@ -72,23 +72,62 @@ impl Client {
         fixture: F,
     ) -> Result<T, Error>
     where
-        T: DeserializeOwned,
+        T: DeserializeOwned + Send,
         F: Future<Output = Result<T, Error>>,
     {
         let Some(transport) = &self.inner.transport else {
             return fixture.await;
         };
         drop(fixture);
-        // Only the judging of a reply depends on `T`: the conversation, the
-        // request and the transport live in the non-generic `Call`, compiled
-        // once in this crate rather than once per `@ai` function.
-        let mut call = Call::start(transport, &self.inner.config, function, &args)?;
+        self.ask_model(transport, function, &args).await
+    }
+
+    /// The network side of `call_ai`. Generic over the return type only
+    /// (the fixture's type differs for every `@ai` function, the return
+    /// type is often shared), and all it adds to the non-generic
+    /// conversation is deserializing into `T`.
+    async fn ask_model<T: DeserializeOwned + Send>(
+        &self,
+        transport: &Transport,
+        function: &AiFunction,
+        args: &Args,
+    ) -> Result<T, Error> {
+        let wrapped = function.output().is_wrapped();
+        let mut value = None;
+        self.converse(transport, function, args, &mut |content| {
+            value = Some(parse_content::<T>(content, wrapped)?);
+            Ok(())
+        })
+        .await?;
+        // `converse` succeeds only once `accept` has stored a value.
+        value.ok_or_else(|| {
+            Error::MalformedResponse("internal error: an accepted reply left no value".into())
+        })
+    }
+
+    /// The re-prompt loop, compiled once: asks until `accept` takes a
+    /// reply's content, re-prompting with its error, for up to
+    /// `max_iterations` attempts.
+    async fn converse(
+        &self,
+        transport: &Transport,
+        function: &AiFunction,
+        args: &Args,
+        accept: &mut (dyn FnMut(&str) -> Result<(), String> + Send),
+    ) -> Result<(), Error> {
+        let mut call = Call::start(transport, &self.inner.config, function, args)?;
         loop {
             let body = call.ask().await?;
             let response = parse_response(&body)?;
             call.record_usage(&response);
-            match judge::<T>(&response, function.output().is_wrapped()) {
-                Ok(value) => return Ok(value),
+            let verdict = response.content().and_then(|content| {
+                accept(content).map_err(|error| RejectedReply {
+                    error,
+                    reply: content.to_owned(),
+                })
+            });
+            match verdict {
+                Ok(()) => return Ok(()),
                 Err(rejection) => call.reject(rejection)?,
             }
         }

@@ -79,7 +79,7 @@ pub async fn call_ai<T, F>(
     fixture: F,
 ) -> Result<T, Error>
 where
-    T: serde::de::DeserializeOwned,
+    T: serde::de::DeserializeOwned + Send,
     F: Future<Output = Result<T, Error>>,
 {
     default_client()?.call_ai(function, args, fixture).await

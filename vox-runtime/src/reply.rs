@@ -4,7 +4,8 @@
 //! An attempt is rejected — and the re-prompt loop asks again, quoting the
 //! reason — when the reply is a refusal, was cut off, has no content, is not
 //! JSON (after stripping code fences) or does not deserialize into the
-//! return type. All of it is pure and unit-tested.
+//! return type. All of it is pure and unit-tested; only the last step,
+//! [`parse_content`], depends on the return type.
 
 use std::borrow::Cow;
 
@@ -66,34 +67,31 @@ pub(crate) struct RejectedReply {
     pub reply: String,
 }
 
-/// Judges the first choice of `response`: the value, or why it is rejected.
-pub(crate) fn judge<T: DeserializeOwned>(
-    response: &ChatResponse<'_>,
-    wrapped: bool,
-) -> Result<T, RejectedReply> {
-    let (message, finish_reason) = match response.choices.first() {
-        Some(choice) => (choice.message.as_ref(), choice.finish_reason.as_deref()),
-        None => (None, None),
-    };
-    let content = message.and_then(|m| m.content.as_deref());
-    let refusal = message.and_then(|m| m.refusal.as_deref());
-    let reject = |error: String| RejectedReply {
-        error,
-        reply: content.or(refusal).unwrap_or_default().to_owned(),
-    };
-    if let Some(refusal) = refusal {
-        return Err(reject(format!("the model refused: {refusal}")));
+impl ChatResponse<'_> {
+    /// The first choice's content, or why the attempt is rejected without
+    /// looking at it: a refusal, a truncated reply, no content at all.
+    pub fn content(&self) -> Result<&str, RejectedReply> {
+        let (message, finish_reason) = match self.choices.first() {
+            Some(choice) => (choice.message.as_ref(), choice.finish_reason.as_deref()),
+            None => (None, None),
+        };
+        let content = message.and_then(|m| m.content.as_deref());
+        let refusal = message.and_then(|m| m.refusal.as_deref());
+        let reject = |error: String| RejectedReply {
+            error,
+            reply: content.or(refusal).unwrap_or_default().to_owned(),
+        };
+        if let Some(refusal) = refusal {
+            return Err(reject(format!("the model refused: {refusal}")));
+        }
+        if finish_reason == Some("length") {
+            return Err(reject(
+                "the reply was truncated (finish_reason = \"length\"); answer with a shorter value"
+                    .to_owned(),
+            ));
+        }
+        content.ok_or_else(|| reject("the reply had no content".to_owned()))
     }
-    if finish_reason == Some("length") {
-        return Err(reject(
-            "the reply was truncated (finish_reason = \"length\"); answer with a shorter value"
-                .to_owned(),
-        ));
-    }
-    let Some(content) = content else {
-        return Err(reject("the reply had no content".to_owned()));
-    };
-    parse_content(content, wrapped).map_err(reject)
 }
 
 /// Parses the reply content as the return type (after stripping code
@@ -142,6 +140,18 @@ pub fn strip_code_fences(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the re-prompt loop decides about one response.
+    fn judge<T: DeserializeOwned>(
+        response: &ChatResponse<'_>,
+        wrapped: bool,
+    ) -> Result<T, RejectedReply> {
+        let content = response.content()?;
+        parse_content(content, wrapped).map_err(|error| RejectedReply {
+            error,
+            reply: content.to_owned(),
+        })
+    }
 
     #[test]
     fn fences_are_stripped() {

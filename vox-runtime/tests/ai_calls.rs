@@ -680,3 +680,17 @@ fn one_client_serves_successive_block_on_runtimes() {
     }
     assert_eq!(server.request_count(), 3);
 }
+
+/// Generated `@ai` functions are spawned on multi-thread runtimes: the
+/// futures of both entry points must be `Send`.
+#[test]
+fn call_futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let client = Client::new(Config::builder(Provider::Fixture).build().unwrap()).unwrap();
+    let through_client =
+        client.call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), async { Ok(acme()) });
+    assert_send(&through_client);
+    let through_default =
+        vox_runtime::call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), async { Ok(acme()) });
+    assert_send(&through_default);
+}
