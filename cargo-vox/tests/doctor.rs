@@ -596,6 +596,95 @@ fn rustflags_asking_for_lld_without_one_is_lld_missing() {
     assert_fires(&run(encoded), "linker.lld_missing");
 }
 
+// ---- toolchain.wrapper_missing ------------------------------------------
+
+const WRAPPER: &str = "toolchain.wrapper_missing";
+
+#[test]
+fn rustc_wrapper_naming_a_missing_sccache_is_wrapper_missing() {
+    let s = Sandbox::new();
+    let mut cmd = s.doctor(&["--diag", WRAPPER]);
+    cmd.env("RUSTC_WRAPPER", "sccache");
+    let ran = run(cmd);
+    assert_fires(&ran, WRAPPER);
+    assert!(
+        ran.stdout
+            .contains("RUSTC_WRAPPER = `sccache`: no `sccache` on PATH"),
+        "{}",
+        ran.stdout
+    );
+    // The same through cargo's config-in-environment spelling.
+    let mut build_env = s.doctor(&["--diag", WRAPPER]);
+    build_env.env("CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "clippy-driver-wrap");
+    assert_fires(&run(build_env), WRAPPER);
+}
+
+#[test]
+fn a_wrapper_that_is_there_or_turned_off_is_silent() {
+    let s = Sandbox::new();
+    assert_silent(&diag(&s, WRAPPER), WRAPPER);
+    s.script("sccache", "exit 0");
+    let mut present = s.doctor(&["--diag", WRAPPER]);
+    present.env("RUSTC_WRAPPER", "sccache");
+    let ran = run(present);
+    assert_silent(&ran, WRAPPER);
+    assert!(
+        ran.stdout.contains("RUSTC_WRAPPER = `sccache` at "),
+        "{}",
+        ran.stdout
+    );
+    // An empty RUSTC_WRAPPER overrides a config that names a missing one.
+    let dir = s.work().join(".cargo");
+    fs::create_dir_all(&dir).expect(".cargo dir");
+    fs::write(
+        dir.join("config.toml"),
+        "[build]\nrustc-wrapper = \"gone\"\n",
+    )
+    .expect("config");
+    let mut off = s.doctor(&["--diag", WRAPPER]);
+    off.env("RUSTC_WRAPPER", "");
+    assert_silent(&run(off), WRAPPER);
+    assert_fires(&diag(&s, WRAPPER), WRAPPER);
+}
+
+#[test]
+fn a_config_wrapper_path_must_exist_and_be_executable() {
+    let s = Sandbox::new();
+    let dir = s.work().join(".cargo");
+    fs::create_dir_all(&dir).expect(".cargo dir");
+    fs::write(
+        dir.join("config.toml"),
+        "[build]\nrustc-wrapper = \"tools/wrap\"\n",
+    )
+    .expect("config");
+    let ran = diag(&s, WRAPPER);
+    assert_fires(&ran, WRAPPER);
+    assert!(
+        ran.stdout.contains("[build] rustc-wrapper in "),
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        ran.stdout.contains("tools/wrap does not exist"),
+        "{}",
+        ran.stdout
+    );
+
+    let tools = s.work().join("tools");
+    fs::create_dir_all(&tools).expect("tools dir");
+    fs::write(tools.join("wrap"), "#!/bin/sh\nexec \"$@\"\n").expect("wrapper");
+    let ran = diag(&s, WRAPPER);
+    assert_fires(&ran, WRAPPER);
+    assert!(
+        ran.stdout.contains("tools/wrap is not executable"),
+        "{}",
+        ran.stdout
+    );
+
+    fs::set_permissions(tools.join("wrap"), fs::Permissions::from_mode(0o755)).expect("chmod");
+    assert_silent(&diag(&s, WRAPPER), WRAPPER);
+}
+
 // ---- the interface ------------------------------------------------------
 
 #[test]
@@ -627,6 +716,7 @@ fn list_prints_every_id_with_its_severity() {
         "toolchain.rustup_absent",
         "toolchain.rustc_shadowed",
         "toolchain.rustup_shadowed",
+        "toolchain.wrapper_missing",
         "toolchain.compile_failed",
         "toolchain.compile_timeout",
         "docker.absent",

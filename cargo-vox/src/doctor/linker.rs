@@ -58,7 +58,7 @@ pub struct ConfigLayer {
 impl ConfigLayer {
     /// Relative linker paths in a config file are relative to the directory
     /// that holds its `.cargo` directory.
-    fn base_dir(&self) -> Option<&Path> {
+    pub fn base_dir(&self) -> Option<&Path> {
         self.path.parent().and_then(Path::parent)
     }
 }
@@ -355,7 +355,7 @@ pub fn config_layers(cwd: &Path, cargo_home: Option<&Path>) -> Vec<ConfigLayer> 
     layers
 }
 
-fn cargo_home() -> Option<PathBuf> {
+pub fn cargo_home() -> Option<PathBuf> {
     match std::env::var_os("CARGO_HOME") {
         Some(home) if !home.is_empty() => Some(PathBuf::from(home)),
         _ => std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")),

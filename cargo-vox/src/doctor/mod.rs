@@ -16,6 +16,7 @@ mod report;
 mod sccache;
 mod system;
 mod toolchain;
+mod wrapper;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -165,6 +166,7 @@ fn run_check(kind: CheckKind, ctx: &ProbeContext) -> Vec<CheckResult> {
     match kind {
         CheckKind::Rustc => toolchain::check_rustc(ctx),
         CheckKind::Rustup => toolchain::check_rustup(ctx),
+        CheckKind::Wrapper => wrapper::check_wrapper(ctx),
         CheckKind::Compile => toolchain::check_compile(ctx),
         CheckKind::Docker => docker::check_docker(ctx),
         CheckKind::Sccache => sccache::check_sccache(ctx),

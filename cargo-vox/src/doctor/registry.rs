@@ -32,6 +32,7 @@ impl Severity {
 pub enum CheckKind {
     Rustc,
     Rustup,
+    Wrapper,
     Compile,
     Docker,
     Sccache,
@@ -41,9 +42,10 @@ pub enum CheckKind {
 
 impl CheckKind {
     /// Every check, in the order a full run reports them.
-    pub const ALL: [CheckKind; 7] = [
+    pub const ALL: [CheckKind; 8] = [
         CheckKind::Rustc,
         CheckKind::Rustup,
+        CheckKind::Wrapper,
         CheckKind::Compile,
         CheckKind::Docker,
         CheckKind::Sccache,
@@ -56,6 +58,7 @@ impl CheckKind {
         match self {
             CheckKind::Rustc => "toolchain.rustc",
             CheckKind::Rustup => "toolchain.rustup",
+            CheckKind::Wrapper => "toolchain.wrapper",
             CheckKind::Compile => "toolchain.compile",
             CheckKind::Docker => "docker",
             CheckKind::Sccache => "sccache",
@@ -73,6 +76,7 @@ pub enum DiagId {
     RustcShadowed,
     RustupAbsent,
     RustupShadowed,
+    WrapperMissing,
     CompileFailed,
     CompileTimeout,
     DockerAbsent,
@@ -87,11 +91,12 @@ pub enum DiagId {
 impl DiagId {
     /// Every id; the registry test checks each has exactly one entry.
     #[cfg(test)]
-    pub const ALL: [DiagId; 13] = [
+    pub const ALL: [DiagId; 14] = [
         DiagId::RustcAbsent,
         DiagId::RustcShadowed,
         DiagId::RustupAbsent,
         DiagId::RustupShadowed,
+        DiagId::WrapperMissing,
         DiagId::CompileFailed,
         DiagId::CompileTimeout,
         DiagId::DockerAbsent,
@@ -110,6 +115,7 @@ impl DiagId {
             DiagId::RustcShadowed => "toolchain.rustc_shadowed",
             DiagId::RustupAbsent => "toolchain.rustup_absent",
             DiagId::RustupShadowed => "toolchain.rustup_shadowed",
+            DiagId::WrapperMissing => "toolchain.wrapper_missing",
             DiagId::CompileFailed => "toolchain.compile_failed",
             DiagId::CompileTimeout => "toolchain.compile_timeout",
             DiagId::DockerAbsent => "docker.absent",
@@ -195,6 +201,13 @@ pub const REGISTRY: &[DiagInfo] = &[
         heal: false,
         check: CheckKind::Rustup,
         description: "rustup's banner is not its own, or a rustc/cargo earlier on PATH shadows rustup's proxy",
+    },
+    DiagInfo {
+        id: DiagId::WrapperMissing,
+        severity: Severity::Error,
+        heal: false,
+        check: CheckKind::Wrapper,
+        description: "RUSTC_WRAPPER, RUSTC_WORKSPACE_WRAPPER or [build] rustc-wrapper names a program that is not there (every build fails)",
     },
     DiagInfo {
         id: DiagId::CompileFailed,
