@@ -84,8 +84,12 @@ fn bench_fresh_build() {
     assert!(status.success());
     let cargo_vox = target.join("release").join("cargo-vox");
     let manifest = root.join("fixtures").join("invoice-app").join("Cargo.toml");
+    // Both series run the same cargo binary: `$CARGO` when set (cargo
+    // bench sets it to the real cargo, which cargo-vox also runs), not the
+    // rustup proxy that a bare `cargo` may resolve to.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let plain = || {
-        let mut c = Command::new("cargo");
+        let mut c = Command::new(&cargo);
         c.args(["build", "--message-format=json", "--manifest-path"])
             .arg(&manifest)
             .env("CARGO_TARGET_DIR", &target);
@@ -96,6 +100,7 @@ fn bench_fresh_build() {
         c.args(["--json", "--manifest-path"])
             .arg(&manifest)
             .arg("build")
+            .env("CARGO", &cargo)
             .env("CARGO_TARGET_DIR", &target);
         c
     };

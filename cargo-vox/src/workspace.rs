@@ -1,6 +1,8 @@
 //! The packages `cargo vox` works on, found through cargo_metadata.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::thread::JoinHandle;
 
 use cargo_metadata::MetadataCommand;
 use vox_build::SourceLayout;
@@ -71,15 +73,20 @@ pub fn selected_packages(global: &GlobalArgs) -> Result<Selection, WorkspaceErro
     Ok(Selection { manifest, packages })
 }
 
-fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceError> {
-    if let Some(m) = &global.manifest_path {
-        if !m.is_file() {
-            return Err(WorkspaceError::Usage(format!(
-                "manifest path `{}` does not exist",
-                m.display()
-            )));
-        }
+/// The usage error of a `--manifest-path` that names no file, found
+/// without running cargo.
+pub fn check_manifest_path(global: &GlobalArgs) -> Result<(), WorkspaceError> {
+    match &global.manifest_path {
+        Some(m) if !m.is_file() => Err(WorkspaceError::Usage(format!(
+            "manifest path `{}` does not exist",
+            m.display()
+        ))),
+        _ => Ok(()),
     }
+}
+
+fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceError> {
+    check_manifest_path(global)?;
     let mut cmd = MetadataCommand::new();
     cmd.no_deps();
     if let Some(m) = &global.manifest_path {
@@ -144,6 +151,63 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
         manifest_label: crate::check::display_path(&manifest),
         vox_packages,
     })
+}
+
+/// [`workspace`], read on a thread of its own: the build lane starts cargo
+/// at once and needs the workspace only to read what the build produced,
+/// so `cargo metadata` runs while cargo builds instead of before.
+pub struct PendingWorkspace {
+    thread: Mutex<Option<JoinHandle<Result<Workspace, WorkspaceError>>>>,
+    result: OnceLock<Result<Workspace, WorkspaceError>>,
+    /// Where rustc's file names are rooted if the workspace cannot be read
+    /// (the command then reports that error, not the build's diagnostics).
+    fallback_root: PathBuf,
+}
+
+impl PendingWorkspace {
+    pub fn start(global: &GlobalArgs) -> PendingWorkspace {
+        let global = global.clone();
+        PendingWorkspace {
+            thread: Mutex::new(Some(std::thread::spawn(move || workspace(&global)))),
+            result: OnceLock::new(),
+            fallback_root: std::env::current_dir().unwrap_or_default(),
+        }
+    }
+
+    /// The workspace, waiting for `cargo metadata` the first time.
+    pub fn get(&self) -> &Result<Workspace, WorkspaceError> {
+        self.result.get_or_init(|| {
+            let thread = self
+                .thread
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            match thread.map(JoinHandle::join) {
+                Some(Ok(result)) => result,
+                Some(Err(_)) | None => Err(WorkspaceError::Other(anyhow::anyhow!(
+                    "reading the workspace failed unexpectedly"
+                ))),
+            }
+        })
+    }
+
+    /// The workspace, once read.
+    pub fn into_result(self) -> Result<Workspace, WorkspaceError> {
+        self.get();
+        self.result.into_inner().unwrap_or_else(|| {
+            Err(WorkspaceError::Other(anyhow::anyhow!(
+                "reading the workspace failed unexpectedly"
+            )))
+        })
+    }
+
+    /// The workspace root (for rustc's relative file names).
+    pub fn root(&self) -> &Path {
+        match self.get() {
+            Ok(ws) => &ws.root,
+            Err(_) => &self.fallback_root,
+        }
+    }
 }
 
 /// `[package.metadata.vox] sources = [...]` from cargo's JSON view of the manifest.

@@ -90,25 +90,25 @@ pub fn for_fixture_builds(cmd: &mut Command) {
     }
 }
 
-/// The `cargo-vox` binary next to the test executables; built once if absent
-/// (as when only this package's tests were built).
+/// The `cargo-vox` binary next to the test executables, brought up to date
+/// once per test process: when only this package's tests were built
+/// (`cargo test -p vox-e2e`), cargo did not rebuild it, and a stale binary
+/// would test old code. (A no-op build when it is fresh.)
 pub fn cargo_vox_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let bin = profile_dir().join(format!("cargo-vox{}", std::env::consts::EXE_SUFFIX));
-        if !bin.is_file() {
-            let mut cmd = cargo(&workspace_root());
-            cmd.args(["build", "-p", "cargo-vox"]);
-            if profile_dir().file_name() == Some(OsStr::new("release")) {
-                cmd.arg("--release");
-            }
-            run(&mut cmd, BUILD).assert_success();
-            assert!(
-                bin.is_file(),
-                "`cargo build -p cargo-vox` did not produce {}",
-                bin.display()
-            );
+        let mut cmd = cargo(&workspace_root());
+        cmd.args(["build", "-p", "cargo-vox", "--bin", "cargo-vox"]);
+        if profile_dir().file_name() == Some(OsStr::new("release")) {
+            cmd.arg("--release");
         }
+        run(&mut cmd, BUILD).assert_success();
+        assert!(
+            bin.is_file(),
+            "`cargo build -p cargo-vox` did not produce {}",
+            bin.display()
+        );
         bin
     })
     .clone()

@@ -490,6 +490,23 @@ fn cargo_failures_still_end_with_one_envelope() {
     let r = lane_with(&root, &["--json", "-p", "nope", "build"], &[], QUICK);
     r.assert_code(2);
     assert_eq!(only_envelope(&r, "build")["ok"], false, "{}", r.dump());
+    // So is a manifest path that names nothing (found before cargo starts).
+    for command in ["build", "test", "run"] {
+        let r = lane_with(
+            &root,
+            &["--json", "--manifest-path", "nowhere/Cargo.toml", command],
+            &[],
+            QUICK,
+        );
+        r.assert_code(2);
+        let env = only_envelope(&r, command);
+        assert!(
+            env["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("does not exist")),
+            "{env}"
+        );
+    }
 
     // Junk on stdout from a cargo that succeeds: still one envelope, ok.
     let junk = fake_cargo(

@@ -8,7 +8,7 @@ use clap::Args;
 use super::{failure_summary, libtest, reports, run_cargo, CargoRun, ChildStatus};
 use crate::cli::GlobalArgs;
 use crate::envelope::Envelope;
-use crate::workspace::{self, Workspace, WorkspaceError};
+use crate::workspace::{self, PendingWorkspace, Workspace, WorkspaceError};
 use crate::{exit, output};
 
 #[derive(Debug, Args)]
@@ -57,17 +57,45 @@ fn common_args(sub: &str, global: &GlobalArgs, json: bool) -> Vec<OsString> {
     args
 }
 
-fn resolve_workspace(command: &str, global: &GlobalArgs) -> Result<Workspace, i32> {
-    match workspace::workspace(global) {
-        Ok(ws) => Ok(ws),
-        Err(WorkspaceError::Usage(msg)) => {
-            output::Reporter::new(global.json).failure(command, "Cargo.toml", &msg);
-            Err(exit::USAGE)
+fn report_workspace_error(command: &str, global: &GlobalArgs, error: &WorkspaceError) -> i32 {
+    let out = output::Reporter::new(global.json);
+    match error {
+        WorkspaceError::Usage(msg) => {
+            out.failure(command, "Cargo.toml", msg);
+            exit::USAGE
         }
-        Err(WorkspaceError::Other(e)) => {
-            output::Reporter::new(global.json).failure(command, "Cargo.toml", &format!("{e:#}"));
-            Err(exit::FAILURE)
+        WorkspaceError::Other(e) => {
+            out.failure(command, "Cargo.toml", &format!("{e:#}"));
+            exit::FAILURE
         }
+    }
+}
+
+/// Runs the first cargo of a command while `cargo metadata` reads the
+/// workspace beside it; the workspace is needed only once cargo is done.
+/// `Err(exit code)` once reported: a usage error, or an unreadable
+/// workspace (then the build's own result is not reported).
+fn cargo_beside_metadata(
+    command: &str,
+    global: &GlobalArgs,
+    cargo_args: &[OsString],
+) -> Result<(Workspace, CargoRun), i32> {
+    // A manifest path that names nothing fails without starting cargo.
+    if let Err(e) = workspace::check_manifest_path(global) {
+        return Err(report_workspace_error(command, global, &e));
+    }
+    let pending = PendingWorkspace::start(global);
+    let run = run_cargo(cargo_args, &pending, global.json);
+    let workspace = match pending.into_result() {
+        // `cargo metadata` ran beside the build, so whatever stopped the
+        // build (a Ctrl-C reaches the whole process group) may have stopped
+        // it too: ask once more, now that cargo is done.
+        Err(WorkspaceError::Other(_)) => workspace::workspace(global),
+        result => result,
+    };
+    match workspace {
+        Ok(ws) => Ok((ws, run)),
+        Err(e) => Err(report_workspace_error(command, global, &e)),
     }
 }
 
@@ -112,13 +140,12 @@ fn print_rendered(global: &GlobalArgs, run: &CargoRun) {
 }
 
 pub fn build(args: &BuildArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    let ws = match resolve_workspace("build", global) {
-        Ok(ws) => ws,
-        Err(code) => return Ok(code),
-    };
     let mut cargo_args = common_args("build", global, global.json);
     cargo_args.extend(args.cargo_args.iter().cloned());
-    let run = run_cargo(&cargo_args, &ws.root, global.json);
+    let (ws, run) = match cargo_beside_metadata("build", global, &cargo_args) {
+        Ok(done) => done,
+        Err(code) => return Ok(code),
+    };
     print_rendered(global, &run);
     let env = build_envelope("build", &ws, &run);
     output::Reporter::new(global.json).finish(&env, "build");
@@ -126,10 +153,6 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 }
 
 pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    let ws = match resolve_workspace("test", global) {
-        Ok(ws) => ws,
-        Err(code) => return Ok(code),
-    };
     let out = output::Reporter::new(global.json);
     // Cargo's own arguments stop at a second `--` (test-binary arguments follow).
     let cargo_only: Vec<OsString> = args
@@ -142,7 +165,10 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let mut build_args = common_args("test", global, global.json);
     build_args.push("--no-run".into());
     build_args.extend(cargo_only);
-    let build_run = run_cargo(&build_args, &ws.root, global.json);
+    let (ws, build_run) = match cargo_beside_metadata("test", global, &build_args) {
+        Ok(done) => done,
+        Err(code) => return Ok(code),
+    };
     print_rendered(global, &build_run);
     let build_env = build_envelope("build", &ws, &build_run);
     out.finish(&build_env, "build");
@@ -163,7 +189,7 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let mut test_args = common_args("test", global, true);
     test_args.push("--no-fail-fast".into());
     test_args.extend(args.cargo_args.iter().cloned());
-    let run = run_cargo(&test_args, &ws.root, global.json);
+    let run = run_cargo(&test_args, ws.root.as_path(), global.json);
     let report = libtest::parse(&run.text);
     let mut env = Envelope::new("test", ws.manifest_label.clone(), Vec::new());
     env.exit_code = run.status.code();
@@ -200,10 +226,6 @@ pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     if let Some(file) = &args.file {
         return super::script::run(file, &args.args, global);
     }
-    let ws = match resolve_workspace("run", global) {
-        Ok(ws) => ws,
-        Err(code) => return Ok(code),
-    };
     let mut cargo_args = common_args("build", global, global.json);
     if let Some(b) = &args.bin {
         cargo_args.push("--bin".into());
@@ -211,7 +233,10 @@ pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     } else {
         cargo_args.push("--bins".into());
     }
-    let run = run_cargo(&cargo_args, &ws.root, global.json);
+    let (ws, run) = match cargo_beside_metadata("run", global, &cargo_args) {
+        Ok(done) => done,
+        Err(code) => return Ok(code),
+    };
     print_rendered(global, &run);
     let env = build_envelope("run", &ws, &run);
     let out = output::Reporter::new(global.json);

@@ -15,7 +15,6 @@ pub mod stream;
 
 use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use stream::BuildOutcome;
@@ -91,7 +90,11 @@ const STDERR_TAIL: usize = 64 * 1024;
 /// Runs cargo, streaming its stderr through and parsing its stdout.
 /// `echo_text` decides where non-message stdout lines go (tests' output):
 /// to our stdout for people, to our stderr under `--json`.
-pub fn run_cargo(args: &[OsString], workspace_root: &Path, json: bool) -> CargoRun {
+pub fn run_cargo<R: stream::WorkspaceRoot + ?Sized>(
+    args: &[OsString],
+    workspace_root: &R,
+    json: bool,
+) -> CargoRun {
     ignore_interrupts_while_children_run();
     let program = cargo_program();
     let mut cmd = Command::new(&program);

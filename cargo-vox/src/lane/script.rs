@@ -173,7 +173,7 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
     cargo_args.push(crate_dir.join("Cargo.toml").into());
     cargo_args.push("--target-dir".into());
     cargo_args.push(target_dir.clone().into());
-    let run = run_cargo(&cargo_args, &crate_dir, true);
+    let run = run_cargo(&cargo_args, crate_dir.as_path(), true);
     let mut env = Envelope::new("run", label.clone(), run.outcome.diagnostics.clone());
     if !run.status.success() || env.error_count > 0 {
         env.ok = false;

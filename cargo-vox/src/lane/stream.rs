@@ -5,12 +5,31 @@
 //! text and never stop the reading, so one bad line cannot lose the result.
 
 use std::io::BufRead;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cargo_metadata::Message;
 
 use crate::envelope::DiagnosticPayload;
 use crate::lane::rustc;
+
+/// Where rustc's relative file names are rooted. Asked for only when the
+/// stream carries a diagnostic, so a lookup behind it (see
+/// `workspace::PendingWorkspace`) may still be running when reading starts.
+pub trait WorkspaceRoot {
+    fn workspace_root(&self) -> &Path;
+}
+
+impl WorkspaceRoot for Path {
+    fn workspace_root(&self) -> &Path {
+        self
+    }
+}
+
+impl WorkspaceRoot for crate::workspace::PendingWorkspace {
+    fn workspace_root(&self) -> &Path {
+        self.root()
+    }
+}
 
 /// Identity of a diagnostic for de-duplication: file, byte span, code, message.
 type DiagnosticKey = (String, Option<usize>, Option<usize>, Option<String>, String);
@@ -45,9 +64,9 @@ pub struct BuildOutcome {
 }
 
 /// Reads a whole stream; `on_text` sees every non-message line as it arrives.
-pub fn read_stream(
+pub fn read_stream<R: WorkspaceRoot + ?Sized>(
     input: impl BufRead,
-    workspace_root: &std::path::Path,
+    workspace_root: &R,
     mut on_text: impl FnMut(&str),
 ) -> BuildOutcome {
     let mut out = BuildOutcome::default();
@@ -68,9 +87,9 @@ pub fn read_stream(
     out
 }
 
-fn handle_line(
+fn handle_line<R: WorkspaceRoot + ?Sized>(
     line: &str,
-    workspace_root: &std::path::Path,
+    workspace_root: &R,
     out: &mut BuildOutcome,
     on_text: &mut impl FnMut(&str),
 ) {
@@ -81,7 +100,7 @@ fn handle_line(
     };
     match parsed {
         Some(Message::CompilerMessage(m)) => {
-            if let Some(p) = rustc::payload(&m.message, workspace_root) {
+            if let Some(p) = rustc::payload(&m.message, workspace_root.workspace_root()) {
                 // The same diagnostic arrives once per target that compiles
                 // the file (lib, bin, test): keep the first.
                 let key = (
