@@ -14,31 +14,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use support::{FakeServer, Reply};
-use vox_runtime::{AiFunction, Args, Client, Config, OutputSchema, Provider};
-
-#[derive(Debug, Deserialize)]
-#[serde(crate = "vox_runtime::serde")]
-#[allow(dead_code)] // fields are read by Debug only
-struct Invoice {
-    vendor: String,
-    total: f64,
-}
-
-static INVOICE_SCHEMA: OutputSchema = OutputSchema::new(
-    "Invoice",
-    r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
-    false,
-);
-
-static EXTRACT_INVOICE: AiFunction = AiFunction::new(
-    "extract_invoice",
-    "Extract the invoice fields from OCR text.",
-    &INVOICE_SCHEMA,
-)
-.with_model("gpt-4o-mini")
-.with_temperature(0.2)
-.with_max_iterations(3);
+use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE};
+use vox_runtime::{Args, Client, Config, Provider};
 
 /// The parts of a chat completion a hand-written client reads.
 #[derive(Deserialize)]

@@ -9,36 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use support::{FakeServer, Reply};
+use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE, INVOICE_SCHEMA};
 use vox_runtime::{
     AiFunction, Args, Client, Config, Error, OutputSchema, Provider, TransportErrorKind,
 };
 
 const API_KEY: &str = "sk-test-9f8e7d6c5b4a";
-
-/// A record type as vox-codegen would emit it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(crate = "vox_runtime::serde")]
-struct Invoice {
-    vendor: String,
-    total: f64,
-}
-
-static INVOICE_SCHEMA: OutputSchema = OutputSchema::new(
-    "Invoice",
-    r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
-    false,
-);
-
-static EXTRACT_INVOICE: AiFunction = AiFunction::new(
-    "extract_invoice",
-    "Extract the invoice fields from OCR text.",
-    &INVOICE_SCHEMA,
-)
-.with_model("gpt-4o-mini")
-.with_temperature(0.2)
-.with_max_iterations(3);
 
 static EXTRACT_ONCE: AiFunction = AiFunction::new("extract_once", "", &INVOICE_SCHEMA);
 

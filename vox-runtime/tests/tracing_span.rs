@@ -12,34 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Deserialize;
-use support::{FakeServer, Reply};
+use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
-use vox_runtime::{AiFunction, Args, Client, Config, OutputSchema, Provider};
+use vox_runtime::{Args, Client, Config, Provider};
 
 const API_KEY: &str = "sk-trace-5a4b3c2d1e";
-
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(crate = "vox_runtime::serde")]
-struct Invoice {
-    vendor: String,
-    total: f64,
-}
-
-static INVOICE_SCHEMA: OutputSchema = OutputSchema::new(
-    "Invoice",
-    r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
-    false,
-);
-
-static EXTRACT_INVOICE: AiFunction = AiFunction::new(
-    "extract_invoice",
-    "Extract the invoice fields from OCR text.",
-    &INVOICE_SCHEMA,
-)
-.with_max_iterations(3);
 
 /// A span or an event as recorded: its name (or message) and fields.
 #[derive(Debug, Clone)]
@@ -151,7 +130,6 @@ fn one_span_per_call_with_attempts_usage_rejections_and_retries() {
                 Config::builder(Provider::Compatible)
                     .base_url(server.base_url())
                     .api_key(API_KEY)
-                    .default_model("trace-model")
                     .backoff(Duration::from_millis(1), Duration::from_millis(5))
                     .build()
                     .unwrap(),
@@ -174,7 +152,7 @@ fn one_span_per_call_with_attempts_usage_rejections_and_retries() {
         .collect();
     assert_eq!(calls.len(), 1, "one span per call: {:?}", log.spans);
     assert_eq!(calls[0].fields["function"], "extract_invoice");
-    assert_eq!(calls[0].fields["model"], "trace-model");
+    assert_eq!(calls[0].fields["model"], "gpt-4o-mini");
 
     let ours: Vec<&Recorded> = log
         .events

@@ -431,8 +431,30 @@ pub fn check_linker(ctx: &ProbeContext) -> Vec<CheckResult> {
     classify_lld(&found)
 }
 
+/// Config layers and environments written inline, for the tests of the
+/// checks that read cargo config.
+#[cfg(test)]
+pub mod test_config {
+    use super::*;
+
+    pub fn layer(path: &str, text: &str) -> ConfigLayer {
+        ConfigLayer {
+            path: PathBuf::from(path),
+            table: toml::from_str(text).unwrap(),
+        }
+    }
+
+    pub fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_config::{env, layer};
     use super::*;
 
     fn flags(text: &str) -> Vec<String> {
@@ -441,20 +463,6 @@ mod tests {
 
     fn program(name: &str) -> LldNeed {
         LldNeed::Program(name.to_string())
-    }
-
-    fn layer(path: &str, text: &str) -> ConfigLayer {
-        ConfigLayer {
-            path: PathBuf::from(path),
-            table: toml::from_str(text).unwrap(),
-        }
-    }
-
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
     }
 
     const HOST: Option<&str> = Some("x86_64-unknown-linux-gnu");

@@ -241,21 +241,8 @@ pub fn check_wrapper(_ctx: &ProbeContext) -> Vec<CheckResult> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::linker::test_config::{env, layer};
     use super::*;
-
-    fn layer(path: &str, text: &str) -> ConfigLayer {
-        ConfigLayer {
-            path: PathBuf::from(path),
-            table: toml::from_str(text).unwrap(),
-        }
-    }
-
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
 
     fn values(settings: &[WrapperSetting]) -> Vec<(&str, &str)> {
         settings

@@ -16,6 +16,32 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
+/// A record type as vox-codegen would emit it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+pub struct Invoice {
+    pub vendor: String,
+    pub total: f64,
+}
+
+/// `Invoice`'s strict schema, as a generated constant.
+pub static INVOICE_SCHEMA: vox_runtime::OutputSchema = vox_runtime::OutputSchema::new(
+    "Invoice",
+    r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
+    false,
+);
+
+/// `@ai(structured_output = Invoice, model = "gpt-4o-mini", temperature = 0.2,
+/// max_iterations = 3) fn extract_invoice(ocr_text: str) to Invoice`.
+pub static EXTRACT_INVOICE: vox_runtime::AiFunction = vox_runtime::AiFunction::new(
+    "extract_invoice",
+    "Extract the invoice fields from OCR text.",
+    &INVOICE_SCHEMA,
+)
+.with_model("gpt-4o-mini")
+.with_temperature(0.2)
+.with_max_iterations(3);
+
 /// One scripted answer.
 #[derive(Debug, Clone)]
 pub struct Reply {
