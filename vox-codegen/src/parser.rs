@@ -284,6 +284,35 @@ impl Parser<'_> {
         Expr { id, kind, span }
     }
 
+    /// Items separated by commas (a trailing one allowed) up to `close`,
+    /// the opening bracket already eaten; newlines do not matter inside.
+    /// A missing `close` is reported with `context`, and pointing at the
+    /// opening bracket `open` when given.
+    fn comma_list<X>(
+        &mut self,
+        close: T,
+        open: Option<Span>,
+        context: &str,
+        mut item: impl FnMut(&mut Self) -> PResult<X>,
+    ) -> PResult<Vec<X>> {
+        self.with_newlines(false, |p| {
+            let mut items = Vec::new();
+            loop {
+                if p.eat(close).is_some() {
+                    return Ok(items);
+                }
+                items.push(item(p)?);
+                if p.eat(T::Comma).is_none() {
+                    match open {
+                        Some(open) => p.expect_close(close, open, context)?,
+                        None => p.expect(close, context)?,
+                    };
+                    return Ok(items);
+                }
+            }
+        })
+    }
+
     fn with_newlines<R>(&mut self, significant: bool, f: impl FnOnce(&mut Self) -> R) -> R {
         self.newline_significant.push(significant);
         let saved = std::mem::replace(&mut self.no_record_literal, false);
@@ -458,17 +487,8 @@ impl Parser<'_> {
         // Only a `(` on the same line belongs to the decorator.
         if self.raw(self.pos).kind == T::LParen {
             self.bump();
-            self.with_newlines(false, |p| -> PResult<()> {
-                loop {
-                    if p.eat(T::RParen).is_some() {
-                        return Ok(());
-                    }
-                    args.push(p.decorator_arg()?);
-                    if p.eat(T::Comma).is_none() {
-                        p.expect(T::RParen, "to close the decorator arguments")?;
-                        return Ok(());
-                    }
-                }
+            args = self.comma_list(T::RParen, None, "to close the decorator arguments", |p| {
+                p.decorator_arg()
             })?;
         }
         Ok(Decorator {
@@ -610,19 +630,12 @@ impl Parser<'_> {
                     let mut fields = Vec::new();
                     if self.raw(self.pos).kind == T::LParen {
                         self.bump();
-                        fields = self.with_newlines(false, |p| -> PResult<Vec<Field>> {
-                            let mut fields = Vec::new();
-                            loop {
-                                if p.eat(T::RParen).is_some() {
-                                    return Ok(fields);
-                                }
-                                fields.push(p.field(Vec::new())?);
-                                if p.eat(T::Comma).is_none() {
-                                    p.expect(T::RParen, "to close the variant's fields")?;
-                                    return Ok(fields);
-                                }
-                            }
-                        })?;
+                        fields = self.comma_list(
+                            T::RParen,
+                            None,
+                            "to close the variant's fields",
+                            |p| p.field(Vec::new()),
+                        )?;
                     }
                     variants.push(Variant {
                         docs,
@@ -817,18 +830,8 @@ impl Parser<'_> {
             let mut args = Vec::new();
             if p.raw(p.pos).kind == T::LBracket {
                 p.bump();
-                args = p.with_newlines(false, |p| -> PResult<Vec<TypeExpr>> {
-                    let mut args = Vec::new();
-                    loop {
-                        if p.eat(T::RBracket).is_some() {
-                            return Ok(args);
-                        }
-                        args.push(p.type_expr()?);
-                        if p.eat(T::Comma).is_none() {
-                            p.expect(T::RBracket, "to close the type arguments")?;
-                            return Ok(args);
-                        }
-                    }
+                args = p.comma_list(T::RBracket, None, "to close the type arguments", |p| {
+                    p.type_expr()
                 })?;
             }
             Ok(TypeExpr {
@@ -850,25 +853,15 @@ impl Parser<'_> {
         self.expect(T::Fn, "")?;
         let name = self.value_name("function")?;
         self.expect(T::LParen, "to start the parameter list")?;
-        let params = self.with_newlines(false, |p| -> PResult<Vec<Param>> {
-            let mut params = Vec::new();
-            loop {
-                if p.eat(T::RParen).is_some() {
-                    return Ok(params);
-                }
-                let pname = p.value_name("parameter")?;
-                p.expect(T::Colon, "between the parameter name and its type")?;
-                let ty = p.type_expr()?;
-                params.push(Param {
-                    span: pname.span.to(ty.span),
-                    name: pname,
-                    ty,
-                });
-                if p.eat(T::Comma).is_none() {
-                    p.expect(T::RParen, "to close the parameter list")?;
-                    return Ok(params);
-                }
-            }
+        let params = self.comma_list(T::RParen, None, "to close the parameter list", |p| {
+            let pname = p.value_name("parameter")?;
+            p.expect(T::Colon, "between the parameter name and its type")?;
+            let ty = p.type_expr()?;
+            Ok(Param {
+                span: pname.span.to(ty.span),
+                name: pname,
+                ty,
+            })
         })?;
         let ret = if self.eat(T::To).is_some() {
             Some(self.type_expr()?)
@@ -1203,19 +1196,9 @@ impl Parser<'_> {
                     let name = p.bump_ident();
                     let args = if p.raw(p.pos).kind == T::LParen {
                         p.bump();
-                        Some(p.with_newlines(false, |p| -> PResult<Vec<Pattern>> {
-                            let mut args = Vec::new();
-                            loop {
-                                if p.eat(T::RParen).is_some() {
-                                    return Ok(args);
-                                }
-                                args.push(p.pattern()?);
-                                if p.eat(T::Comma).is_none() {
-                                    p.expect(T::RParen, "to close the pattern")?;
-                                    return Ok(args);
-                                }
-                            }
-                        })?)
+                        Some(
+                            p.comma_list(T::RParen, None, "to close the pattern", |p| p.pattern())?,
+                        )
                     } else {
                         None
                     };
@@ -1427,26 +1410,16 @@ impl Parser<'_> {
     /// Call or constructor arguments after `(`: `[name:] expr, …` up to `close`.
     fn args(&mut self, close: T) -> PResult<Vec<Arg>> {
         let open = self.prev_span();
-        self.with_newlines(false, |p| {
-            let mut args = Vec::new();
-            loop {
-                if p.eat(close).is_some() {
-                    return Ok(args);
-                }
-                let name = if p.peek() == T::Ident && p.peek_nth(1) == T::Colon {
-                    let n = p.bump_ident();
-                    p.bump();
-                    Some(n)
-                } else {
-                    None
-                };
-                let value = p.expr()?;
-                args.push(Arg { name, value });
-                if p.eat(T::Comma).is_none() {
-                    p.expect_close(close, open, "to close the argument list")?;
-                    return Ok(args);
-                }
-            }
+        self.comma_list(close, Some(open), "to close the argument list", |p| {
+            let name = if p.peek() == T::Ident && p.peek_nth(1) == T::Colon {
+                let n = p.bump_ident();
+                p.bump();
+                Some(n)
+            } else {
+                None
+            };
+            let value = p.expr()?;
+            Ok(Arg { name, value })
         })
     }
 
@@ -1523,19 +1496,8 @@ impl Parser<'_> {
             }
             T::LBracket => {
                 self.bump();
-                let items = self.with_newlines(false, |p| -> PResult<Vec<Expr>> {
-                    let mut items = Vec::new();
-                    loop {
-                        if p.eat(T::RBracket).is_some() {
-                            return Ok(items);
-                        }
-                        items.push(p.expr()?);
-                        if p.eat(T::Comma).is_none() {
-                            p.expect_close(T::RBracket, t.span, "to close the list")?;
-                            return Ok(items);
-                        }
-                    }
-                })?;
+                let items =
+                    self.comma_list(T::RBracket, Some(t.span), "to close the list", |p| p.expr())?;
                 let span = t.span.to(self.prev_span());
                 Ok(self.new_expr(ExprKind::List(items), span))
             }
@@ -1556,21 +1518,11 @@ impl Parser<'_> {
 
     fn record_literal(&mut self, name: Ident) -> PResult<Expr> {
         self.expect(T::LBrace, "")?;
-        let fields = self.with_newlines(false, |p| -> PResult<Vec<FieldInit>> {
-            let mut fields = Vec::new();
-            loop {
-                if p.eat(T::RBrace).is_some() {
-                    return Ok(fields);
-                }
-                let fname = p.value_name("field")?;
-                p.expect(T::Colon, "after the field name (`field: value`)")?;
-                let value = p.expr()?;
-                fields.push(FieldInit { name: fname, value });
-                if p.eat(T::Comma).is_none() {
-                    p.expect(T::RBrace, "to close the record literal")?;
-                    return Ok(fields);
-                }
-            }
+        let fields = self.comma_list(T::RBrace, None, "to close the record literal", |p| {
+            let fname = p.value_name("field")?;
+            p.expect(T::Colon, "after the field name (`field: value`)")?;
+            let value = p.expr()?;
+            Ok(FieldInit { name: fname, value })
         })?;
         let span = name.span.to(self.prev_span());
         Ok(self.new_expr(ExprKind::Record { name, fields }, span))
