@@ -97,7 +97,7 @@ impl InFlight {
     /// `None` once the timeout has passed since it got the slot.
     pub async fn run<F: Future>(&self, future: F) -> Option<F::Output> {
         let watchdog = self.watchdog();
-        let slot = self.acquire().await;
+        let guard = self.acquire().await;
         let Some(watchdog) = watchdog else {
             return tokio::time::timeout(self.shared.timeout, future).await.ok();
         };
@@ -106,7 +106,7 @@ impl InFlight {
         {
             watchdog.unpark();
         }
-        let slot = &self.shared.slots[slot.index];
+        let slot = &self.shared.slots[guard.index];
         let mut future = pin!(future);
         let mut registered: Option<Waker> = None;
         std::future::poll_fn(|cx| {
