@@ -685,6 +685,42 @@ fn a_config_wrapper_path_must_exist_and_be_executable() {
     assert_silent(&diag(&s, WRAPPER), WRAPPER);
 }
 
+/// A rustc that answers like a Linux host's.
+const LINUX_RUSTC: &str = r#"case "$*" in
+  "-vV") echo 'rustc 1.95.0 (59807616e 2026-04-14)'; echo 'host: x86_64-unknown-linux-gnu' ;;
+  "--print cfg") printf 'unix\ntarget_family="unix"\ntarget_os="linux"\n' ;;
+  *) echo 'rustc 1.95.0 (59807616e 2026-04-14)' ;;
+esac"#;
+
+#[test]
+fn a_cfg_table_for_another_platform_does_not_ask_for_lld_here() {
+    let s = Sandbox::new();
+    s.script("rustc", LINUX_RUSTC);
+    let dir = s.work().join(".cargo");
+    fs::create_dir_all(&dir).expect(".cargo dir");
+    let config = |predicate: &str| {
+        fs::write(
+            dir.join("config.toml"),
+            format!(
+                "[target.'cfg({predicate})']\nrustflags = [\"-C\", \"link-arg=-fuse-ld=lld\"]\n"
+            ),
+        )
+        .expect("config");
+    };
+    config("windows");
+    assert_silent(&diag(&s, "linker.lld_missing"), "linker.lld_missing");
+    config("all(unix, target_os = \"macos\")");
+    assert_silent(&diag(&s, "linker.lld_missing"), "linker.lld_missing");
+    config("target_os = \"linux\"");
+    let ran = diag(&s, "linker.lld_missing");
+    assert_fires(&ran, "linker.lld_missing");
+    assert!(
+        ran.stdout.contains("cfg(target_os = \"linux\")"),
+        "{}",
+        ran.stdout
+    );
+}
+
 // ---- the interface ------------------------------------------------------
 
 #[test]

@@ -5,7 +5,8 @@
 //!
 //! The effective settings follow cargo's precedence: rustflags come from
 //! `CARGO_ENCODED_RUSTFLAGS`, else `RUSTFLAGS`, else `[target.<host>]` /
-//! `[target.'cfg(..)']` rustflags, else `[build] rustflags`; the linker from
+//! `[target.'cfg(..)']` rustflags (a `cfg(…)` table counts only where its
+//! predicate holds for `rustc --print cfg`), else `[build] rustflags`; the linker from
 //! `CARGO_TARGET_<HOST>_LINKER`, else `[target.<host>] linker`. Config files
 //! are `.cargo/config.toml` and `.cargo/config` from the current directory
 //! up, then in `$CARGO_HOME`. Finding the requests is pure; looking for the
@@ -17,6 +18,7 @@ use std::process::Command;
 
 use toml::{Table, Value};
 
+use super::cfg::HostCfg;
 use super::process::run_with_timeout;
 use super::registry::{CheckKind, DiagId};
 use super::report::CheckResult;
@@ -153,16 +155,28 @@ fn target_env_prefix(triple: &str) -> String {
     format!("CARGO_TARGET_{upper}_")
 }
 
-/// The `[target.*]` tables that apply to the host: its triple and every
-/// `cfg(…)` table (whose predicate is not evaluated). Without a known host,
-/// every target table.
-fn host_target_tables<'a>(layer: &'a ConfigLayer, host: Option<&str>) -> Vec<(&'a str, &'a Table)> {
+/// The `[target.*]` tables that apply to the host: its triple's, and the
+/// `cfg(…)` tables whose predicate holds for `cfg` (`rustc --print cfg`).
+/// What is not known is assumed to apply: without a host triple every
+/// triple's table, without the host's cfg (or with a predicate that cannot
+/// be read) every `cfg(…)` table.
+fn host_target_tables<'a>(
+    layer: &'a ConfigLayer,
+    host: Option<&str>,
+    cfg: Option<&HostCfg>,
+) -> Vec<(&'a str, &'a Table)> {
     let Some(targets) = layer.table.get("target").and_then(Value::as_table) else {
         return Vec::new();
     };
     targets
         .iter()
-        .filter(|(key, _)| key.starts_with("cfg(") || host.is_none_or(|h| h == key.as_str()))
+        .filter(|(key, _)| {
+            if key.starts_with("cfg(") {
+                cfg.and_then(|cfg| cfg.matches(key)).unwrap_or(true)
+            } else {
+                host.is_none_or(|h| h == key.as_str())
+            }
+        })
         .filter_map(|(key, value)| value.as_table().map(|t| (key.as_str(), t)))
         .collect()
 }
@@ -172,6 +186,7 @@ pub fn lld_requests(
     layers: &[ConfigLayer],
     env: &BTreeMap<String, String>,
     host: Option<&str>,
+    cfg: Option<&HostCfg>,
 ) -> Vec<LldRequest> {
     let mut requests = Vec::new();
     let mut push = |needs: Vec<LldNeed>, source: &str| {
@@ -205,7 +220,7 @@ pub fn lld_requests(
             }
         }
         for layer in layers {
-            for (key, table) in host_target_tables(layer, host) {
+            for (key, table) in host_target_tables(layer, host, cfg) {
                 if let Some(value) = table.get("rustflags") {
                     target_flags_set = true;
                     let source = format!("{} [target.{key}] rustflags", layer.path.display());
@@ -239,7 +254,7 @@ pub fn lld_requests(
     if let Some((key, value)) = env_linker {
         push(lld_need_of_linker(&value).into_iter().collect(), &key);
     } else if let Some((layer, key, value)) = layers.iter().find_map(|layer| {
-        host_target_tables(layer, host)
+        host_target_tables(layer, host, cfg)
             .into_iter()
             .find_map(|(key, table)| {
                 table
@@ -408,7 +423,18 @@ pub fn check_linker(ctx: &ProbeContext) -> Vec<CheckResult> {
     } else {
         None
     };
-    let requests = lld_requests(&layers, &env, host.as_deref());
+    let has_cfg_tables = layers.iter().any(|l| {
+        l.table
+            .get("target")
+            .and_then(Value::as_table)
+            .is_some_and(|t| t.keys().any(|k| k.starts_with("cfg(")))
+    });
+    let cfg = if has_cfg_tables {
+        rustc_says(ctx, &["--print", "cfg"]).map(|text| HostCfg::parse(&text))
+    } else {
+        None
+    };
+    let requests = lld_requests(&layers, &env, host.as_deref(), cfg.as_ref());
     let mut sysroot_lld: Option<Option<PathBuf>> = None;
     let found: Vec<(LldRequest, Option<PathBuf>)> = requests
         .into_iter()
@@ -526,7 +552,7 @@ mod tests {
             "/w/.cargo/config.toml",
             "[build]\nrustflags = [\"-C\", \"link-arg=-fuse-ld=lld\"]\n",
         )];
-        let requests = lld_requests(&layers, &env(&[]), HOST);
+        let requests = lld_requests(&layers, &env(&[]), HOST, None);
         assert_eq!(requests.len(), 1);
         assert_eq!(requests[0].need, program("ld.lld"));
         assert!(requests[0].source.contains("[build] rustflags"));
@@ -538,12 +564,18 @@ mod tests {
             "/w/.cargo/config.toml",
             "[build]\nrustflags = \"-C link-arg=-fuse-ld=lld\"\n",
         )];
-        assert!(lld_requests(&layers, &env(&[("RUSTFLAGS", "-C opt-level=1")]), HOST).is_empty());
+        assert!(lld_requests(
+            &layers,
+            &env(&[("RUSTFLAGS", "-C opt-level=1")]),
+            HOST,
+            None
+        )
+        .is_empty());
         let encoded = env(&[
             ("CARGO_ENCODED_RUSTFLAGS", "-C\x1flinker=rust-lld"),
             ("RUSTFLAGS", ""),
         ]);
-        let requests = lld_requests(&[], &encoded, HOST);
+        let requests = lld_requests(&[], &encoded, HOST, None);
         assert_eq!(requests[0].need, program("rust-lld"));
         assert_eq!(requests[0].source, "CARGO_ENCODED_RUSTFLAGS");
     }
@@ -554,7 +586,7 @@ mod tests {
             "/w/.cargo/config.toml",
             "[build]\nrustflags = [\"-Clink-arg=-fuse-ld=lld\"]\n[target.x86_64-unknown-linux-gnu]\nrustflags = [\"-C\", \"target-cpu=native\"]\n",
         )];
-        assert!(lld_requests(&layers, &env(&[]), HOST).is_empty());
+        assert!(lld_requests(&layers, &env(&[]), HOST, None).is_empty());
     }
 
     #[test]
@@ -563,7 +595,7 @@ mod tests {
             "/w/.cargo/config.toml",
             "[target.aarch64-unknown-linux-gnu]\nlinker = \"ld.lld\"\n[target.x86_64-unknown-linux-gnu]\nlinker = \"rust-lld\"\n",
         )];
-        let requests = lld_requests(&layers, &env(&[]), HOST);
+        let requests = lld_requests(&layers, &env(&[]), HOST, None);
         assert_eq!(requests.len(), 1);
         assert_eq!(requests[0].need, program("rust-lld"));
         let relative = [layer(
@@ -571,11 +603,39 @@ mod tests {
             "[target.x86_64-unknown-linux-gnu]\nlinker = \"tools/ld.lld\"\n",
         )];
         assert_eq!(
-            lld_requests(&relative, &env(&[]), HOST)[0].need,
+            lld_requests(&relative, &env(&[]), HOST, None)[0].need,
             LldNeed::File(PathBuf::from("/w/tools/ld.lld"))
         );
         let overridden = env(&[("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER", "cc")]);
-        assert!(lld_requests(&layers, &overridden, HOST).is_empty());
+        assert!(lld_requests(&layers, &overridden, HOST, None).is_empty());
+    }
+
+    #[test]
+    fn cfg_tables_apply_only_where_their_predicate_holds() {
+        let layers = [layer(
+            "/w/.cargo/config.toml",
+            "[target.'cfg(windows)']\nrustflags = [\"-C\", \"link-arg=-fuse-ld=lld\"]\n\
+             [target.'cfg(target_os = \"linux\")']\nlinker = \"rust-lld\"\n",
+        )];
+        let linux = HostCfg::parse("unix\ntarget_os=\"linux\"\ntarget_family=\"unix\"\n");
+        let requests = lld_requests(&layers, &env(&[]), HOST, Some(&linux));
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        assert_eq!(requests[0].need, program("rust-lld"));
+        assert!(requests[0]
+            .source
+            .contains("[target.cfg(target_os = \"linux\")] linker"));
+        let windows = HostCfg::parse("windows\ntarget_os=\"windows\"\n");
+        let requests = lld_requests(&layers, &env(&[]), HOST, Some(&windows));
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        assert_eq!(requests[0].need, program("ld.lld"));
+        // Without the host's cfg, every cfg table is assumed to apply.
+        assert_eq!(lld_requests(&layers, &env(&[]), HOST, None).len(), 2);
+        // So is one whose predicate cannot be read.
+        let odd = [layer(
+            "/w/.cargo/config.toml",
+            "[target.'cfg(target_os = linux)']\nlinker = \"rust-lld\"\n",
+        )];
+        assert_eq!(lld_requests(&odd, &env(&[]), HOST, Some(&linux)).len(), 1);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! [`process`] runs every external command under a timeout; [`report`]
 //! writes the results for people or as one JSON line.
 
+mod cfg;
 mod contract;
 mod docker;
 mod linker;
