@@ -239,6 +239,7 @@ fn escape_byte(out: &mut Vec<u8>, text: &[u8], start: &mut usize, i: usize) {
 mod tests {
     use super::*;
     use crate::ai_function::OutputSchema;
+    use std::borrow::Cow;
 
     static INVOICE: OutputSchema = OutputSchema::new(
         "Invoice",
@@ -397,6 +398,50 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn constant_parts_are_rendered_once_per_function_for_its_model() {
+        static ONCE: AiFunction = AiFunction::new("once", "Do it.", &INVOICE);
+        let first = ONCE.request_parts("model-a").unwrap();
+        let again = ONCE.request_parts("model-a").unwrap();
+        match (&first, &again) {
+            (Cow::Borrowed(a), Cow::Borrowed(b)) => assert!(std::ptr::eq(*a, *b)),
+            other => panic!("kept parts expected: {other:?}"),
+        }
+        // Another model (a second client with another default) gets its
+        // own parts, built for that call.
+        let other = ONCE.request_parts("model-b").unwrap();
+        assert!(matches!(other, Cow::Owned(_)));
+        let body: serde_json::Value =
+            serde_json::from_slice(&other.request_body(&Conversation::start(&Args::new())))
+                .unwrap();
+        assert_eq!(body["model"], "model-b");
+        assert_eq!(ONCE.request_parts("model-a").unwrap().model(), "model-a");
+
+        // A broken generated schema is an error for every call, not a panic.
+        static BROKEN: OutputSchema = OutputSchema::new("Broken", "{", false);
+        static USES_BROKEN: AiFunction = AiFunction::new("f", "", &BROKEN);
+        for _ in 0..2 {
+            assert!(matches!(
+                USES_BROKEN.request_parts("m"),
+                Err(Error::Config(m)) if m.contains("vox-codegen bug")
+            ));
+        }
+    }
+
+    #[test]
+    fn an_empty_instruction_starts_the_user_message_with_the_function() {
+        static BARE: AiFunction = AiFunction::new("bare", "  ", &INVOICE);
+        let args = Args::new().arg("n", &1).unwrap();
+        let messages = messages(&body(&BARE, "m", &Conversation::start(&args)));
+        assert_eq!(
+            messages[1],
+            (
+                "user".to_owned(),
+                "Function: bare\nArguments (JSON): {\"n\":1}".to_owned()
+            )
+        );
     }
 
     #[test]
