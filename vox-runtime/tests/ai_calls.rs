@@ -599,6 +599,54 @@ async fn api_key_never_leaks() {
     }
 }
 
+/// Requests queued behind the cap time out on their own clock: each gets
+/// the whole timeout once it has a slot, on a multi-thread runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_time_out_each_from_its_own_slot() {
+    let server = FakeServer::start(vec![], Reply::chat(ACME).delay(Duration::from_secs(3))).await;
+    let client = Client::new(
+        config_for(&server)
+            .max_concurrent_requests(3)
+            .request_timeout(Duration::from_millis(150))
+            .max_transport_retries(0)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..9 {
+        let client = client.clone();
+        calls.spawn(async move {
+            client
+                .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+                .await
+        });
+    }
+    while let Some(result) = calls.join_next().await {
+        let err = result.unwrap().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Transport {
+                    kind: TransportErrorKind::Timeout,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+    let took = started.elapsed();
+    // Three rounds of three, each cut off after 150 ms: at least 450 ms
+    // (all nine at once would take 150 ms; a clock started while queued
+    // would cut the later rounds short), and far less than one 3 s reply.
+    // (The server's own count is no measure here: it keeps sleeping on
+    // requests the client has given up on.)
+    assert!(took >= Duration::from_millis(440), "{took:?}");
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert_eq!(server.request_count(), 9);
+}
+
 #[tokio::test]
 async fn concurrent_requests_are_capped() {
     let server =
