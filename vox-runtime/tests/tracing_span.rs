@@ -192,6 +192,18 @@ fn one_span_per_call_with_attempts_usage_rejections_and_retries() {
     assert_eq!(attempts, [("1", "21", "7"), ("2", "21", "7")]);
     assert!(ours[2].fields["error"].contains("missing field `total`"));
 
+    // docs/runtime.md lists every span and event name users can filter on.
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/runtime.md"),
+    )
+    .expect("docs/runtime.md");
+    for name in names.iter().copied().chain(["vox.ai_call"]) {
+        assert!(
+            docs.contains(&format!("`{name}`")),
+            "docs/runtime.md misses {name}"
+        );
+    }
+
     let everything = format!(
         "{:?} {:?}",
         log.spans.values().collect::<Vec<_>>(),
