@@ -599,6 +599,20 @@ async fn api_key_never_leaks() {
     }
 }
 
+/// `count` concurrent `extract_invoice` calls, each on its own task.
+fn spawn_calls(client: &Client, count: usize) -> tokio::task::JoinSet<Result<Invoice, Error>> {
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..count {
+        let client = client.clone();
+        calls.spawn(async move {
+            client
+                .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+                .await
+        });
+    }
+    calls
+}
+
 /// Requests queued behind the cap time out on their own clock: each gets
 /// the whole timeout once it has a slot, on a multi-thread runtime.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -614,15 +628,7 @@ async fn concurrent_requests_time_out_each_from_its_own_slot() {
     )
     .unwrap();
     let started = Instant::now();
-    let mut calls = tokio::task::JoinSet::new();
-    for _ in 0..9 {
-        let client = client.clone();
-        calls.spawn(async move {
-            client
-                .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
-                .await
-        });
-    }
+    let mut calls = spawn_calls(&client, 9);
     while let Some(result) = calls.join_next().await {
         let err = result.unwrap().unwrap_err();
         assert!(
@@ -658,15 +664,7 @@ async fn concurrent_requests_are_capped() {
             .unwrap(),
     )
     .unwrap();
-    let mut calls = tokio::task::JoinSet::new();
-    for _ in 0..10 {
-        let client = client.clone();
-        calls.spawn(async move {
-            client
-                .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
-                .await
-        });
-    }
+    let mut calls = spawn_calls(&client, 10);
     while let Some(result) = calls.join_next().await {
         assert_eq!(result.unwrap().unwrap(), acme());
     }
