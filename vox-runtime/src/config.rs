@@ -25,6 +25,9 @@ pub const DEFAULT_MAX_TRANSPORT_RETRIES: u32 = 3;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Default cap on requests in flight at once through one [`crate::Client`].
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+/// The most requests one client may keep in flight (a configuration error
+/// above it): each is a slot in the client's table and a connection.
+pub const MAX_CONCURRENT_REQUESTS_LIMIT: usize = 65_536;
 /// Default first backoff delay; it doubles on each retry.
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// Default longest backoff delay.
@@ -348,7 +351,8 @@ impl ConfigBuilder {
     ///
     /// Errors: `compatible` without a base URL; `openai`/`openrouter`
     /// without an API key; a base URL that is not `http(s)://…`; zero
-    /// timeouts, body limit or concurrency.
+    /// timeouts, body limit or concurrency; concurrency above
+    /// [`MAX_CONCURRENT_REQUESTS_LIMIT`].
     pub fn build(self) -> Result<Config, Error> {
         let mut config = self.config;
         let provider = config.provider;
@@ -391,6 +395,13 @@ impl ConfigBuilder {
             return Err(Error::Config(
                 "max_body_bytes and max_concurrent_requests must be greater than zero".into(),
             ));
+        }
+        if config.max_concurrent_requests > MAX_CONCURRENT_REQUESTS_LIMIT {
+            return Err(Error::Config(format!(
+                "max_concurrent_requests is {}, more than the {MAX_CONCURRENT_REQUESTS_LIMIT} \
+                 requests one client keeps in flight (each holds a slot and a connection)",
+                config.max_concurrent_requests
+            )));
         }
         Ok(config)
     }
@@ -521,6 +532,24 @@ mod tests {
             .build()
             .unwrap_err();
         assert!(matches!(err, Error::Config(_)));
+    }
+
+    #[test]
+    fn concurrency_is_bounded_both_ways() {
+        let with = |n: usize| {
+            Config::builder(Provider::Compatible)
+                .base_url("http://127.0.0.1:1/v1")
+                .max_concurrent_requests(n)
+                .build()
+        };
+        assert!(matches!(with(0), Err(Error::Config(_))));
+        assert!(with(1).is_ok());
+        assert!(with(MAX_CONCURRENT_REQUESTS_LIMIT).is_ok());
+        let err = with(usize::MAX).unwrap_err();
+        assert!(
+            matches!(&err, Error::Config(m) if m.contains("65536")),
+            "{err}"
+        );
     }
 
     #[test]
