@@ -10,7 +10,8 @@
 //!
 //! Modules, in the order a call goes through them: `config` (which server),
 //! `ai_function` (what is asked), `prompt` (the conversation and request
-//! body), `transport` (HTTP, retries, limits), `reply` (judging an answer),
+//! body), `transport` (HTTP, retries), `in_flight` (the concurrency cap and
+//! request timeouts), `reply` (judging an answer),
 //! `client` (the re-prompt loop), plus [`builtins`] for generated code.
 
 mod ai_function;
