@@ -80,6 +80,7 @@ fn main() {
     for id in [
         "toolchain.rustc_shadowed",
         "toolchain.rustup_shadowed",
+        "toolchain.wrapper_missing",
         "docker.daemon_down",
         "sccache.pathological",
         "vox.schema_drift",
