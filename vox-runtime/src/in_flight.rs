@@ -10,6 +10,9 @@
 //! time, wakes the requests whose time is up. A request that finishes first
 //! frees its slot with one store. The fixed number of slots is the
 //! concurrency limit; a request that finds none free waits for a release.
+//! Waiters are woken in arrival order, but the queue is not a strict one: a
+//! request that comes just as a slot frees may take it first (the waiter
+//! woken for it waits for the next release).
 //!
 //! The watchdog starts with the first request and ends when the client is
 //! dropped. If it cannot be started, requests fall back to a tokio timer.
