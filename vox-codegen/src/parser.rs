@@ -734,18 +734,12 @@ impl Parser<'_> {
                         p.bump();
                         return Ok(fields);
                     }
-                    T::Fn | T::Type | T::Pub | T::At if p.peek_nth(1) != T::Colon => {
-                        p.diags.push(
-                            Diagnostic::error(
-                                Code::UnclosedDelimiter,
-                                open.span,
-                                "unclosed `{` of this record type",
-                            )
-                            .label("never closed"),
-                        );
-                        return Err(Abort);
-                    }
-                    T::Eof => {
+                    // The end of input, or the next declaration (not a
+                    // field that happens to be named like a keyword).
+                    kind if kind == T::Eof
+                        || (matches!(kind, T::Fn | T::Type | T::Pub | T::At)
+                            && p.peek_nth(1) != T::Colon) =>
+                    {
                         p.diags.push(
                             Diagnostic::error(
                                 Code::UnclosedDelimiter,
