@@ -12,16 +12,15 @@
 //! own header. Every [`Code`] must be expected somewhere, so adding a code
 //! forces a corpus case; every valid fixture must check clean.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use support::fixtures;
 use vox_codegen::diagnostic::{render, RenderOptions};
 use vox_codegen::{check, Checked, Code, SourceFile, SourceMap};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
 
 /// One corpus case: a single file, or a directory checked as one module.
 struct Case {

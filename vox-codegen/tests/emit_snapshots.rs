@@ -6,32 +6,13 @@
 //! file of the source directories, sorted by path, named relative to the
 //! package root.
 
-use std::path::{Path, PathBuf};
+mod support;
 
+use std::path::Path;
+
+use support::{fixtures, vox_files};
 use vox_codegen::emit::{emit, EmitOptions};
 use vox_codegen::{check, SourceFile, SourceMap};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
-
-fn vox_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    if dir.is_file() {
-        return out.push(dir.to_path_buf());
-    }
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            vox_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "vox") {
-            out.push(p);
-        }
-    }
-}
 
 /// (package-relative name, text) of every source, in vox-build's order.
 fn package_sources(root: &Path, dirs: &[&str]) -> Vec<(String, String)> {

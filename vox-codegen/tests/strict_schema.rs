@@ -18,12 +18,15 @@
 //! most 15,000 characters in one string enum of more than 250 values.
 //! The JSON is parsed with serde_json, rejecting duplicate object keys.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use support::{fixtures, vox_files};
 use vox_codegen::schema::{self, OutputSchema};
 use vox_codegen::types::{Ty, TypeId};
 use vox_codegen::{check, Checked, SourceFile, SourceMap};
@@ -494,26 +497,6 @@ fn check_output(s: &OutputSchema) -> Result<Measures, Vec<String>> {
 }
 
 // ---- where schemas come from ------------------------------------------
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
-
-/// `.vox` files under `dir`, recursively, sorted.
-fn vox_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            vox_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "vox") {
-            out.push(p);
-        }
-    }
-}
 
 /// `[package.metadata.vox] sources`, or the default `["vox"]`.
 fn source_dirs(manifest: &str) -> Vec<String> {
