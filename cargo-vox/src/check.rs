@@ -80,6 +80,33 @@ pub fn check_files(files: &[PathBuf]) -> anyhow::Result<vox_codegen::Checked> {
     Ok(vox_codegen::check(sources))
 }
 
+/// Checks `files` as one module for a command that needs it free of
+/// errors: the module, or, once the failure is reported (an unreadable
+/// file, or the module's diagnostics in an envelope ending in `summary`),
+/// the exit code.
+pub fn check_error_free(
+    out: &output::Reporter,
+    command: &str,
+    label: &str,
+    files: &[PathBuf],
+    summary: &str,
+) -> Result<vox_codegen::Checked, i32> {
+    let checked = match check_files(files) {
+        Ok(c) => c,
+        Err(err) => {
+            out.failure(command, label, &format!("{err:#}"));
+            return Err(exit::FAILURE);
+        }
+    };
+    if checked.has_errors() {
+        out.diagnostics(&checked);
+        let env = Envelope::new(command, label.to_string(), vox_payloads(&checked));
+        out.finish(&env, summary);
+        return Err(exit::FAILURE);
+    }
+    Ok(checked)
+}
+
 pub enum InputError {
     /// The command line named something that does not exist.
     Usage(String),

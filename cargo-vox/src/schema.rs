@@ -3,9 +3,9 @@
 
 use clap::Args;
 
-use crate::check::{check_files, resolve_inputs, CheckArgs, InputError};
+use crate::check::{check_error_free, resolve_inputs, CheckArgs, InputError};
 use crate::cli::GlobalArgs;
-use crate::envelope::{vox_payloads, Envelope, ENVELOPE_VERSION};
+use crate::envelope::ENVELOPE_VERSION;
 use crate::{exit, output};
 
 #[derive(Debug, Args)]
@@ -35,19 +35,16 @@ pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         }
     };
     let files: Vec<_> = modules.into_iter().flat_map(|m| m.files).collect();
-    let checked = match check_files(&files) {
+    let checked = match check_error_free(
+        &out,
+        "schema",
+        &label,
+        &files,
+        "the module has errors; no schema",
+    ) {
         Ok(c) => c,
-        Err(err) => {
-            out.failure("schema", &label, &format!("{err:#}"));
-            return Ok(exit::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
-    if checked.has_errors() {
-        out.diagnostics(&checked);
-        let env = Envelope::new("schema", label, vox_payloads(&checked));
-        out.finish(&env, "the module has errors; no schema");
-        return Ok(exit::FAILURE);
-    }
     let schema = match checked.output_schema(&args.ty) {
         Ok(s) => s,
         Err(msg) => {

@@ -10,9 +10,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::{commands::run_program, run_cargo};
-use crate::check::{check_files, display_path};
+use crate::check::{check_error_free, display_path};
 use crate::cli::GlobalArgs;
-use crate::envelope::{vox_payloads, Envelope};
+use crate::envelope::Envelope;
 use crate::{exit, output};
 
 /// Where scripts are cached: `$VOX_SCRIPT_CACHE`, else the user cache dir.
@@ -84,19 +84,10 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
         out.failure("run", &label, &format!("no such file: {label}"));
         return Ok(exit::USAGE);
     }
-    let checked = match check_files(&[file.to_path_buf()]) {
+    let checked = match check_error_free(&out, "run", &label, &[file.to_path_buf()], "script") {
         Ok(c) => c,
-        Err(e) => {
-            out.failure("run", &label, &format!("{e:#}"));
-            return Ok(exit::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
-    if checked.has_errors() {
-        out.diagnostics(&checked);
-        let env = Envelope::new("run", label, vox_payloads(&checked));
-        out.finish(&env, "script");
-        return Ok(exit::FAILURE);
-    }
     let has_main = checked
         .info
         .fn_named("main")
