@@ -1,0 +1,98 @@
+//! `cargo vox schema TYPE [PATHS…]`: the exact `response_format` the model
+//! is given, as pretty JSON for people and one envelope under `--json`;
+//! an unknown type is a usage error, a module with errors gives no schema.
+
+use serde_json::{json, Value};
+use vox_e2e::{cargo_vox, json_lines, run, work_dir, workspace_root, Run, QUICK};
+
+const INVOICE: &str = "fixtures/valid/invoice.vox";
+
+fn vox(args: &[&str]) -> Run {
+    let r = run(cargo_vox(&workspace_root()).args(args), QUICK);
+    assert!(!r.stderr.contains("panicked"), "{}", r.dump());
+    r
+}
+
+/// The single `--json` envelope.
+fn envelope(r: &Run) -> Value {
+    let lines = json_lines(r);
+    assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
+    let env = lines.into_iter().next().unwrap();
+    assert_eq!(env["command"], "schema", "{env}");
+    env
+}
+
+#[test]
+fn prints_the_strict_response_format_as_pretty_json() {
+    let r = vox(&["schema", "Invoice", INVOICE]);
+    r.assert_code(0);
+    assert!(
+        r.stdout.lines().count() > 10,
+        "pretty, one key per line\n{}",
+        r.dump()
+    );
+    let format: Value = serde_json::from_str(&r.stdout).expect("stdout is the JSON");
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "Invoice");
+    assert_eq!(format["json_schema"]["strict"], true);
+    let schema = &format["json_schema"]["schema"];
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(
+        schema["required"],
+        json!(["vendor", "lines", "due_date", "status"])
+    );
+    assert_eq!(
+        schema["properties"]["vendor"]["description"],
+        "Who sent the invoice."
+    );
+}
+
+#[test]
+fn json_envelope_carries_the_format_and_whether_it_is_wrapped() {
+    let r = vox(&["--json", "schema", "list[LineItem]", INVOICE]);
+    r.assert_code(0);
+    let env = envelope(&r);
+    assert_eq!(env["ok"], true, "{env}");
+    assert_eq!(env["type"], "list[LineItem]");
+    assert_eq!(env["wrapped"], true, "a list is sent wrapped");
+    let schema = &env["response_format"]["json_schema"]["schema"];
+    assert_eq!(schema["required"], json!(["value"]), "{env}");
+    assert_eq!(schema["properties"]["value"]["type"], "array", "{env}");
+
+    let object = envelope(&vox(&["--json", "schema", "Invoice", INVOICE]));
+    assert_eq!(object["wrapped"], false, "{object}");
+}
+
+#[test]
+fn an_unknown_type_is_a_usage_error() {
+    let r = vox(&["--json", "schema", "Nope", INVOICE]);
+    r.assert_code(2);
+    let env = envelope(&r);
+    assert_eq!(env["ok"], false, "{env}");
+    assert!(
+        env["message"].as_str().is_some_and(|m| m.contains("Nope")),
+        "{env}"
+    );
+}
+
+#[test]
+fn a_module_with_errors_gives_its_diagnostics_not_a_schema() {
+    let dir = work_dir("schema-broken");
+    let file = dir.join("broken.vox");
+    std::fs::write(&file, "type Invoice {\n    vendor: strr\n}\n").expect("write module");
+    let path = file.to_str().expect("UTF-8 path");
+    let r = vox(&["--json", "schema", "Invoice", path]);
+    r.assert_code(1);
+    let env = envelope(&r);
+    assert_eq!(env["ok"], false, "{env}");
+    assert!(env.get("response_format").is_none(), "{env}");
+    let diagnostics = env["diagnostics"].as_array().expect("diagnostics");
+    assert!(!diagnostics.is_empty(), "{env}");
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| d["severity"] == "error" || d["severity"] == "warning"),
+        "{env}"
+    );
+}
