@@ -27,21 +27,7 @@ pub fn parse_into(
     text: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let mut p = Parser {
-        tokens: lexed.tokens,
-        strings: lexed.strings,
-        text,
-        pos: 0,
-        string_pos: 0,
-        next_expr: module.expr_count,
-        depth: 0,
-        too_deep: false,
-        doc_span: None,
-        body_recovered: false,
-        newline_significant: vec![false],
-        no_record_literal: false,
-        diags: diagnostics,
-    };
+    let mut p = Parser::new(lexed, text, module.expr_count, diagnostics);
     p.module(&mut module.items);
     module.expr_count = p.next_expr;
 }
@@ -52,21 +38,7 @@ pub fn parse_type(text: &str) -> Result<TypeExpr, Vec<Diagnostic>> {
     let file = crate::source::FileId(0);
     let lexed = crate::lexer::lex(file, text);
     let mut diagnostics = lexed.diagnostics.clone();
-    let mut p = Parser {
-        tokens: lexed.tokens,
-        strings: lexed.strings,
-        text,
-        pos: 0,
-        string_pos: 0,
-        next_expr: 0,
-        depth: 0,
-        too_deep: false,
-        doc_span: None,
-        body_recovered: false,
-        newline_significant: vec![false],
-        no_record_literal: false,
-        diags: &mut diagnostics,
-    };
+    let mut p = Parser::new(lexed, text, 0, &mut diagnostics);
     let ty = p.type_expr();
     let trailing = p.peek() != T::Eof;
     if trailing {
@@ -98,6 +70,33 @@ struct Parser<'a> {
     /// In the head of `if`/`match`/`for`, `Name {` starts the block, not a record literal.
     no_record_literal: bool,
     diags: &'a mut Vec<Diagnostic>,
+}
+
+impl<'a> Parser<'a> {
+    /// A parser at the start of `lexed` (from `text`), numbering expressions
+    /// from `next_expr`.
+    fn new(
+        lexed: Lexed,
+        text: &'a str,
+        next_expr: u32,
+        diags: &'a mut Vec<Diagnostic>,
+    ) -> Parser<'a> {
+        Parser {
+            tokens: lexed.tokens,
+            strings: lexed.strings,
+            text,
+            pos: 0,
+            string_pos: 0,
+            next_expr,
+            depth: 0,
+            too_deep: false,
+            doc_span: None,
+            body_recovered: false,
+            newline_significant: vec![false],
+            no_record_literal: false,
+            diags,
+        }
+    }
 }
 
 impl Parser<'_> {
