@@ -345,26 +345,85 @@ fn report_json(
 
 /// Writes atomically (temporary file + rename), and only when the content
 /// differs, so unchanged output keeps its mtime and does not trigger rebuilds.
+///
+/// The temporary file next to `path` has an unpredictable name and is
+/// created exclusively: a file or symlink planted there is never written
+/// through.
 pub fn write_if_changed(path: &Path, content: &[u8]) -> Result<(), Error> {
     if std::fs::read(path).is_ok_and(|old| old == content) {
         return Ok(());
     }
-    let write_err = |source| Error::Write {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(write_err)?;
+    })?;
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, content).map_err(write_err)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        write_err(e)
-    })
+    write_via_temp(path, content, || Some(dir.join(temp_name(&file_name))))
+}
+
+/// How many temporary names [`write_via_temp`] tries before giving up.
+const TEMP_ATTEMPTS: usize = 64;
+
+/// An unpredictable temporary name for `file_name`: `.{file_name}.{hash}.tmp`,
+/// the hash mixing the process id, the time, a counter and std's randomly
+/// keyed hasher, so another user cannot plant something there in advance.
+fn temp_name(file_name: &str) -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    format!(".{file_name}.{:016x}.tmp", h.finish())
+}
+
+/// Writes `content` to a new temporary file, then renames it over `path`.
+///
+/// The temporary file is created exclusively (`create_new`: O_CREAT|O_EXCL,
+/// which refuses any existing path, a symlink included, and so never writes
+/// through one); a name that is taken is skipped for the next one from
+/// `names`. The rename replaces `path` itself, never what a symlink there
+/// points to.
+fn write_via_temp(
+    path: &Path,
+    content: &[u8],
+    mut names: impl FnMut() -> Option<PathBuf>,
+) -> Result<(), Error> {
+    let write_err = |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    for _ in 0..TEMP_ATTEMPTS {
+        let Some(tmp) = names() else { break };
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(write_err(e)),
+        };
+        let written = file.write_all(content);
+        drop(file);
+        return written
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                write_err(e)
+            });
+    }
+    Err(write_err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "no free temporary file name next to it",
+    )))
 }
 
 #[cfg(test)]
@@ -438,6 +497,76 @@ mod tests {
         assert!(report.contains("vox/type/mismatch"), "{report}");
         assert!(report.contains("\"file_path\":\"vox/a.vox\""), "{report}");
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A symlink planted where a build script's temporary file used to go
+    /// (`.NAME.PID.tmp`, predictable) is neither followed nor moved into
+    /// place: the report stays inside OUT_DIR and the target is untouched.
+    #[cfg(unix)]
+    #[test]
+    fn planted_symlink_at_the_old_temp_name_is_not_followed() {
+        let root = temp_dir("symlink-old-name");
+        let outside = root.join("outside.txt");
+        std::fs::write(&outside, "victim").unwrap();
+        let out = root.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let planted = out.join(format!(".{REPORT_FILE}.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&outside, &planted).unwrap();
+
+        let report = out.join(REPORT_FILE);
+        write_if_changed(&report, b"{\"ok\":true}").unwrap();
+
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "victim");
+        let meta = std::fs::symlink_metadata(&report).unwrap();
+        assert!(meta.file_type().is_file(), "{report:?} is not a plain file");
+        assert_eq!(std::fs::read_to_string(&report).unwrap(), "{\"ok\":true}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// Even when the temporary name is guessed, an existing path there (here
+    /// a symlink) is never opened: the next name is tried.
+    #[cfg(unix)]
+    #[test]
+    fn existing_temp_path_is_skipped_not_followed() {
+        let root = temp_dir("symlink-guessed");
+        let outside = root.join("outside.txt");
+        std::fs::write(&outside, "victim").unwrap();
+        let out = root.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let guessed = out.join(".gen.rs.guessed.tmp");
+        std::os::unix::fs::symlink(&outside, &guessed).unwrap();
+
+        let target = out.join("gen.rs");
+        let mut names = [guessed.clone(), out.join(".gen.rs.next.tmp")].into_iter();
+        write_via_temp(&target, b"fn main() {}", || names.next()).unwrap();
+
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "victim");
+        assert!(std::fs::symlink_metadata(&guessed)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(std::fs::symlink_metadata(&target)
+            .unwrap()
+            .file_type()
+            .is_file());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "fn main() {}");
+        assert!(!out.join(".gen.rs.next.tmp").exists());
+
+        // Every name taken: an error, no write anywhere.
+        let mut taken = std::iter::repeat(guessed.clone());
+        let err = write_via_temp(&out.join("other.rs"), b"x", || taken.next()).unwrap_err();
+        assert!(matches!(err, Error::Write { .. }), "{err}");
+        assert!(!out.join("other.rs").exists());
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "victim");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn temp_names_are_not_predictable() {
+        let a = temp_name("x.rs");
+        let b = temp_name("x.rs");
+        assert_ne!(a, b);
+        assert!(a.starts_with(".x.rs.") && a.ends_with(".tmp"), "{a}");
     }
 
     #[test]
