@@ -118,7 +118,8 @@ impl Client {
         let mut call = Call::start(transport, &self.inner.config, function, args)?;
         loop {
             let body = call.ask().await?;
-            let response = parse_response(&body)?;
+            // serde_json quotes the reply in its errors: redact them.
+            let response = parse_response(&body).map_err(|e| transport.redact_error(e))?;
             call.record_usage(&response);
             let verdict = response.content().and_then(|content| {
                 accept(content).map_err(|error| RejectedReply {

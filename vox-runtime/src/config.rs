@@ -1,15 +1,17 @@
 //! Which LLM server the runtime talks to, and with which limits.
 //!
 //! Configuration comes either from code ([`Config::builder`]) or from the
-//! environment ([`Config::from_env`], SPEC §6). Reading the environment is a
-//! pure function over a lookup ([`Config::from_lookup`]) so that provider
-//! selection is unit-tested without touching the process environment.
+//! environment ([`Config::from_env`]; docs/runtime.md lists every
+//! setting). Reading the environment is a pure function over a lookup
+//! ([`Config::from_lookup`]) so that provider selection is unit-tested
+//! without touching the process environment.
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::redact::redact_url_passwords;
 
 /// Model used for `@ai` functions without `model = …` when `VOX_LLM_MODEL`
 /// is not set either.
@@ -34,6 +36,61 @@ pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
 pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(8);
 /// Default longest wait honored from a `Retry-After` header.
 pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// Whether the client follows redirects from the model server
+/// (docs/runtime.md, "Security").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RedirectPolicy {
+    /// Follow none: a 3xx answer is an [`Error::Redirect`] naming the
+    /// `Location`, so the base URL can be corrected. The default.
+    #[default]
+    None,
+    /// Follow 307 and 308 (which keep the method and body) to the same
+    /// scheme, host and port, at most [`MAX_REDIRECTS`] in a row; never a
+    /// 301, 302 or 303 (which would turn the POST into a GET and take the
+    /// answer to that as the model's reply), never to another origin.
+    SameOrigin,
+}
+
+/// The most redirects followed for one request under
+/// [`RedirectPolicy::SameOrigin`].
+pub const MAX_REDIRECTS: usize = 5;
+
+impl RedirectPolicy {
+    /// The name used in `VOX_LLM_FOLLOW_REDIRECTS`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RedirectPolicy::None => "none",
+            RedirectPolicy::SameOrigin => "same-origin",
+        }
+    }
+}
+
+impl fmt::Display for RedirectPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RedirectPolicy {
+    type Err = Error;
+
+    /// Parses `none` or `same-origin`, ignoring ASCII case and surrounding
+    /// spaces.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let name = s.trim().to_ascii_lowercase();
+        [RedirectPolicy::None, RedirectPolicy::SameOrigin]
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "VOX_LLM_FOLLOW_REDIRECTS must be `none` or `same-origin`, got `{}`",
+                    s.trim()
+                ))
+            })
+    }
+}
 
 /// Where `@ai` calls go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,7 +173,7 @@ impl FromStr for Provider {
 /// A validated runtime configuration. Build one with [`Config::builder`] or
 /// read it from the environment with [`Config::from_env`].
 ///
-/// `Debug` never shows the API key.
+/// `Debug` never shows the API key nor a password in the base URL.
 #[derive(Clone)]
 pub struct Config {
     pub(crate) provider: Provider,
@@ -131,6 +188,7 @@ pub struct Config {
     pub(crate) backoff_base: Duration,
     pub(crate) backoff_max: Duration,
     pub(crate) max_retry_after: Duration,
+    pub(crate) follow_redirects: RedirectPolicy,
     /// True when the environment named no provider and no key, so `fixture`
     /// was chosen by default (the runtime warns once on stderr).
     pub(crate) fixture_by_default: bool,
@@ -140,7 +198,10 @@ impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
             .field("provider", &self.provider)
-            .field("base_url", &self.base_url)
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(redact_url_passwords),
+            )
             .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
             .field("default_model", &self.default_model)
             .field("request_timeout", &self.request_timeout)
@@ -151,6 +212,7 @@ impl fmt::Debug for Config {
             .field("backoff_base", &self.backoff_base)
             .field("backoff_max", &self.backoff_max)
             .field("max_retry_after", &self.max_retry_after)
+            .field("follow_redirects", &self.follow_redirects)
             .finish()
     }
 }
@@ -172,12 +234,14 @@ impl Config {
                 backoff_base: DEFAULT_BACKOFF_BASE,
                 backoff_max: DEFAULT_BACKOFF_MAX,
                 max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+                follow_redirects: RedirectPolicy::None,
                 fixture_by_default: false,
             },
         }
     }
 
-    /// Reads the configuration from the process environment (SPEC §6).
+    /// Reads the configuration from the process environment (the table in
+    /// docs/runtime.md).
     ///
     /// | variable | meaning |
     /// |---|---|
@@ -188,6 +252,7 @@ impl Config {
     /// | `VOX_LLM_MODEL` | default model (else [`DEFAULT_MODEL`]) |
     /// | `VOX_LLM_TIMEOUT_SECS` | request timeout in seconds, e.g. `60` or `2.5` |
     /// | `VOX_LLM_MAX_RETRIES` | transport retries |
+    /// | `VOX_LLM_FOLLOW_REDIRECTS` | `none` (default) or `same-origin`, see [`RedirectPolicy`] |
     ///
     /// Empty values count as unset.
     pub fn from_env() -> Result<Config, Error> {
@@ -226,6 +291,9 @@ impl Config {
             })?;
             builder = builder.max_transport_retries(retries);
         }
+        if let Some(policy) = var("VOX_LLM_FOLLOW_REDIRECTS") {
+            builder = builder.follow_redirects(policy.parse()?);
+        }
         builder.build().map_err(|e| match e {
             Error::Config(msg) => Error::Config(format!("{msg} (configured from the environment)")),
             other => other,
@@ -236,7 +304,9 @@ impl Config {
     pub fn provider(&self) -> Provider {
         self.provider
     }
-    /// The base URL (no trailing slash); `None` only for `fixture`.
+    /// The base URL (no trailing slash); `None` only for `fixture`. It is
+    /// returned as configured, with any `user:password@`: `Debug` of the
+    /// `Config` is the form safe to log.
     pub fn base_url(&self) -> Option<&str> {
         self.base_url.as_deref()
     }
@@ -267,6 +337,19 @@ impl Config {
     /// Cap on requests in flight at once through one client.
     pub fn max_concurrent_requests(&self) -> usize {
         self.max_concurrent_requests
+    }
+    /// Which redirects from the server are followed.
+    pub fn follow_redirects(&self) -> RedirectPolicy {
+        self.follow_redirects
+    }
+}
+
+/// `url` with its password hidden, also when it lacks the `scheme://`
+/// that [`redact_url_passwords`] looks for (`user:pass@host/v1`).
+fn redact_unparsed_url(url: &str) -> String {
+    match url.rfind('@') {
+        Some(at) if !url.contains("://") => format!("[REDACTED]{}", &url[at..]),
+        _ => redact_url_passwords(url).into_owned(),
     }
 }
 
@@ -346,6 +429,11 @@ impl ConfigBuilder {
         self.config.max_retry_after = max;
         self
     }
+    /// Which redirects to follow (default [`RedirectPolicy::None`]).
+    pub fn follow_redirects(mut self, policy: RedirectPolicy) -> Self {
+        self.config.follow_redirects = policy;
+        self
+    }
 
     /// Validates and returns the configuration.
     ///
@@ -373,7 +461,8 @@ impl ConfigBuilder {
         };
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(Error::Config(format!(
-                "base URL `{base_url}` must start with http:// or https://"
+                "base URL `{}` must start with http:// or https://",
+                redact_unparsed_url(&base_url)
             )));
         }
         config.base_url = Some(base_url);
@@ -548,6 +637,18 @@ mod tests {
         let err = with(usize::MAX).unwrap_err();
         assert!(
             matches!(&err, Error::Config(m) if m.contains("65536")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_password_in_a_base_url_without_scheme_is_hidden_in_the_error() {
+        let err = Config::builder(Provider::Compatible)
+            .base_url("alice:hunter2-pw@llm.internal/v1")
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Config(m) if m.contains("`[REDACTED]@llm.internal/v1`")),
             "{err}"
         );
     }

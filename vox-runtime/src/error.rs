@@ -3,9 +3,10 @@
 //! Every failure of an `@ai` call — bad configuration, an unreachable or
 //! failing server, a model that never produced a valid value — is a variant
 //! of [`Error`], so generated `async fn`s can propagate it with `?` and never
-//! panic. Texts that came from the network are redacted (no API key) and
-//! truncated before they are stored here, so `Display` and `Debug` of an
-//! `Error` are safe to log.
+//! panic. Texts that came from the network are redacted (no API key, no
+//! credential, no password of a URL; see `redact`) and truncated before
+//! they are stored here, so `Display` and `Debug` of an `Error` are safe to
+//! log.
 
 use std::fmt;
 
@@ -84,8 +85,28 @@ pub enum Error {
     },
 
     /// A successful response was not an OpenAI chat-completions object.
+    /// The description (serde_json's, which may quote the reply) is
+    /// truncated and redacted.
     #[error("LLM server sent a malformed chat completion: {0}")]
     MalformedResponse(String),
+
+    /// The server answered with a redirect that was not followed. None is
+    /// followed by default; with [`crate::RedirectPolicy::SameOrigin`] only
+    /// 307 and 308 to the same scheme, host and port are, a few times. Point
+    /// the base URL at the address the server names.
+    #[error(
+        "LLM server answered HTTP {status} redirecting to {}; not followed (redirects are followed only \
+         with VOX_LLM_FOLLOW_REDIRECTS=same-origin, and then only 307/308 to the same scheme, host \
+         and port): set the base URL to the new address",
+        location.as_deref().unwrap_or("(no Location header)")
+    )]
+    Redirect {
+        /// The HTTP status code (3xx).
+        status: u16,
+        /// Where the server pointed, resolved against the request's URL,
+        /// truncated, credentials redacted.
+        location: Option<String>,
+    },
 }
 
 /// The kind of an [`Error::Transport`].
@@ -118,16 +139,6 @@ pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> String {
     }
 }
 
-/// Replaces every occurrence of `secret` in `text` with `[REDACTED]`.
-pub(crate) fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret {
-        Some(secret) if !secret.is_empty() && text.contains(secret) => {
-            text.replace(secret, "[REDACTED]")
-        }
-        _ => text.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,17 +149,6 @@ mod tests {
         let cut = truncate_chars("ééééé", 2);
         assert!(cut.starts_with("éé…"), "{cut}");
         assert!(cut.contains("10 bytes total"), "{cut}");
-    }
-
-    #[test]
-    fn redaction_replaces_every_occurrence() {
-        assert_eq!(
-            redact("Bearer sk-1 and sk-1", Some("sk-1")),
-            "Bearer [REDACTED] and [REDACTED]"
-        );
-        assert_eq!(redact("nothing", Some("sk-1")), "nothing");
-        assert_eq!(redact("nothing", None), "nothing");
-        assert_eq!(redact("nothing", Some("")), "nothing");
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //! Modules, in the order a call goes through them: `config` (which server),
 //! `ai_function` (what is asked), `prompt` (the conversation and request
 //! body), `transport` (HTTP, retries), `in_flight` (the concurrency cap and
-//! request timeouts), `reply` (judging an answer),
-//! `client` (the re-prompt loop), plus [`builtins`] for generated code.
+//! request timeouts), `reply` (judging an answer), `redact` (credentials
+//! out of anything a server sent back), `client` (the re-prompt loop),
+//! plus [`builtins`] for generated code.
 
 mod ai_function;
 pub mod builtins;
@@ -21,6 +22,7 @@ mod config;
 mod error;
 mod in_flight;
 mod prompt;
+mod redact;
 mod reply;
 mod transport;
 
@@ -29,10 +31,10 @@ use std::future::Future;
 pub use ai_function::{AiFunction, Args, OutputSchema};
 pub use client::{configure, default_client, Client};
 pub use config::{
-    Config, ConfigBuilder, Provider, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX,
+    Config, ConfigBuilder, Provider, RedirectPolicy, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX,
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REQUESTS,
     DEFAULT_MAX_RETRY_AFTER, DEFAULT_MAX_TRANSPORT_RETRIES, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT,
-    MAX_CONCURRENT_REQUESTS_LIMIT,
+    MAX_CONCURRENT_REQUESTS_LIMIT, MAX_REDIRECTS,
 };
 pub use error::{Error, TransportErrorKind};
 pub use reply::strip_code_fences;

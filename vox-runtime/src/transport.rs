@@ -5,17 +5,20 @@
 //! timeouts) with exponential backoff, jitter and `Retry-After`. Retries
 //! here are invisible to the re-prompt loop: they never consume attempts.
 //! The retry policy (what is retryable, how long to wait) is made of pure
-//! functions, unit-tested below.
+//! functions, unit-tested below. Redirects are followed only as
+//! [`RedirectPolicy`] allows (none by default); one that is not followed is
+//! an [`Error::Redirect`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 
-use crate::config::Config;
-use crate::error::{redact, truncate_chars, Error, TransportErrorKind, BODY_EXCERPT_CHARS};
+use crate::config::{Config, RedirectPolicy, MAX_REDIRECTS};
+use crate::error::{truncate_chars, Error, TransportErrorKind, BODY_EXCERPT_CHARS};
 use crate::in_flight::InFlight;
+use crate::redact::{redact_url_passwords, Redactor};
 
 /// At most this much of an error response's body is read for the excerpt.
 const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
@@ -26,7 +29,8 @@ pub(crate) struct Transport {
     /// Parsed once: parsing a URL per request costs more than the rest of
     /// the runtime's per-call work.
     endpoint: reqwest::Url,
-    api_key: Option<String>,
+    /// Removes the credentials this client sends from reply text.
+    redactor: Redactor,
     /// At most `max_concurrent_requests` tries at once, each of which
     /// (sending, waiting, reading the body) must fit in `request_timeout`.
     in_flight: InFlight,
@@ -79,17 +83,23 @@ impl Transport {
         }
         let http = reqwest::Client::builder()
             .default_headers(headers)
+            .redirect(redirect_policy(config.follow_redirects))
             .connect_timeout(config.connect_timeout)
             .pool_max_idle_per_host(config.max_concurrent_requests)
             .tcp_nodelay(true)
             .build()
             .map_err(|e| Error::Config(format!("could not build the HTTP client: {e}")))?;
-        let endpoint = reqwest::Url::parse(&format!("{base_url}/chat/completions"))
-            .map_err(|e| Error::Config(format!("base URL `{base_url}` is not a valid URL: {e}")))?;
+        let endpoint =
+            reqwest::Url::parse(&format!("{base_url}/chat/completions")).map_err(|e| {
+                Error::Config(format!(
+                    "base URL `{}` is not a valid URL: {e}",
+                    redact_url_passwords(base_url)
+                ))
+            })?;
         Ok(Transport {
             http,
             endpoint,
-            api_key: config.api_key.clone(),
+            redactor: Redactor::new(config.api_key.as_deref(), Some(base_url)),
             in_flight: InFlight::new(config.max_concurrent_requests, config.request_timeout),
             request_timeout: config.request_timeout,
             max_body_bytes: config.max_body_bytes,
@@ -102,9 +112,52 @@ impl Transport {
         })
     }
 
-    /// Removes the API key from text that came from the network.
+    /// Removes the credentials this client sends from text that came from
+    /// the network.
     pub fn redact(&self, text: &str) -> String {
-        redact(text, self.api_key.as_deref())
+        self.redactor.redact(text)
+    }
+
+    /// `error` with every text in it redacted and, where it may quote a
+    /// reply at length, truncated: for errors built outside the transport
+    /// from a reply (a malformed chat completion quoted by serde_json).
+    pub fn redact_error(&self, error: Error) -> Error {
+        let redact = |text: String| self.redact(&text);
+        match error {
+            Error::Config(message) => Error::Config(redact(message)),
+            Error::Http {
+                status,
+                body_excerpt,
+            } => Error::Http {
+                status,
+                body_excerpt: redact(body_excerpt),
+            },
+            Error::Transport { kind, message } => Error::Transport {
+                kind,
+                message: redact(message),
+            },
+            Error::InvalidOutput {
+                function,
+                attempts,
+                last_error,
+                last_reply,
+            } => Error::InvalidOutput {
+                function,
+                attempts,
+                last_error: redact(last_error),
+                last_reply: redact(last_reply),
+            },
+            Error::MalformedResponse(message) => {
+                Error::MalformedResponse(truncate_chars(&redact(message), BODY_EXCERPT_CHARS))
+            }
+            Error::Redirect { status, location } => Error::Redirect {
+                status,
+                location: location.map(redact),
+            },
+            other @ (Error::Serialize { .. }
+            | Error::ResponseTooLarge { .. }
+            | Error::InvalidUtf8 { .. }) => other,
+        }
     }
 
     /// POSTs `body` and returns the response body of a 2xx answer, retrying
@@ -177,6 +230,21 @@ impl Transport {
             return read_capped(response, self.max_body_bytes)
                 .await
                 .map_err(|e| self.read_failure(e));
+        }
+        if is_redirect_status(status.as_u16()) {
+            // Not followed (the policy stopped it): say where it pointed.
+            let location = response.headers().get(LOCATION).map(|value| {
+                let text = String::from_utf8_lossy(value.as_bytes());
+                let resolved = response
+                    .url()
+                    .join(&text)
+                    .map_or_else(|_| text.into_owned(), String::from);
+                truncate_chars(&self.redact(&resolved), BODY_EXCERPT_CHARS)
+            });
+            return Err(FailedTry::fatal(Error::Redirect {
+                status: status.as_u16(),
+                location,
+            }));
         }
         let retry_after = response
             .headers()
@@ -277,6 +345,45 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// The redirects reqwest can follow (and [`Error::Redirect`] reports).
+pub(crate) fn is_redirect_status(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// reqwest's redirect policy for `policy` (docs/runtime.md, "Security").
+fn redirect_policy(policy: RedirectPolicy) -> reqwest::redirect::Policy {
+    match policy {
+        RedirectPolicy::None => reqwest::redirect::Policy::none(),
+        RedirectPolicy::SameOrigin => reqwest::redirect::Policy::custom(|attempt| {
+            // `previous` holds the original URL and every one followed.
+            let previous = attempt.previous();
+            let follow = may_follow(attempt.status().as_u16(), previous.len(), || {
+                previous
+                    .first()
+                    .is_some_and(|first| same_origin(first, attempt.url()))
+            });
+            if follow {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }),
+    }
+}
+
+/// Under [`RedirectPolicy::SameOrigin`]: follow only 307 and 308 (method
+/// and body kept), within [`MAX_REDIRECTS`], to the original origin.
+fn may_follow(status: u16, urls_so_far: usize, same_origin: impl FnOnce() -> bool) -> bool {
+    matches!(status, 307 | 308) && urls_so_far <= MAX_REDIRECTS && same_origin()
+}
+
+/// Same scheme, host and port (RFC 6454's origin).
+fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
 /// Statuses worth retrying: rate limiting, request timeout, server errors.
 pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 429 | 500..=599)
@@ -352,6 +459,25 @@ mod tests {
         for status in [200, 400, 401, 403, 404, 422] {
             assert!(!is_retryable_status(status), "{status}");
         }
+    }
+
+    #[test]
+    fn same_origin_policy_follows_only_307_and_308_home_a_few_times() {
+        assert!(may_follow(307, 1, || true));
+        assert!(may_follow(308, MAX_REDIRECTS, || true));
+        assert!(!may_follow(308, MAX_REDIRECTS + 1, || true));
+        assert!(!may_follow(307, 1, || false));
+        for status in [301, 302, 303, 300, 304] {
+            assert!(!may_follow(status, 1, || true), "{status}");
+        }
+        let url = |s: &str| reqwest::Url::parse(s).unwrap();
+        assert!(same_origin(
+            &url("https://h/v1/chat/completions"),
+            &url("https://h:443/v2")
+        ));
+        assert!(!same_origin(&url("https://h/v1"), &url("http://h/v1")));
+        assert!(!same_origin(&url("http://h:1/v1"), &url("http://h:2/v1")));
+        assert!(!same_origin(&url("http://h/v1"), &url("http://h.evil/v1")));
     }
 
     #[test]
