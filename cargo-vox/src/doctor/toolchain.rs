@@ -289,43 +289,100 @@ pub fn check_compile(ctx: &ProbeContext) -> Vec<CheckResult> {
             "install a toolchain with cargo (`rustup default stable`) and put it on PATH",
         )];
     };
-    let dir = probe_crate_dir();
-    let result = match write_probe_crate(&dir) {
-        Ok(()) => {
+    let base = std::env::temp_dir();
+    let result = match create_probe_crate(&base, || Some(probe_dir_name())) {
+        Ok(dir) => {
             let mut cmd = Command::new(cargo);
             cmd.args(["build", "--quiet", "--offline"])
                 .current_dir(&dir)
                 .env("CARGO_TARGET_DIR", dir.join("target"));
-            classify_compile(
+            let result = classify_compile(
                 &run_with_timeout(cmd, ctx.compile_timeout),
                 ctx.compile_timeout,
-            )
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            result
         }
         Err(err) => CheckResult::fired(
             DiagId::CompileFailed,
-            format!("could not write a probe crate in {}: {err}", dir.display()),
+            format!("could not write a probe crate in {}: {err}", base.display()),
             "make the temporary directory writable (TMPDIR)",
         ),
     };
-    let _ = std::fs::remove_dir_all(&dir);
     vec![result]
 }
 
-fn probe_crate_dir() -> PathBuf {
+/// A fresh name for the probe crate's directory: process id, time, a
+/// counter and std's randomly keyed hasher.
+fn probe_dir_name() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    std::env::temp_dir().join(format!("vox-doctor-probe-{}-{nanos}", std::process::id()))
+        .map_or(0, |d| d.as_nanos());
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(nanos);
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!(
+        "vox-doctor-probe-{}-{:016x}",
+        std::process::id(),
+        h.finish()
+    )
+}
+
+/// Creates the probe crate in a new directory of `base`, named by `names`.
+///
+/// The directory is created exclusively (a name that exists, whoever made
+/// it, is skipped for the next) and private to this user, so nothing in it
+/// was planted by someone else; its files are created exclusively too.
+fn create_probe_crate(
+    base: &Path,
+    mut names: impl FnMut() -> Option<String>,
+) -> std::io::Result<PathBuf> {
+    for _ in 0..64 {
+        let Some(name) = names() else { break };
+        let dir = base.join(name);
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+        return match write_probe_crate(&dir) {
+            Ok(()) => Ok(dir),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e)
+            }
+        };
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "no free directory name",
+    ))
+}
+
+/// Writes a new file: never an existing path, never through a symlink.
+fn write_new(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?
+        .write_all(content.as_bytes())
 }
 
 fn write_probe_crate(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir.join("src"))?;
-    std::fs::write(
-        dir.join("Cargo.toml"),
+    std::fs::create_dir(dir.join("src"))?;
+    write_new(
+        &dir.join("Cargo.toml"),
         "[package]\nname = \"vox-doctor-probe\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n",
     )?;
-    std::fs::write(
-        dir.join("src/main.rs"),
+    write_new(
+        &dir.join("src/main.rs"),
         "fn main() {\n    println!(\"ok\");\n}\n",
     )
 }
@@ -334,6 +391,37 @@ fn write_probe_crate(dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::super::process::CapturedOutput;
     use super::*;
+
+    /// A directory planted in the temp dir under the probe crate's name, with
+    /// a symlink where Cargo.toml goes, is neither used nor written through.
+    #[cfg(unix)]
+    #[test]
+    fn probe_crate_never_uses_a_planted_directory() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let base = tempfile::tempdir().unwrap();
+        let victim = base.path().join("victim");
+        std::fs::write(&victim, "victim").unwrap();
+        let planted = base.path().join("planted");
+        std::fs::create_dir_all(planted.join("src")).unwrap();
+        std::os::unix::fs::symlink(&victim, planted.join("Cargo.toml")).unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).unwrap();
+
+        let mut names = ["planted", "fresh"].map(String::from).into_iter();
+        let dir = create_probe_crate(base.path(), || names.next()).unwrap();
+
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
+        assert_eq!(dir, base.path().join("fresh"));
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(manifest.contains("vox-doctor-probe"), "{manifest}");
+        assert!(dir.join("src/main.rs").is_file());
+
+        // No free name: an error, nothing written.
+        let mut taken = std::iter::repeat("planted".to_string());
+        assert!(create_probe_crate(base.path(), || taken.next()).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim");
+    }
 
     fn exited(code: i32, stdout: &str, stderr: &str) -> RunOutcome {
         RunOutcome::Exited {
