@@ -162,6 +162,28 @@ async fn basic_credentials_from_the_base_url_are_redacted_when_echoed() {
     assert!(!debug.contains("hunter2-pw"), "{debug}");
 }
 
+/// Transport errors name the URL they failed on: never with its password.
+#[tokio::test]
+async fn transport_errors_do_not_show_a_password_in_the_base_url() {
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let client = Client::new(
+        Config::builder(Provider::Compatible)
+            .base_url(format!("http://alice:hunter2-pw@127.0.0.1:{port}/v1"))
+            .max_transport_retries(0)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let err = call(&client).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Transport { kind: vox_runtime::TransportErrorKind::Connect, message } if message.contains("127.0.0.1")),
+        "{err:?}"
+    );
+    assert_no_leak(&err, &["hunter2-pw"]);
+}
+
 // ---- item 8: redaction keeps ordinary text intact ------------------------
 
 /// Dummy keys given to local servers (`x`, `none`, `ollama`) are not
