@@ -402,6 +402,57 @@ mod tests {
         }
     }
 
+    /// Server text is arbitrary: no input makes redaction panic, and what
+    /// it returns never contains a secret.
+    #[test]
+    fn arbitrary_text_never_panics_nor_keeps_a_secret() {
+        let r = Redactor::new(Some("sk-abcdefgh"), Some("http://u:pw-12345678@h/v1"));
+        let pieces = [
+            "Bearer",
+            "bearer ",
+            "Basic ",
+            "basic\t",
+            " ",
+            "sk-abcdefgh",
+            "pw-12345678",
+            "://",
+            "u:",
+            "@",
+            "/",
+            "é",
+            "ß",
+            "🦀",
+            "=",
+            "%",
+            "x",
+            ":",
+            "\"",
+            "dTpwdy0xMjM0NTY3OA==",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut redacted = 0;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..next() % 12 {
+                text.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let out = r.redact(&text);
+            assert!(!out.contains("sk-abcdefgh"), "{text:?} -> {out:?}");
+            assert!(!out.contains("pw-12345678"), "{text:?} -> {out:?}");
+            redacted += usize::from(out != text);
+        }
+        assert!(
+            redacted > 1_000,
+            "the inputs exercise redaction: {redacted}"
+        );
+    }
+
     #[test]
     fn basic_credentials_from_the_base_url_are_known_secrets() {
         let r = Redactor::new(None, Some("https://alice:hunter2%2Dpw@host/v1"));
