@@ -5,6 +5,16 @@
 //! cargo-vox's vox-runtime, built with cargo, and run. A stamp records what
 //! was built: an unchanged script runs its existing binary without invoking
 //! cargo at all.
+//!
+//! The cache decides what program runs, so it is guarded:
+//! - each script crate has its own package (and binary) name, so scripts
+//!   sharing a target directory never overwrite each other's program;
+//! - the stamp records the program and its hash, and only a program inside
+//!   the target directory the script was built in, with that hash, is run;
+//! - the cache directory is created private (mode 0700) and refused when
+//!   another user owns it or may write to it;
+//! - files are written through a fresh temporary file, never through
+//!   something planted in the cache (`vox_build::write_if_changed`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -15,7 +25,8 @@ use crate::cli::GlobalArgs;
 use crate::envelope::Envelope;
 use crate::{exit, output};
 
-/// Where scripts are cached: `$VOX_SCRIPT_CACHE`, else the user cache dir.
+/// Where scripts are cached: `$VOX_SCRIPT_CACHE`, else the user cache dir,
+/// else a per-user directory in the temp dir.
 fn cache_root() -> PathBuf {
     if let Some(dir) = std::env::var_os("VOX_SCRIPT_CACHE").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
@@ -29,7 +40,125 @@ fn cache_root() -> PathBuf {
             .join("vox")
             .join("scripts");
     }
-    std::env::temp_dir().join("vox-scripts")
+    std::env::temp_dir().join(temp_cache_name())
+}
+
+#[cfg(unix)]
+fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and always succeeds.
+    unsafe { libc::geteuid() }
+}
+
+#[cfg(unix)]
+fn temp_cache_name() -> String {
+    format!("vox-scripts-{}", current_uid())
+}
+
+#[cfg(not(unix))]
+fn temp_cache_name() -> String {
+    "vox-scripts".to_string()
+}
+
+/// How to point the cache somewhere safe, for refusals.
+const CACHE_HINT: &str = "set VOX_SCRIPT_CACHE to a directory of your own";
+
+/// Creates `dir` (and missing parents) private to this user, and refuses it
+/// when another user could plant a program in it for us to run: not owned
+/// by us, or writable by group or others. Returns its canonical path.
+#[cfg(unix)]
+fn private_dir(dir: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+    let shown = dir.display();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create the script cache {shown}: {e}"))?;
+    let me = current_uid();
+    let owned_by_other = |uid: u32| {
+        format!(
+            "the script cache {shown} is owned by uid {uid}, not by you (uid {me}): \
+             another user could make `cargo vox run` run their program; \
+             remove it, or {CACHE_HINT}"
+        )
+    };
+    // Whoever owns a symlink decides where it points.
+    let link = std::fs::symlink_metadata(dir)
+        .map_err(|e| format!("cannot read the script cache {shown}: {e}"))?;
+    if link.file_type().is_symlink() && link.uid() != me {
+        return Err(owned_by_other(link.uid()));
+    }
+    let meta =
+        std::fs::metadata(dir).map_err(|e| format!("cannot read the script cache {shown}: {e}"))?;
+    if !meta.is_dir() {
+        return Err(format!(
+            "the script cache {shown} is not a directory; {CACHE_HINT}"
+        ));
+    }
+    if meta.uid() != me {
+        return Err(owned_by_other(meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "the script cache {shown} is writable by other users (mode {:o}): \
+             another user could make `cargo vox run` run their program; \
+             run `chmod go-w {shown}`, or {CACHE_HINT}",
+            meta.mode() & 0o7777
+        ));
+    }
+    dir.canonicalize()
+        .map_err(|e| format!("cannot read the script cache {shown}: {e}"))
+}
+
+#[cfg(not(unix))]
+fn private_dir(dir: &Path) -> Result<PathBuf, String> {
+    let shown = dir.display();
+    std::fs::create_dir_all(dir)
+        .and_then(|()| dir.canonicalize())
+        .map_err(|e| format!("cannot create the script cache {shown}: {e}"))
+}
+
+/// `exe`, resolved, when it is the script package's binary (named after
+/// `package`) and a file inside `target_dir`: the only programs the script
+/// lane runs.
+fn script_program(exe: &Path, target_dir: &Path, package: &str) -> Option<PathBuf> {
+    let dir = target_dir.canonicalize().ok()?;
+    let exe = exe.canonicalize().ok()?;
+    let name = format!("{package}{}", std::env::consts::EXE_SUFFIX);
+    (exe.starts_with(&dir) && exe.file_name()? == name.as_str() && exe.is_file()).then_some(exe)
+}
+
+/// The hash a stamp records for a program (FNV-1a of its bytes).
+fn program_hash(exe: &Path) -> std::io::Result<String> {
+    Ok(format!("{:016x}", fnv(&[&std::fs::read(exe)?])))
+}
+
+/// The stamp file's text: the build stamp, the program and its hash, one
+/// per line.
+fn stamp_text(stamp: &str, exe: &Path, hash: &str) -> String {
+    format!("{stamp}\n{}\n{hash}\n", exe.display())
+}
+
+/// The program a saved stamp vouches for: the stamp matches `stamp`, the
+/// program is the script's binary inside `target_dir` and still has the
+/// recorded hash.
+fn stamped_program(
+    stamp_path: &Path,
+    stamp: &str,
+    target_dir: &Path,
+    package: &str,
+) -> Option<PathBuf> {
+    if !std::fs::symlink_metadata(stamp_path).ok()?.is_file() {
+        return None;
+    }
+    let saved = std::fs::read_to_string(stamp_path).ok()?;
+    let mut lines = saved.lines();
+    if lines.next()? != stamp {
+        return None;
+    }
+    let exe = script_program(Path::new(lines.next()?), target_dir, package)?;
+    let hash = lines.next()?;
+    (program_hash(&exe).ok()? == hash).then_some(exe)
 }
 
 /// FNV-1a: a stable hash for cache names and stamps (std's hasher is not
@@ -110,16 +239,32 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
     );
 
     let canonical = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
-    let root = cache_root();
-    let crate_dir = root.join(format!(
-        "{:016x}",
-        fnv(&[canonical.to_string_lossy().as_bytes()])
-    ));
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
+    let dirs = private_dir(&cache_root()).and_then(|root| {
+        let crate_dir = private_dir(&root.join(format!(
+            "{:016x}",
+            fnv(&[canonical.to_string_lossy().as_bytes()])
+        )))?;
+        let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => private_dir(&root.join("target"))?,
+        };
+        Ok((crate_dir, target_dir))
+    });
+    let (crate_dir, target_dir) = match dirs {
+        Ok(dirs) => dirs,
+        Err(message) => {
+            out.failure("run", &label, &message);
+            return Ok(exit::FAILURE);
+        }
+    };
+    // A package (so binary) name of its own: scripts sharing a target
+    // directory must not overwrite each other's program.
+    let package = format!(
+        "vox-script-{:016x}",
+        fnv(&[crate_dir.to_string_lossy().as_bytes()])
+    );
     let manifest = format!(
-        "# Generated by cargo vox for {}\n[package]\nname = \"vox-script\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dependencies]\n{}\n",
+        "# Generated by cargo vox for {}\n[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dependencies]\n{}\n",
         canonical.to_string_lossy().replace('\n', " "),
         runtime_dependency()
     );
@@ -133,14 +278,9 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
     );
     let stamp_path = crate_dir.join("vox-stamp");
 
-    // Warm path: same generated code and manifest, binary still there.
-    if let Ok(saved) = std::fs::read_to_string(&stamp_path) {
-        if let Some((s, exe)) = saved.split_once('\n') {
-            let exe = PathBuf::from(exe.trim());
-            if s == stamp && exe.is_file() {
-                return Ok(run_program(&exe, args, global));
-            }
-        }
+    // Warm path: same generated code and manifest, the same binary still there.
+    if let Some(exe) = stamped_program(&stamp_path, &stamp, &target_dir, &package) {
+        return Ok(run_program(&exe, args, global));
     }
 
     let write = |path: &Path, content: &str| -> anyhow::Result<()> {
@@ -191,6 +331,114 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
         );
         return Ok(exit::FAILURE);
     };
-    let _ = std::fs::write(&stamp_path, format!("{stamp}\n{}", exe.display()));
+    let Some(exe) = script_program(&exe, &target_dir, &package) else {
+        out.failure(
+            "run",
+            &label,
+            &format!(
+                "cargo reported the script's program at {}, not {package} in its target directory {}: not running it",
+                exe.display(),
+                target_dir.display()
+            ),
+        );
+        return Ok(exit::FAILURE);
+    };
+    // Without a stamp the next run rebuilds (a no-op for cargo): not an error.
+    if let Ok(hash) = program_hash(&exe) {
+        let _ =
+            vox_build::write_if_changed(&stamp_path, stamp_text(&stamp, &exe, &hash).as_bytes());
+    }
     Ok(run_program(&exe, args, global))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PACKAGE: &str = "vox-script-0123456789abcdef";
+
+    /// A target dir holding the script's program, and a stamp vouching for it.
+    fn cache_with_program() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("target");
+        std::fs::create_dir_all(target.join("debug")).unwrap();
+        let exe = target
+            .join("debug")
+            .join(format!("{PACKAGE}{}", std::env::consts::EXE_SUFFIX));
+        std::fs::write(&exe, "the script's program").unwrap();
+        let stamp_path = root.path().join("vox-stamp");
+        let hash = program_hash(&exe).unwrap();
+        std::fs::write(&stamp_path, stamp_text("s1", &exe, &hash)).unwrap();
+        (root, target, exe, stamp_path)
+    }
+
+    #[test]
+    fn a_stamp_vouches_only_for_the_program_it_hashed() {
+        let (_root, target, exe, stamp) = cache_with_program();
+        let found = stamped_program(&stamp, "s1", &target, PACKAGE);
+        assert_eq!(found, Some(exe.canonicalize().unwrap()));
+        // Another build stamp, another package name: not this program.
+        assert_eq!(stamped_program(&stamp, "s2", &target, PACKAGE), None);
+        assert_eq!(
+            stamped_program(&stamp, "s1", &target, "vox-script-other"),
+            None
+        );
+        // Another script's build overwrote the program: rebuilt, not run.
+        std::fs::write(&exe, "another script's program").unwrap();
+        assert_eq!(stamped_program(&stamp, "s1", &target, PACKAGE), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_out_of_the_target_dir_is_not_the_program() {
+        let (root, target, exe, stamp) = cache_with_program();
+        // Same name and content, but the file lives outside the target dir.
+        let outside = root.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let elsewhere = outside.join(exe.file_name().unwrap());
+        std::fs::rename(&exe, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &exe).unwrap();
+        assert_eq!(stamped_program(&stamp, "s1", &target, PACKAGE), None);
+        let hash = program_hash(&elsewhere).unwrap();
+        std::fs::write(&stamp, stamp_text("s1", &elsewhere, &hash)).unwrap();
+        assert_eq!(stamped_program(&stamp, "s1", &target, PACKAGE), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_stamp_is_ignored() {
+        let (root, target, _exe, stamp) = cache_with_program();
+        let real = root.path().join("real-stamp");
+        std::fs::rename(&stamp, &real).unwrap();
+        std::os::unix::fs::symlink(&real, &stamp).unwrap();
+        assert_eq!(stamped_program(&stamp, "s1", &target, PACKAGE), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn private_dir_creates_0700_and_refuses_group_or_world_writable() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a").join("b");
+        assert_eq!(
+            private_dir(&dir).unwrap(),
+            dir.canonicalize().unwrap(),
+            "created"
+        );
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&root.path().join("a")), 0o700);
+        for open in [0o770, 0o707, 0o1777] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(open)).unwrap();
+            let err = private_dir(&dir).unwrap_err();
+            assert!(err.contains("writable by other users"), "{open:o}: {err}");
+            assert!(err.contains("chmod go-w"), "{err}");
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(private_dir(&dir).is_ok());
+        // A file where the cache should be.
+        let file = root.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert!(private_dir(&file).is_err());
+    }
 }
