@@ -93,6 +93,10 @@ pub struct ModuleInfo {
     /// The strict schema of every `@ai` return type, derived once while
     /// checking its limits and reused by emission.
     pub output_schemas: Vec<(Ty, crate::schema::OutputSchema)>,
+    /// `file:line:col` of every expression that can fail at run time
+    /// (arithmetic, unary `-`, conversions), for the error message the
+    /// emitted code gives (docs/language.md, "Numbers").
+    pub sites: HashMap<ExprId, String>,
 }
 
 impl ModuleInfo {
@@ -1375,9 +1379,32 @@ impl<'a> Checker<'a> {
         t
     }
 
+    /// Remembers where an expression that can fail at run time is written.
+    fn note_site(&mut self, e: &Expr) {
+        let can_fail = match &e.kind {
+            ExprKind::Binary { op, .. } => matches!(
+                op,
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem
+            ),
+            ExprKind::Unary { op, .. } => *op == UnaryOp::Neg,
+            ExprKind::Call { .. } => matches!(
+                self.info.callees.get(&e.id),
+                Some(Callee::Builtin(Builtin::Int))
+            ),
+            _ => false,
+        };
+        if can_fail {
+            let file = self.sources.get(e.span.file);
+            let at = file.line_col(e.span.start as usize);
+            let site = format!("{}:{}:{}", file.name, at.line, at.col);
+            self.info.sites.insert(e.id, site);
+        }
+    }
+
     /// Checks `e` against what is wanted and records its type.
     fn check_expr(&mut self, e: &Expr, want: Want) -> Ty {
         let t = self.infer(e, want);
+        self.note_site(e);
         if let Want::Type(expected) = want {
             // If/match/blocks check their branches against `want` themselves.
             let handled = matches!(

@@ -27,7 +27,7 @@ use crate::types::{Ty, TypeDefKind, TypeId};
 
 /// Version of the contract between generated code and vox-runtime; the
 /// generated code asserts it at compile time (see `vox_runtime::assert_contract`).
-pub const CONTRACT_VERSION: u32 = 2;
+pub const CONTRACT_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, Default)]
 pub struct EmitOptions {
@@ -48,6 +48,7 @@ pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
         boxed: boxed_fields(info),
         schemas: Vec::new(),
         tmp: 0,
+        current_fn: String::new(),
     };
     e.run();
     e.out
@@ -65,6 +66,8 @@ struct Emitter<'a> {
     /// Structured outputs: (type, static name, schema).
     schemas: Vec<(Ty, String, schema::OutputSchema)>,
     tmp: usize,
+    /// The Vox name of the function being emitted, for run-time error messages.
+    current_fn: String,
 }
 
 /// How the value of a block's last expression is used.
@@ -266,6 +269,7 @@ impl<'a> Emitter<'a> {
     fn function(&mut self, idx: usize) {
         let f = &self.info.fns[idx];
         let Some(d) = self.decl(f) else { return };
+        self.current_fn = f.name.clone();
         let mut out = String::new();
         doc_attrs(&mut out, &d.docs, "");
         out.push_str(FN_ALLOWS);
@@ -362,6 +366,7 @@ impl<'a> Emitter<'a> {
         let Some(d) = self.decl(f) else {
             return String::new();
         };
+        self.current_fn = f.name.clone();
         let mut out = String::new();
         doc_attrs(&mut out, &d.docs, "");
         out.push_str("#[test]\n");
@@ -563,6 +568,7 @@ impl<'a> Emitter<'a> {
 
     fn expr(&mut self, e: &Expr, ctx: Ctx, depth: usize, tail: Tail) -> String {
         match &e.kind {
+            ExprKind::Int(n) if *n < 0 => format!("({n}_i64)"),
             ExprKind::Int(n) => format!("{n}_i64"),
             ExprKind::Float(x) => float_lit(*x),
             ExprKind::Str(s) => format!("::std::string::String::from({})", rust_str(s)),
@@ -621,6 +627,9 @@ impl<'a> Emitter<'a> {
             ExprKind::Unary { op, expr } => {
                 let v = self.expr(expr, ctx, depth, Tail::Value);
                 match op {
+                    UnaryOp::Neg if matches!(self.ty(expr), Ty::Int) => {
+                        self.checked(e, "neg", &[v])
+                    }
                     UnaryOp::Neg => format!("(-{v})"),
                     UnaryOp::Not => format!("(!{v})"),
                 }
@@ -633,6 +642,19 @@ impl<'a> Emitter<'a> {
                 }
                 if *op == BinaryOp::Add && matches!(self.ty(lhs), Ty::List(_)) {
                     return format!("{{ let mut VOX_L = {l}; VOX_L.extend({r}); VOX_L }}");
+                }
+                if matches!(self.ty(lhs), Ty::Int) {
+                    let checked = match op {
+                        BinaryOp::Add => Some("add"),
+                        BinaryOp::Sub => Some("sub"),
+                        BinaryOp::Mul => Some("mul"),
+                        BinaryOp::Div => Some("div"),
+                        BinaryOp::Rem => Some("rem"),
+                        _ => None,
+                    };
+                    if let Some(f) = checked {
+                        return self.checked(e, f, &[l, r]);
+                    }
                 }
                 let sym = match op {
                     BinaryOp::Add => "+",
@@ -730,7 +752,7 @@ impl<'a> Emitter<'a> {
 
     fn call(&mut self, e: &Expr, callee: &Ident, args: &[Arg], ctx: Ctx, depth: usize) -> String {
         match self.info.callees.get(&e.id).copied() {
-            Some(Callee::Builtin(b)) => self.builtin(b, args, ctx, depth),
+            Some(Callee::Builtin(b)) => self.builtin(e, b, args, ctx, depth),
             Some(Callee::Fn(i)) => {
                 let f = &self.info.fns[i];
                 let params: Vec<String> = f.params.iter().map(|(n, _)| n.clone()).collect();
@@ -764,7 +786,7 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn builtin(&mut self, b: Builtin, args: &[Arg], ctx: Ctx, depth: usize) -> String {
+    fn builtin(&mut self, call: &Expr, b: Builtin, args: &[Arg], ctx: Ctx, depth: usize) -> String {
         let Some(a0) = args.first().map(|a| &a.value) else {
             return "::std::unreachable!()".into();
         };
@@ -790,10 +812,10 @@ impl<'a> Emitter<'a> {
             ),
             Builtin::Int => {
                 let v = self.expr(a0, ctx, depth, Tail::Value);
-                if matches!(self.ty(a0), Ty::Int) {
-                    v
-                } else {
-                    format!("({v} as i64)")
+                match self.ty(a0) {
+                    Ty::Int => v,
+                    Ty::Float => self.checked(call, "int_of_float", &[v]),
+                    _ => format!("({v} as i64)"),
                 }
             }
             Builtin::Float => {
@@ -819,6 +841,19 @@ impl<'a> Emitter<'a> {
                 format!("::std::assert_eq!({l}, {r}, \"{{}}\", {})", rust_str(&text))
             }
         }
+    }
+
+    /// A call of the `vox_runtime::arith` function that computes `e` and
+    /// fails at run time, naming the function and the source position, when
+    /// the result is not an `int` (docs/language.md, "Numbers").
+    fn checked(&self, e: &Expr, f: &str, operands: &[String]) -> String {
+        let at = self.info.sites.get(&e.id).map_or("?", String::as_str);
+        format!(
+            "::vox_runtime::arith::{f}({}, {}, {})",
+            operands.join(", "),
+            rust_str(&self.current_fn),
+            rust_str(at)
+        )
     }
 
     /// A short rendering of an expression for assertion messages.
@@ -1258,11 +1293,15 @@ fn expr_sketch(e: &Expr, depth: usize) -> String {
                 .join(", ")
         ),
         ExprKind::Ctor { name, args: None } => name.name.clone(),
-        ExprKind::Unary { op, expr } => format!(
-            "{}{}",
-            if *op == UnaryOp::Neg { "-" } else { "not " },
-            expr_sketch(expr, depth + 1)
-        ),
+        ExprKind::Unary { op, expr } => {
+            let inner = expr_sketch(expr, depth + 1);
+            match op {
+                // `-(-5)`, not `--5`: a negative literal is one token's worth.
+                UnaryOp::Neg if inner.starts_with('-') => format!("-({inner})"),
+                UnaryOp::Neg => format!("-{inner}"),
+                UnaryOp::Not => format!("not {inner}"),
+            }
+        }
         ExprKind::Binary { op, lhs, rhs } => format!(
             "{} {} {}",
             expr_sketch(lhs, depth + 1),

@@ -574,7 +574,7 @@ impl Parser<'_> {
                             span,
                             "integer literal out of range",
                         )
-                        .hint("`int` is a 64-bit signed integer (at most 9223372036854775807)"),
+                        .hint("`int` is a 64-bit signed integer, from -9223372036854775808 to 9223372036854775807"),
                     );
                 }
                 None
@@ -1295,11 +1295,24 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> PResult<Expr> {
         match self.peek() {
+            T::Minus if self.peek_nth(1) == T::Int => {
+                // `-literal` is one negative literal, so `-9223372036854775808`
+                // (the least `int`) is representable (docs/language.md, "Numbers").
+                let minus = self.bump();
+                let t = self.bump();
+                let v = self.int_value(t.span, true).unwrap_or(0);
+                let lit = self.new_expr(ExprKind::Int(v), minus.span.to(t.span));
+                let mut levels = 0;
+                let r = self.postfix_chain(lit, &mut levels);
+                for _ in 0..levels {
+                    self.leave();
+                }
+                r
+            }
             T::Minus => {
                 let t = self.bump();
                 let inner = self.nested(|p| p.unary())?;
                 let span = t.span.to(inner.span);
-                // Fold `-literal` so `-9223372036854775808` is representable.
                 Ok(self.new_expr(
                     ExprKind::Unary {
                         op: UnaryOp::Neg,

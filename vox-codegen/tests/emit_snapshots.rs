@@ -75,6 +75,12 @@ fn invoice_module() {
 }
 
 #[test]
+fn numbers_module() {
+    let sources = package_sources(&fixtures().join("valid"), &["numbers.vox"]);
+    insta::assert_snapshot!(without_version(&emit_sources(&sources)));
+}
+
+#[test]
 fn kitchen_sink_module() {
     let sources = kitchen_sink();
     let names: Vec<&str> = sources.iter().map(|(n, _)| n.as_str()).collect();

@@ -13,9 +13,11 @@
 //! body), `transport` (HTTP, retries), `in_flight` (the concurrency cap and
 //! request timeouts), `reply` (judging an answer), `redact` (credentials
 //! out of anything a server sent back), `client` (the re-prompt loop),
-//! plus [`builtins`] for generated code.
+//! plus [`builtins`] and [`arith`] (checked
+//! `int` arithmetic) for generated code.
 
 mod ai_function;
+pub mod arith;
 pub mod builtins;
 mod client;
 mod config;
@@ -50,7 +52,7 @@ pub use tokio;
 /// Version of the contract between the code vox-build generates and this
 /// crate. Also recorded as `[package.metadata.vox] contract` in this crate's
 /// manifest, where `cargo vox doctor` reads it.
-pub const CONTRACT_VERSION: u32 = 2;
+pub const CONTRACT_VERSION: u32 = 3;
 
 /// Fails compilation when generated code was made for another contract
 /// version. Generated code contains `const _: () = vox_runtime::assert_contract(N);`.
