@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use clap::Args;
 
 use crate::cli::GlobalArgs;
@@ -74,7 +73,9 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 pub fn check_files(files: &[PathBuf]) -> anyhow::Result<vox_codegen::Checked> {
     let mut sources = vox_codegen::SourceMap::new();
     for f in files {
-        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        // Regular files up to the size cap only (docs/language.md, "Source files").
+        // The error names the path and the cause; no further chain to print.
+        let bytes = vox_build::layout::read_source(f).map_err(|e| anyhow::anyhow!("{e}"))?;
         sources.add(vox_codegen::SourceFile::from_bytes(display_path(f), &bytes));
     }
     Ok(vox_codegen::check(sources))
@@ -113,6 +114,11 @@ pub enum InputError {
     Other(anyhow::Error),
 }
 
+/// A collection error as one message: it already names the path and the cause.
+fn layout_error(e: vox_build::LayoutError) -> InputError {
+    InputError::Other(anyhow::anyhow!("{e}"))
+}
+
 fn label_for_paths(paths: &[PathBuf]) -> String {
     paths
         .first()
@@ -125,22 +131,23 @@ pub fn resolve_inputs(
     global: &GlobalArgs,
 ) -> Result<(String, Vec<ModuleInput>), InputError> {
     if !args.paths.is_empty() {
-        let mut files = Vec::new();
+        // Each directory walked once and each file listed once, however
+        // many of the paths lead to it; a path that exists but is not a
+        // regular file is listed, and reading it reports why it is refused.
+        let mut files = vox_build::layout::VoxFiles::new();
         for p in &args.paths {
-            if p.is_dir() {
-                vox_build::layout::collect_vox_files(p, 0, &mut files)
-                    .map_err(|e| InputError::Other(e.into()))?;
-            } else if p.is_file() {
-                files.push(p.clone());
-            } else {
-                return Err(InputError::Usage(format!(
-                    "no such file or directory: {}",
-                    p.display()
-                )));
+            match std::fs::metadata(p) {
+                Ok(meta) if meta.is_dir() => files.add_dir(p).map_err(layout_error)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(InputError::Usage(format!(
+                        "no such file or directory: {}",
+                        p.display()
+                    )))
+                }
+                _ => files.add_file(p),
             }
         }
-        files.sort();
-        files.dedup();
+        let files = files.into_sorted();
         let label = label_for_paths(&args.paths);
         return Ok((
             label.clone(),
@@ -157,10 +164,7 @@ pub fn resolve_inputs(
     let label = display_path(&selection.manifest);
     let mut modules = Vec::new();
     for pkg in selection.packages {
-        let files = pkg
-            .layout
-            .vox_files()
-            .map_err(|e| InputError::Other(e.into()))?;
+        let files = pkg.layout.vox_files().map_err(layout_error)?;
         modules.push(ModuleInput {
             package: Some(pkg.name.clone()),
             files,

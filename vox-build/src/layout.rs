@@ -6,12 +6,19 @@
 //! [`SourceLayout::new`] with the same `sources` list, and both collect files
 //! with [`SourceLayout::vox_files`].
 
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs::Metadata;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// Source directories used when `[package.metadata.vox] sources` is absent.
 pub const DEFAULT_SOURCE_DIRS: &[&str] = &["vox"];
 
-/// Cap on directory depth when searching for `.vox` files (symlink loops).
+/// Largest Vox source file that is read: 8 MiB (docs/language.md, "Source files").
+pub const MAX_SOURCE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Cap on directory depth when searching for `.vox` files (keeps the walk's
+/// recursion bounded; loops are cut by [`VoxFiles`] remembering directories).
 const MAX_DIR_DEPTH: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +35,12 @@ pub enum LayoutError {
         #[source]
         source: std::io::Error,
     },
+    /// A `.vox` path that is a FIFO, a device, a socket or a directory.
+    #[error("cannot read {path}: not a regular file ({kind})")]
+    NotRegular { path: PathBuf, kind: &'static str },
+    /// A source file over [`MAX_SOURCE_BYTES`].
+    #[error("cannot read {path}: {len} bytes, over the 8 MiB limit for a Vox source file")]
+    TooLarge { path: PathBuf, len: u64 },
 }
 
 /// The Vox source directories of one package.
@@ -72,20 +85,19 @@ impl SourceLayout {
         self.dirs.iter().map(|d| self.root.join(d)).collect()
     }
 
-    /// Every `.vox` file under the source directories, sorted, each once.
-    /// A missing directory contributes nothing.
+    /// Every `.vox` file under the source directories, sorted, each once
+    /// (see [`VoxFiles`]). A missing directory contributes nothing; an entry
+    /// that is itself a `.vox` file is taken as it is.
     pub fn vox_files(&self) -> Result<Vec<PathBuf>, LayoutError> {
-        let mut files = Vec::new();
+        let mut files = VoxFiles::new();
         for dir in self.dir_paths() {
-            if dir.is_dir() {
-                collect_vox_files(&dir, 0, &mut files)?;
-            } else if dir.is_file() && is_vox_file(&dir) {
-                files.push(dir);
+            match std::fs::metadata(&dir) {
+                Ok(meta) if meta.is_dir() => files.add_dir(&dir)?,
+                Ok(_) if is_vox_file(&dir) => files.add_file(&dir),
+                _ => {}
             }
         }
-        files.sort();
-        files.dedup();
-        Ok(files)
+        Ok(files.into_sorted())
     }
 }
 
@@ -93,32 +105,237 @@ pub fn is_vox_file(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "vox")
 }
 
-/// Appends the `.vox` files under `dir` (recursively) to `out`.
-pub fn collect_vox_files(
-    dir: &Path,
-    depth: usize,
-    out: &mut Vec<PathBuf>,
-) -> Result<(), LayoutError> {
-    if depth > MAX_DIR_DEPTH {
-        return Ok(());
+/// What a file or directory is, whatever path reached it: device and inode
+/// on unix, the canonical path elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct FileId(#[cfg(unix)] (u64, u64), #[cfg(not(unix))] PathBuf);
+
+#[cfg(unix)]
+fn file_id(_path: &Path, meta: &Metadata) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt as _;
+    Some(FileId((meta.dev(), meta.ino())))
+}
+
+#[cfg(not(unix))]
+fn file_id(path: &Path, _meta: &Metadata) -> Option<FileId> {
+    std::fs::canonicalize(path).ok().map(FileId)
+}
+
+/// The `.vox` files of one module, gathered from directories and single
+/// paths. Each directory is walked once and each file listed once, however
+/// many paths (symlinks, hard links, a directory given twice) lead to them:
+/// a file keeps the path that is not itself a symlink if there is one,
+/// else the first in sort order. Entries are only listed here, never opened;
+/// [`read_source`] decides whether one can be read.
+#[derive(Debug, Default)]
+pub struct VoxFiles {
+    dirs: HashSet<FileId>,
+    /// Per file: (is the path a symlink, path), the least kept.
+    files: BTreeMap<FileId, (bool, PathBuf)>,
+    /// Paths whose target cannot be stat'ed (dangling symlink, loop,
+    /// permissions): kept so that reading them reports why.
+    unresolved: BTreeSet<PathBuf>,
+}
+
+impl VoxFiles {
+    pub fn new() -> VoxFiles {
+        VoxFiles::default()
     }
-    let io = |source| LayoutError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            collect_vox_files(&path, depth + 1, out)?;
-        } else if is_vox_file(&path) {
-            out.push(path);
+
+    /// Adds the `.vox` files under `dir`, recursively, following symlinks
+    /// into directories not seen before.
+    pub fn add_dir(&mut self, dir: &Path) -> Result<(), LayoutError> {
+        let meta = std::fs::metadata(dir).map_err(|source| LayoutError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        self.collect(dir, &meta, 0)
+    }
+
+    /// Adds one file, whatever its name.
+    pub fn add_file(&mut self, path: &Path) {
+        let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        self.add_entry(path.to_path_buf(), link);
+    }
+
+    /// The files, sorted by path.
+    pub fn into_sorted(self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self.files.into_values().map(|(_, p)| p).collect();
+        out.extend(self.unresolved);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn add_entry(&mut self, path: PathBuf, link: bool) {
+        let id = std::fs::metadata(&path)
+            .ok()
+            .and_then(|meta| file_id(&path, &meta));
+        let Some(id) = id else {
+            self.unresolved.insert(path);
+            return;
+        };
+        let candidate = (link, path);
+        match self.files.get_mut(&id) {
+            Some(kept) if *kept <= candidate => {}
+            Some(kept) => *kept = candidate,
+            None => {
+                self.files.insert(id, candidate);
+            }
         }
     }
+
+    fn collect(&mut self, dir: &Path, meta: &Metadata, depth: usize) -> Result<(), LayoutError> {
+        if depth > MAX_DIR_DEPTH {
+            return Ok(());
+        }
+        if let Some(id) = file_id(dir, meta) {
+            if !self.dirs.insert(id) {
+                return Ok(());
+            }
+        }
+        let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(dir)
+            .map_err(|source| LayoutError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                Some((e.path(), link))
+            })
+            .collect();
+        entries.sort();
+        for (path, link) in entries {
+            // `metadata` only stats (following symlinks): it never opens, so
+            // a FIFO or device here cannot block.
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => self.collect(&path, &meta, depth + 1)?,
+                _ if is_vox_file(&path) => self.add_entry(path, link),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads one Vox source file, for the build script and `cargo vox` alike.
+///
+/// Only a regular file of at most [`MAX_SOURCE_BYTES`] is read: a FIFO,
+/// device, socket or directory is refused before it is opened (a FIFO would
+/// block, `/dev/zero` never ends), the opened handle is checked again (the
+/// path may have changed in between), it is opened non-blocking where the
+/// platform allows, and never more than the cap plus one byte is read (a
+/// file growing meanwhile).
+pub fn read_source(path: &Path) -> Result<Vec<u8>, LayoutError> {
+    let io = |source| LayoutError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let before = std::fs::metadata(path).map_err(io)?;
+    require_readable(path, &before)?;
+    let file = open_nonblocking(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    require_readable(path, &meta)?;
+    // Bounded by MAX_SOURCE_BYTES (checked just above), so this fits in memory.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    let len = bytes.len() as u64;
+    if len > MAX_SOURCE_BYTES {
+        return Err(LayoutError::TooLarge {
+            path: path.to_path_buf(),
+            len: len.max(meta.len()),
+        });
+    }
+    Ok(bytes)
+}
+
+fn require_readable(path: &Path, meta: &Metadata) -> Result<(), LayoutError> {
+    if !meta.is_file() {
+        return Err(LayoutError::NotRegular {
+            path: path.to_path_buf(),
+            kind: file_kind(meta),
+        });
+    }
+    if meta.len() > MAX_SOURCE_BYTES {
+        return Err(LayoutError::TooLarge {
+            path: path.to_path_buf(),
+            len: meta.len(),
+        });
+    }
     Ok(())
+}
+
+fn file_kind(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    "a special file"
+}
+
+/// `O_NONBLOCK` where its value is known without libc (vox-build stays
+/// std-only): the BSDs' and Apple's, and Linux's on the architectures that
+/// use the generic value. Elsewhere it is 0 and the stat before opening is
+/// the only guard.
+#[cfg(unix)]
+const O_NONBLOCK: i32 = if cfg!(any(
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+)) {
+    0x4
+} else if cfg!(all(
+    any(target_os = "linux", target_os = "android"),
+    any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        target_arch = "arm",
+        target_arch = "aarch64",
+        target_arch = "riscv32",
+        target_arch = "riscv64",
+        target_arch = "powerpc",
+        target_arch = "powerpc64",
+        target_arch = "s390x",
+        target_arch = "loongarch64"
+    )
+)) {
+    0o4000
+} else {
+    0
+};
+
+/// Opens `path` for reading without waiting for a writer should it have
+/// become a FIFO since it was stat'ed. (On a regular file the flag changes nothing.)
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        opts.custom_flags(O_NONBLOCK);
+    }
+    opts.open(path)
 }
 
 #[cfg(test)]

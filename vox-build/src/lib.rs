@@ -31,6 +31,9 @@
 //!   `.vox` file reruns the script and nothing else does (a source directory
 //!   that does not exist yet is not watched: cargo would rerun the script on
 //!   every build; touch `Cargo.toml` after creating it);
+//! - only regular files of at most 8 MiB are read, each once however many
+//!   paths (symlinks, hard links) reach it; a FIFO, device or oversized
+//!   `.vox` file is an error naming it (docs/language.md, "Source files");
 //! - diagnostics are rendered like rustc's on stderr, warnings also reach
 //!   `cargo build` through `cargo:warning`, and errors end the build script
 //!   with a one-line summary (exit status 1, never a panic);
@@ -239,10 +242,7 @@ impl Builder {
         let mut sources = vox_codegen::SourceMap::new();
         let mut names = Vec::new();
         for f in &files {
-            let bytes = std::fs::read(f).map_err(|source| Error::Read {
-                path: f.clone(),
-                source,
-            })?;
+            let bytes = layout::read_source(f)?;
             let name = f
                 .strip_prefix(&manifest_dir)
                 .unwrap_or(f)
