@@ -6,6 +6,8 @@
 //! Every fixture build shares the workspace's target directory, so
 //! vox-runtime's dependency tree is compiled once per CI run.
 
+pub mod vox_gen;
+
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,2876 @@
+//! A seeded generator of well-typed Vox modules, with a reference
+//! evaluator, for the differential test (`tests/tests/differential.rs`).
+//!
+//! [`generate`] builds a module from a seed: records and sum types
+//! (recursive through `list`, `Option`, `Option[Option[T]]`,
+//! `Option[Result[T]]`, …), functions made of every statement, expression
+//! and pattern form, fold functions that recurse over the recursive types,
+//! `@ai`/`@uses(net)` functions, and `@test` functions. Names mix ordinary
+//! words with Rust keywords, `_`-suffixed forms, std prelude items, serde
+//! internals and the emitter's own helper names.
+//!
+//! Every `@test` asserts a value the generator computed itself by running
+//! the function in [`Interp`], so a program that compiles but computes the
+//! wrong value fails its test. The generator keeps programs terminating and
+//! free of overflow and division by zero: divisors are non-zero literals,
+//! and a test whose evaluation leaves small bounds is dropped.
+//!
+//! The generated module is meant to check clean (no errors, no warnings):
+//! unused bindings get a leading `_`, `let mut` is only used for variables
+//! that are assigned, and `match` arms are exhaustive and all reachable.
+
+use std::cell::Cell;
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+/// splitmix64: tiny, seedable, good enough to pick programs.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x005e_ed0f_d1ff)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// True with probability `pct` percent.
+    pub fn chance(&mut self, pct: u64) -> bool {
+        self.next_u64() % 100 < pct
+    }
+
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+
+    fn shuffle<T>(&mut self, xs: &mut [T]) {
+        for i in (1..xs.len()).rev() {
+            let j = self.below(i + 1);
+            xs.swap(i, j);
+        }
+    }
+}
+
+/// The program forms the generator may use. All are on by default; the
+/// known-bug kinds can be switched off one by one to tell them apart.
+#[derive(Debug, Clone)]
+pub struct Features {
+    /// Names that are Rust keywords, `_`-suffixed keywords, prelude items,
+    /// serde internals and emitter helper names.
+    pub tricky_names: bool,
+    /// Empty `[]` / `None` where only the context gives the element type.
+    pub empty_literals: bool,
+    /// Recursive fields through `Option[Option[T]]` and `Option[Result[T]]`.
+    pub deep_recursion: bool,
+    /// `@ai` and `@uses(net)` functions (including recursive ones).
+    pub net: bool,
+    /// `fn main` (a library's `vox_main`).
+    pub main_fn: bool,
+    /// Value-producing expression statements (`f(x)`, a match whose arms
+    /// have values): `vox/lint/unused-value` warns about them now, so they
+    /// are off by default.
+    pub value_statements: bool,
+    /// `let mut x = a` followed by `x = b` before any read (a dead store).
+    pub dead_stores: bool,
+    /// Type and variant names that are not UpperCamelCase.
+    pub non_camel_names: bool,
+    /// Locals and parameters named like a function that is called in their scope.
+    pub local_shadows_fn: bool,
+    /// Calls of `@test` functions and of `fn main` (rejected since
+    /// `vox/test/called` and `vox/main/called`: off by default).
+    pub call_tests: bool,
+    /// Parenthesized `match`/`if` heads (`match (A(x: 1))`).
+    pub paren_heads: bool,
+}
+
+impl Default for Features {
+    fn default() -> Features {
+        Features {
+            tricky_names: true,
+            empty_literals: true,
+            deep_recursion: true,
+            net: true,
+            main_fn: true,
+            value_statements: false,
+            dead_stores: true,
+            non_camel_names: true,
+            local_shadows_fn: true,
+            call_tests: false,
+            paren_heads: true,
+        }
+    }
+}
+
+// ---- the generated program ---------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ty {
+    Int,
+    Float,
+    Bool,
+    Str,
+    List(Box<Ty>),
+    Opt(Box<Ty>),
+    Res(Box<Ty>),
+    Named(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: String,
+    pub ty: Ty,
+}
+
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub fields: Vec<Field>,
+}
+
+#[derive(Debug, Clone)]
+pub enum TypeKind {
+    Record(Vec<Field>),
+    Sum(Vec<Variant>),
+}
+
+#[derive(Debug, Clone)]
+pub struct TypeDef {
+    pub name: String,
+    pub kind: TypeKind,
+    /// Refers to itself (through list/Option wrappers).
+    pub recursive: bool,
+}
+
+/// A variable: a `let`, parameter, `for` or pattern binding.
+#[derive(Debug)]
+pub struct Binding {
+    pub name: String,
+    pub ty: Ty,
+    pub mutable: bool,
+    used: Cell<bool>,
+    /// Assigned since the last read (a store nothing reads yet).
+    unread: Cell<bool>,
+}
+
+type B = Rc<Binding>;
+
+impl Binding {
+    fn rendered(&self) -> String {
+        if self.used.get() || self.name.starts_with('_') {
+            self.name.clone()
+        } else {
+            format!("_{}", self.name)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Is,
+    Isnt,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl Op {
+    fn sym(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Is => "is",
+            Op::Isnt => "isnt",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::And => "and",
+            Op::Or => "or",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Expr {
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    Var(B),
+    /// Field `f` of record type `t`.
+    Field(Box<Expr>, usize, usize),
+    /// Function index, arguments in parameter order, and whether they are
+    /// written with names (then in `order`).
+    Call(usize, Vec<Expr>, Option<Vec<usize>>),
+    Len(Box<Expr>),
+    ToStr(Box<Expr>),
+    ToInt(Box<Expr>),
+    ToFloat(Box<Expr>),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Bin(Op, Box<Expr>, Box<Expr>),
+    If(Box<Expr>, Box<Block>, Box<Block>),
+    Match(Box<Expr>, Vec<Arm>),
+    List(Vec<Expr>),
+    Some(Box<Expr>),
+    None,
+    Ok(Box<Expr>),
+    Err(Box<Expr>),
+    /// Record type, fields as (field index, value) in written order.
+    Record(usize, Vec<(usize, Expr)>),
+    /// Sum type, variant, values in field order, written with names (in `order`) or positionally.
+    Variant(usize, usize, Vec<Expr>, Option<Vec<usize>>),
+    /// `(e)`: explicit parentheses (for heads).
+    Paren(Box<Expr>),
+}
+
+#[derive(Debug, Clone)]
+pub enum Pat {
+    Wild,
+    Bind(B),
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    None,
+    Some(Box<Pat>),
+    Ok(Box<Pat>),
+    Err(Box<Pat>),
+    /// Sum type, variant, field patterns (empty: `V` without arguments).
+    Variant(usize, usize, Vec<Pat>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Arm {
+    pub pat: Pat,
+    pub body: Body,
+}
+
+#[derive(Debug, Clone)]
+pub enum Body {
+    Expr(Expr),
+    Block(Block),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub tail: Option<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Stmt {
+    Let(B, bool, Expr),
+    /// Variable, field path (type, field) pairs, value.
+    Assign(B, Vec<(usize, usize)>, Expr),
+    Return(Option<Expr>),
+    If(Expr, Block, Option<Block>),
+    Match(Expr, Vec<Arm>),
+    For(B, Expr, Block),
+    Expr(Expr),
+    Print(Expr),
+    Assert(Expr),
+    AssertEq(Expr, Expr),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FnKind {
+    Plain,
+    Net,
+    Ai,
+    Main,
+    Test,
+}
+
+#[derive(Debug, Clone)]
+pub struct Func {
+    pub name: String,
+    pub params: Vec<B>,
+    pub ret: Option<Ty>,
+    pub body: Block,
+    pub kind: FnKind,
+}
+
+impl Func {
+    fn net(&self) -> bool {
+        matches!(self.kind, FnKind::Net | FnKind::Ai)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Module {
+    pub seed: u64,
+    pub types: Vec<TypeDef>,
+    pub fns: Vec<Func>,
+}
+
+// ---- names ----------------------------------------------------------------
+
+const PLAIN_VALUES: &[&str] = &[
+    "a", "b", "n", "x", "y", "acc", "total", "item", "value", "count", "data", "key", "node",
+    "next", "inner", "label", "left", "right", "head", "rest", "score", "flag", "text", "kind",
+];
+
+const TRICKY_VALUES: &[&str] = &[
+    // Rust keywords (strict, reserved, weak) that are not Vox keywords.
+    "as",
+    "break",
+    "const",
+    "continue",
+    "crate",
+    "enum",
+    "extern",
+    "impl",
+    "loop",
+    "mod",
+    "move",
+    "ref",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "trait",
+    "unsafe",
+    "use",
+    "where",
+    "while",
+    "async",
+    "await",
+    "dyn",
+    "abstract",
+    "become",
+    "box",
+    "do",
+    "final",
+    "macro",
+    "override",
+    "priv",
+    "typeof",
+    "unsized",
+    "virtual",
+    "yield",
+    "try",
+    "gen",
+    "union",
+    "macro_rules",
+    "raw",
+    "safe", // their escaped forms
+    "self_",
+    "super_",
+    "crate_",
+    "type_",
+    "move_", // prelude and std
+    "drop",
+    "vec",
+    "format",
+    "println",
+    "panic",
+    "unreachable",
+    "matches",
+    "std",
+    "core",
+    "alloc",
+    "main",
+    "i64",
+    "f64",
+    "str_",
+    "u8", // serde internals
+    "__serializer",
+    "__deserializer",
+    "__field0",
+    "__field1",
+    "__value",
+    "__map",
+    "__key",
+    "__ignore",
+    "__seq",
+    "__content",
+    "__tag", // emitter helpers
+    "vox_runtime",
+    "serde",
+    "vox_printed",
+    "vox_tests",
+    "vox_main",
+    "result",
+    "err",
+    "e",
+];
+
+const PLAIN_TYPES: &[&str] = &[
+    "Point", "Shape", "Node", "Tree", "Item", "Pair", "Wrap", "Leaf", "Branch", "Circle", "Square",
+    "Empty", "Full", "Cons", "Nil", "Red", "Green", "Blue", "Link", "Entry", "Tag", "Alpha",
+    "Beta", "Gamma", "Delta",
+];
+
+const TRICKY_TYPES: &[&str] = &[
+    "Self",
+    "Self_",
+    "Vec",
+    "String",
+    "Box",
+    "Default",
+    "Clone",
+    "Debug",
+    "Serialize",
+    "Deserialize",
+    "PartialEq",
+    "Sized",
+    "Send",
+    "Sync",
+    "Copy",
+    "Iterator",
+    "From",
+    "Into",
+    "Fn",
+    "Drop",
+    "ToString",
+    "Serializer",
+    "Deserializer",
+    "Formatter",
+    "Value",
+    "Visitor",
+    "Field",
+    "Kind",
+    "Args",
+    "AiFunction",
+    "OutputSchema",
+];
+
+const NON_CAMEL_TYPES: &[&str] = &["VOX_SCHEMA_X", "Vox_tests", "Point_b", "Red_", "TYPE_a"];
+
+const STRINGS: &[&str] = &[
+    "",
+    "a",
+    "hello",
+    "Vox",
+    "quote \" q",
+    "back\\slash",
+    "brace {} {0}",
+    "new\nline",
+    "tab\t",
+    "é✓",
+    "\u{1F600}",
+    "self",
+    "r#type",
+];
+
+const FLOATS: &[f64] = &[0.0, 0.5, 1.0, 1.25, 2.0, 3.75, 10.5, 100.0, 0.1];
+
+// ---- generation -----------------------------------------------------------
+
+struct Gen {
+    rng: Rng,
+    f: Features,
+    types: Vec<TypeDef>,
+    fns: Vec<Func>,
+    /// Names used module-wide for types and variants.
+    type_names: Vec<String>,
+    /// Visible bindings, innermost last.
+    scope: Vec<B>,
+    /// The function being generated: its index, and whether it may call net functions.
+    cur_net: bool,
+    cur_ret: Option<Ty>,
+    counter: usize,
+}
+
+/// Generates the module for `seed`.
+pub fn generate(seed: u64, features: &Features) -> Module {
+    let mut g = Gen {
+        rng: Rng::new(seed),
+        f: features.clone(),
+        types: Vec::new(),
+        fns: Vec::new(),
+        type_names: Vec::new(),
+        scope: Vec::new(),
+        cur_net: false,
+        cur_ret: None,
+        counter: 0,
+    };
+    g.gen_types();
+    g.gen_fns();
+    g.gen_tests();
+    Module {
+        seed,
+        types: g.types,
+        fns: g.fns,
+    }
+}
+
+impl Gen {
+    fn fresh_type_name(&mut self) -> String {
+        for _ in 0..50 {
+            let name = if self.f.non_camel_names && self.rng.chance(4) {
+                self.rng.pick(NON_CAMEL_TYPES).to_string()
+            } else if self.f.tricky_names && self.rng.chance(35) {
+                self.rng.pick(TRICKY_TYPES).to_string()
+            } else {
+                self.rng.pick(PLAIN_TYPES).to_string()
+            };
+            if !self.type_names.contains(&name) {
+                self.type_names.push(name.clone());
+                return name;
+            }
+        }
+        self.counter += 1;
+        let name = format!("T{}", self.counter);
+        self.type_names.push(name.clone());
+        name
+    }
+
+    fn value_name(&mut self) -> String {
+        if self.f.tricky_names && self.rng.chance(40) {
+            self.rng.pick(TRICKY_VALUES).to_string()
+        } else {
+            self.rng.pick(PLAIN_VALUES).to_string()
+        }
+    }
+
+    /// Names distinct among `taken`.
+    fn distinct_names(&mut self, n: usize, taken: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        while out.len() < n {
+            let mut name = self.value_name();
+            if out.contains(&name) || taken.contains(&name) {
+                self.counter += 1;
+                name = format!(
+                    "{}{}",
+                    PLAIN_VALUES[self.counter % PLAIN_VALUES.len()],
+                    self.counter
+                );
+            }
+            out.push(name);
+        }
+        out
+    }
+
+    fn fn_names(&self) -> Vec<String> {
+        self.fns.iter().map(|f| f.name.clone()).collect()
+    }
+
+    /// A local name that no visible binding has (for generated helpers whose
+    /// bodies refer to outer bindings by construction).
+    fn fresh_local(&mut self) -> String {
+        for _ in 0..20 {
+            let n = self.local_name();
+            if !self.scope.iter().any(|b| b.name == n) {
+                return n;
+            }
+        }
+        self.counter += 1;
+        format!("v{}", self.counter)
+    }
+
+    /// A local name: may shadow a function only when that is enabled.
+    fn local_name(&mut self) -> String {
+        let fns = self.fn_names();
+        for _ in 0..20 {
+            let n = self.value_name();
+            if n == "main" || (!self.f.local_shadows_fn && fns.contains(&n)) {
+                continue;
+            }
+            return n;
+        }
+        self.counter += 1;
+        format!("v{}", self.counter)
+    }
+
+    // ---- types ----
+
+    fn base_ty(&mut self, depth: usize) -> Ty {
+        let n = self.types.len();
+        let k = self.rng.below(if depth == 0 { 5 } else { 8 });
+        match k {
+            0 => Ty::Int,
+            1 => Ty::Float,
+            2 => Ty::Bool,
+            3 => Ty::Str,
+            4 if n > 0 => Ty::Named(self.rng.below(n)),
+            4 => Ty::Int,
+            5 => Ty::List(Box::new(self.base_ty(depth - 1))),
+            6 => Ty::Opt(Box::new(self.base_ty(depth - 1))),
+            _ => Ty::Res(Box::new(self.base_ty(depth - 1))),
+        }
+    }
+
+    fn self_ref(&mut self, me: usize) -> Ty {
+        let me = Box::new(Ty::Named(me));
+        let deep = self.f.deep_recursion;
+        match self.rng.below(if deep { 6 } else { 4 }) {
+            0 => Ty::Opt(me),
+            1 => Ty::List(me),
+            2 => Ty::List(Box::new(Ty::Opt(me))),
+            3 => Ty::Opt(Box::new(Ty::List(me))),
+            4 => Ty::Opt(Box::new(Ty::Opt(me))),
+            _ => Ty::Opt(Box::new(Ty::Res(me))),
+        }
+    }
+
+    fn gen_fields(&mut self, me: usize, recursive: bool, variant: bool) -> Vec<Field> {
+        let n = 1 + self.rng.below(3);
+        // A variant's fields sit beside serde's `kind` tag (vox/name/duplicate-field).
+        let taken = if variant {
+            vec!["kind".to_string()]
+        } else {
+            Vec::new()
+        };
+        let names = self.distinct_names(n + usize::from(recursive), &taken);
+        let mut fields: Vec<Field> = names
+            .iter()
+            .take(n)
+            .map(|name| Field {
+                name: name.clone(),
+                ty: Ty::Int,
+            })
+            .collect();
+        for f in &mut fields {
+            f.ty = self.base_ty(1);
+        }
+        if recursive {
+            let ty = self.self_ref(me);
+            let at = self.rng.below(fields.len() + 1);
+            fields.insert(
+                at,
+                Field {
+                    name: names[n].clone(),
+                    ty,
+                },
+            );
+        }
+        fields
+    }
+
+    fn gen_types(&mut self) {
+        let count = 2 + self.rng.below(4);
+        for i in 0..count {
+            let name = self.fresh_type_name();
+            let recursive = self.rng.chance(45);
+            // Placeholder so that fields may refer to earlier types only.
+            let kind = if self.rng.chance(50) {
+                TypeKind::Record(self.gen_fields(i, recursive, false))
+            } else {
+                let nv = 1 + self.rng.below(3);
+                let rec_at = self.rng.below(nv);
+                let mut vs = Vec::new();
+                for v in 0..nv {
+                    let vname = self.fresh_type_name();
+                    let fields = if v == rec_at && recursive {
+                        self.gen_fields(i, true, true)
+                    } else if self.rng.chance(40) {
+                        Vec::new()
+                    } else {
+                        self.gen_fields(i, false, true)
+                    };
+                    vs.push(Variant {
+                        name: vname,
+                        fields,
+                    });
+                }
+                TypeKind::Sum(vs)
+            };
+            self.types.push(TypeDef {
+                name,
+                kind,
+                recursive,
+            });
+        }
+    }
+
+    fn record_fields(&self, t: usize) -> Option<&Vec<Field>> {
+        match &self.types[t].kind {
+            TypeKind::Record(fs) => Some(fs),
+            TypeKind::Sum(_) => None,
+        }
+    }
+
+    // ---- scope ----
+
+    fn bind(&mut self, name: String, ty: Ty, mutable: bool) -> B {
+        let b = Rc::new(Binding {
+            name,
+            ty,
+            mutable,
+            used: Cell::new(false),
+            unread: Cell::new(false),
+        });
+        self.scope.push(b.clone());
+        b
+    }
+
+    /// Visible bindings (the innermost of each name).
+    fn visible(&self) -> Vec<B> {
+        let mut out: Vec<B> = Vec::new();
+        for b in self.scope.iter().rev() {
+            if !out.iter().any(|o| o.name == b.name) {
+                out.push(b.clone());
+            }
+        }
+        out
+    }
+
+    /// Functions callable here returning `ty` (none shadowed by a local).
+    fn callable(&self, ty: Option<&Ty>) -> Vec<usize> {
+        let vis = self.visible();
+        (0..self.fns.len())
+            .filter(|&i| {
+                let f = &self.fns[i];
+                f.kind != FnKind::Test
+                    && f.kind != FnKind::Main
+                    && f.ret.as_ref() == ty
+                    && (self.cur_net || !f.net())
+                    && (self.f.local_shadows_fn || !vis.iter().any(|b| b.name == f.name))
+            })
+            .collect()
+    }
+
+    fn use_var(&self, b: &B) -> Expr {
+        b.used.set(true);
+        b.unread.set(false);
+        Expr::Var(b.clone())
+    }
+
+    // ---- expressions ----
+
+    fn lit_int(&mut self) -> i64 {
+        if self.rng.chance(80) {
+            self.rng.below(10) as i64
+        } else {
+            self.rng.below(1000) as i64
+        }
+    }
+
+    fn expr(&mut self, ty: &Ty, depth: usize) -> Expr {
+        // Variables of the type.
+        let vars: Vec<B> = self.visible().into_iter().filter(|b| b.ty == *ty).collect();
+        if !vars.is_empty() && self.rng.chance(if depth == 0 { 70 } else { 30 }) {
+            let b = self.rng.pick(&vars).clone();
+            return self.use_var(&b);
+        }
+        if depth == 0 {
+            return self.leaf(ty);
+        }
+        match self.rng.below(12) {
+            0 => {
+                // Field access on a record-typed variable.
+                let mut cands = Vec::new();
+                for b in self.visible() {
+                    if let Ty::Named(t) = b.ty {
+                        if let Some(fs) = self.record_fields(t) {
+                            for (fi, f) in fs.iter().enumerate() {
+                                if f.ty == *ty {
+                                    cands.push((b.clone(), t, fi));
+                                }
+                            }
+                        }
+                    }
+                }
+                if let Some((b, t, fi)) = cands.get(self.rng.below(cands.len().max(1))).cloned() {
+                    let base = self.use_var(&b);
+                    return Expr::Field(Box::new(base), t, fi);
+                }
+            }
+            1 | 2 => {
+                let fs = self.callable(Some(ty));
+                if !fs.is_empty() {
+                    let fi = *self.rng.pick(&fs);
+                    return self.call(fi, depth - 1);
+                }
+            }
+            3 => {
+                let c = self.expr(&Ty::Bool, depth - 1);
+                let c = self.head(c);
+                let t = self.value_block(ty, depth - 1);
+                let e = self.value_block(ty, depth - 1);
+                return Expr::If(Box::new(c), Box::new(t), Box::new(e));
+            }
+            4 => {
+                let (s, st) = self.scrutinee(depth - 1);
+                let arms = self.arms(&st, depth - 1, |g, d| Body::Expr(g.expr(ty, d)));
+                return Expr::Match(Box::new(s), arms);
+            }
+            _ => {}
+        }
+        self.construct(ty, depth)
+    }
+
+    fn head(&mut self, e: Expr) -> Expr {
+        let needs = matches!(e, Expr::Record(..));
+        if needs || (self.f.paren_heads && self.rng.chance(15)) {
+            Expr::Paren(Box::new(e))
+        } else {
+            e
+        }
+    }
+
+    fn call(&mut self, fi: usize, depth: usize) -> Expr {
+        let params: Vec<Ty> = self.fns[fi].params.iter().map(|p| p.ty.clone()).collect();
+        let args = params.iter().map(|t| self.expr(t, depth)).collect();
+        let named = if self.rng.chance(30) && !params.is_empty() {
+            let mut order: Vec<usize> = (0..params.len()).collect();
+            self.rng.shuffle(&mut order);
+            Some(order)
+        } else {
+            None
+        };
+        Expr::Call(fi, args, named)
+    }
+
+    /// A block with a value: maybe a `let` first.
+    fn value_block(&mut self, ty: &Ty, depth: usize) -> Block {
+        let mark = self.scope.len();
+        let mut stmts = Vec::new();
+        if self.rng.chance(25) {
+            let t = self.base_ty(1);
+            let v = self.expr(&t, depth);
+            let name = self.local_name();
+            let b = self.bind(name, t, false);
+            let annot = self.rng.chance(30) || !self_typed(&v);
+            stmts.push(Stmt::Let(b, annot, v));
+        }
+        let tail = self.expr(ty, depth);
+        self.flush_unread(mark, &mut stmts);
+        self.scope.truncate(mark);
+        Block {
+            stmts,
+            tail: Some(tail),
+        }
+    }
+
+    fn leaf(&mut self, ty: &Ty) -> Expr {
+        match ty {
+            Ty::Int => Expr::Int(self.lit_int()),
+            Ty::Float => Expr::Float(*self.rng.pick(FLOATS)),
+            Ty::Bool => Expr::Bool(self.rng.chance(50)),
+            Ty::Str => Expr::Str(self.rng.pick(STRINGS).to_string()),
+            Ty::List(t) => {
+                if self.f.empty_literals && self.rng.chance(50) {
+                    Expr::List(Vec::new())
+                } else {
+                    Expr::List(vec![self.leaf(t)])
+                }
+            }
+            Ty::Opt(t) => {
+                if self.f.empty_literals && self.rng.chance(50) || self.is_self_nest(t) {
+                    Expr::None
+                } else {
+                    Expr::Some(Box::new(self.leaf(t)))
+                }
+            }
+            Ty::Res(t) => {
+                if self.rng.chance(50) {
+                    Expr::Err(Box::new(Expr::Str(self.rng.pick(STRINGS).to_string())))
+                } else {
+                    Expr::Ok(Box::new(self.leaf(t)))
+                }
+            }
+            Ty::Named(t) => self.construct(&Ty::Named(*t), 0),
+        }
+    }
+
+    /// Whether a value of `t` would need a recursive value to build (leaf stops there).
+    fn is_self_nest(&self, t: &Ty) -> bool {
+        match t {
+            Ty::Named(i) => self.types[*i].recursive,
+            Ty::Opt(i) | Ty::Res(i) | Ty::List(i) => self.is_self_nest(i),
+            _ => false,
+        }
+    }
+
+    /// A constructor of `ty` (operators for scalars).
+    fn construct(&mut self, ty: &Ty, depth: usize) -> Expr {
+        let d = depth.saturating_sub(1);
+        match ty {
+            Ty::Int => {
+                if depth == 0 {
+                    return self.leaf(ty);
+                }
+                match self.rng.below(9) {
+                    0 => Expr::Bin(
+                        Op::Add,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(self.expr(ty, d)),
+                    ),
+                    1 => Expr::Bin(
+                        Op::Sub,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(self.expr(ty, d)),
+                    ),
+                    2 => Expr::Bin(
+                        Op::Mul,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(Expr::Int(self.rng.below(6) as i64)),
+                    ),
+                    3 => {
+                        let op = if self.rng.chance(50) {
+                            Op::Div
+                        } else {
+                            Op::Rem
+                        };
+                        Expr::Bin(
+                            op,
+                            Box::new(self.expr(ty, d)),
+                            Box::new(Expr::Int(1 + self.rng.below(7) as i64)),
+                        )
+                    }
+                    4 => Expr::Neg(Box::new(self.expr(ty, d))),
+                    5 => {
+                        let t = if self.rng.chance(30) {
+                            Ty::Str
+                        } else {
+                            Ty::List(Box::new(self.base_ty(1)))
+                        };
+                        Expr::Len(Box::new(self.expr(&t, d)))
+                    }
+                    6 => {
+                        let t = self.rng.pick(&[Ty::Float, Ty::Bool, Ty::Int]).clone();
+                        Expr::ToInt(Box::new(self.expr(&t, d)))
+                    }
+                    _ => Expr::Int(self.lit_int()),
+                }
+            }
+            Ty::Float => {
+                if depth == 0 {
+                    return self.leaf(ty);
+                }
+                match self.rng.below(6) {
+                    0 => Expr::Bin(
+                        Op::Add,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(self.expr(ty, d)),
+                    ),
+                    1 => Expr::Bin(
+                        Op::Sub,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(self.expr(ty, d)),
+                    ),
+                    2 => Expr::Bin(
+                        Op::Mul,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(Expr::Float(*self.rng.pick(&[0.5, 2.0, 3.0]))),
+                    ),
+                    3 => {
+                        let t = if self.rng.chance(50) {
+                            Ty::Int
+                        } else {
+                            Ty::Float
+                        };
+                        Expr::ToFloat(Box::new(self.expr(&t, d)))
+                    }
+                    4 => Expr::Neg(Box::new(self.expr(ty, d))),
+                    _ => self.leaf(ty),
+                }
+            }
+            Ty::Bool => {
+                if depth == 0 {
+                    return self.leaf(ty);
+                }
+                match self.rng.below(6) {
+                    0 => {
+                        let t = if self.rng.chance(60) {
+                            Ty::Int
+                        } else {
+                            Ty::Float
+                        };
+                        let op = *self.rng.pick(&[Op::Lt, Op::Le, Op::Gt, Op::Ge]);
+                        Expr::Bin(op, Box::new(self.expr(&t, d)), Box::new(self.expr(&t, d)))
+                    }
+                    1 | 2 => {
+                        let t = self.base_ty(1);
+                        let op = *self.rng.pick(&[Op::Eq, Op::Ne, Op::Is, Op::Isnt]);
+                        Expr::Bin(op, Box::new(self.expr(&t, d)), Box::new(self.expr(&t, d)))
+                    }
+                    3 => {
+                        let op = if self.rng.chance(50) { Op::And } else { Op::Or };
+                        Expr::Bin(op, Box::new(self.expr(ty, d)), Box::new(self.expr(ty, d)))
+                    }
+                    4 => Expr::Not(Box::new(self.expr(ty, d))),
+                    _ => self.leaf(ty),
+                }
+            }
+            Ty::Str => {
+                if depth == 0 {
+                    return self.leaf(ty);
+                }
+                match self.rng.below(4) {
+                    0 => Expr::Bin(
+                        Op::Add,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(self.expr(ty, d)),
+                    ),
+                    1 => {
+                        let t = self
+                            .rng
+                            .pick(&[Ty::Int, Ty::Float, Ty::Bool, Ty::Str])
+                            .clone();
+                        Expr::ToStr(Box::new(self.expr(&t, d)))
+                    }
+                    _ => self.leaf(ty),
+                }
+            }
+            Ty::List(t) => {
+                if depth == 0 {
+                    return self.leaf(ty);
+                }
+                if self.rng.chance(25) {
+                    return Expr::Bin(
+                        Op::Add,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(self.expr(ty, d)),
+                    );
+                }
+                let lo = usize::from(!self.f.empty_literals);
+                let n = lo + self.rng.below(4 - lo);
+                Expr::List((0..n).map(|_| self.expr(t, d)).collect())
+            }
+            Ty::Opt(t) => {
+                if depth == 0 || (self.f.empty_literals && self.rng.chance(30)) {
+                    return self.leaf(ty);
+                }
+                Expr::Some(Box::new(self.expr(t, d)))
+            }
+            Ty::Res(t) => {
+                if depth == 0 || self.rng.chance(30) {
+                    return Expr::Err(Box::new(self.expr(&Ty::Str, d)));
+                }
+                Expr::Ok(Box::new(self.expr(t, d)))
+            }
+            Ty::Named(t) => {
+                let t = *t;
+                match self.types[t].kind.clone() {
+                    TypeKind::Record(fs) => {
+                        let mut order: Vec<usize> = (0..fs.len()).collect();
+                        self.rng.shuffle(&mut order);
+                        let vals = order
+                            .into_iter()
+                            .map(|fi| (fi, self.field_value(&fs[fi].ty, depth)))
+                            .collect();
+                        Expr::Record(t, vals)
+                    }
+                    TypeKind::Sum(vs) => {
+                        // At depth 0 prefer a variant without fields.
+                        let vi = if depth == 0 {
+                            vs.iter()
+                                .position(|v| v.fields.is_empty())
+                                .unwrap_or_else(|| self.rng.below(vs.len()))
+                        } else {
+                            self.rng.below(vs.len())
+                        };
+                        let fs = vs[vi].fields.clone();
+                        let vals = fs.iter().map(|f| self.field_value(&f.ty, depth)).collect();
+                        let named = if !fs.is_empty() && self.rng.chance(60) {
+                            let mut order: Vec<usize> = (0..fs.len()).collect();
+                            self.rng.shuffle(&mut order);
+                            Some(order)
+                        } else {
+                            None
+                        };
+                        Expr::Variant(t, vi, vals, named)
+                    }
+                }
+            }
+        }
+    }
+
+    fn field_value(&mut self, ty: &Ty, depth: usize) -> Expr {
+        if depth == 0 {
+            self.leaf(ty)
+        } else {
+            self.expr(ty, depth - 1)
+        }
+    }
+
+    // ---- match ----
+
+    /// Something to match on, and its type.
+    fn scrutinee(&mut self, depth: usize) -> (Expr, Ty) {
+        let vars: Vec<B> = self.visible();
+        if !vars.is_empty() && self.rng.chance(60) {
+            let b = self.rng.pick(&vars).clone();
+            let t = b.ty.clone();
+            return (self.use_var(&b), t);
+        }
+        let t = match self.rng.below(6) {
+            0 => Ty::Bool,
+            1 => Ty::Int,
+            2 => Ty::Str,
+            _ => self.base_ty(1),
+        };
+        let e = self.typed_expr(&t, depth);
+        (self.head(e), t)
+    }
+
+    /// An expression of `t` whose type the checker can tell without an
+    /// expected type (for `match` and `for` heads: `match None {…}` and
+    /// `for x in [] {…}` leave the element type open, and the checker
+    /// rightly rejects what depends on it).
+    fn typed_expr(&mut self, t: &Ty, depth: usize) -> Expr {
+        let snapshot: Vec<(B, bool, bool)> = self
+            .scope
+            .iter()
+            .map(|b| (b.clone(), b.used.get(), b.unread.get()))
+            .collect();
+        let e = self.expr(t, depth);
+        if self_typed(&e) {
+            return e;
+        }
+        for (b, used, unread) in snapshot {
+            b.used.set(used);
+            b.unread.set(unread);
+        }
+        self.typed_leaf(t)
+    }
+
+    fn typed_leaf(&mut self, t: &Ty) -> Expr {
+        match t {
+            Ty::Opt(i) => Expr::Some(Box::new(self.typed_leaf(i))),
+            Ty::Res(i) => Expr::Ok(Box::new(self.typed_leaf(i))),
+            Ty::List(i) => Expr::List(vec![self.typed_leaf(i)]),
+            Ty::Named(_) => self.construct(t, 0),
+            _ => self.leaf(t),
+        }
+    }
+
+    /// Exhaustive arms without unreachable ones for a value of `st`.
+    fn arms(
+        &mut self,
+        st: &Ty,
+        depth: usize,
+        mut body: impl FnMut(&mut Gen, usize) -> Body,
+    ) -> Vec<Arm> {
+        let pats = self.cover(st);
+        let mut arms = Vec::new();
+        for p in pats {
+            let mark = self.scope.len();
+            let pat = self.realize(p, &mut Vec::new());
+            let b = body(self, depth);
+            self.scope.truncate(mark);
+            arms.push(Arm { pat, body: b });
+        }
+        arms
+    }
+
+    /// Pattern shapes covering `st` exactly once each (bindings not yet made).
+    fn cover(&mut self, st: &Ty) -> Vec<PatShape> {
+        match st {
+            Ty::Bool => {
+                let mut v = vec![PatShape::Bool(true), PatShape::Bool(false)];
+                self.rng.shuffle(&mut v);
+                if self.rng.chance(30) {
+                    v[1] = self.catch_all(st);
+                }
+                v
+            }
+            Ty::Int | Ty::Str => {
+                let n = self.rng.below(3);
+                let mut v = Vec::new();
+                let mut seen = Vec::new();
+                for _ in 0..n {
+                    let p = if *st == Ty::Int {
+                        let k = self.rng.below(6) as i64;
+                        if seen.contains(&k.to_string()) {
+                            continue;
+                        }
+                        seen.push(k.to_string());
+                        PatShape::Int(k)
+                    } else {
+                        let s = self.rng.pick(STRINGS).to_string();
+                        if seen.contains(&s) {
+                            continue;
+                        }
+                        seen.push(s.clone());
+                        PatShape::Str(s)
+                    };
+                    v.push(p);
+                }
+                v.push(self.catch_all(st));
+                v
+            }
+            Ty::Opt(inner) => {
+                if self.rng.chance(15) {
+                    return vec![self.catch_all(st)];
+                }
+                let mut v: Vec<PatShape> = self
+                    .refine(inner)
+                    .into_iter()
+                    .map(|p| PatShape::Some(Box::new(p)))
+                    .collect();
+                // Refinements keep their order (the catch-all last).
+                let at = self.rng.below(v.len() + 1);
+                v.insert(at, PatShape::None);
+                v
+            }
+            Ty::Res(inner) => {
+                let mut v: Vec<PatShape> = self
+                    .refine(inner)
+                    .into_iter()
+                    .map(|p| PatShape::Ok(Box::new(p)))
+                    .collect();
+                let e = if self.rng.chance(50) {
+                    PatShape::Wild
+                } else {
+                    PatShape::Bind(Ty::Str)
+                };
+                let at = self.rng.below(v.len() + 1);
+                v.insert(at, PatShape::Err(Box::new(e)));
+                v
+            }
+            Ty::Named(t) => match self.types[*t].kind.clone() {
+                TypeKind::Record(_) => vec![self.catch_all(st)],
+                TypeKind::Sum(vs) => {
+                    let mut order: Vec<usize> = (0..vs.len()).collect();
+                    self.rng.shuffle(&mut order);
+                    let mut out = Vec::new();
+                    for (k, &vi) in order.iter().enumerate() {
+                        if k > 0 && self.rng.chance(25) {
+                            out.push(self.catch_all(st));
+                            break;
+                        }
+                        let fs = vs[vi].fields.clone();
+                        if !fs.is_empty() && self.rng.chance(15) {
+                            out.push(PatShape::Variant(*t, vi, Vec::new()));
+                            continue;
+                        }
+                        // Refine at most one field; the others are bindings or `_`.
+                        let split = if fs.is_empty() {
+                            None
+                        } else {
+                            Some(self.rng.below(fs.len()))
+                        };
+                        let mut rows: Vec<Vec<PatShape>> = vec![Vec::new()];
+                        for (fi, f) in fs.iter().enumerate() {
+                            if Some(fi) == split {
+                                let alts = self.refine(&f.ty);
+                                let mut next = Vec::new();
+                                for r in &rows {
+                                    for a in &alts {
+                                        let mut r = r.clone();
+                                        r.push(a.clone());
+                                        next.push(r);
+                                    }
+                                }
+                                rows = next;
+                            } else {
+                                let p = self.catch_all(&f.ty);
+                                for r in &mut rows {
+                                    r.push(p.clone());
+                                }
+                            }
+                        }
+                        for r in rows {
+                            out.push(PatShape::Variant(*t, vi, r));
+                        }
+                    }
+                    out
+                }
+            },
+            Ty::Float | Ty::List(_) => vec![self.catch_all(st)],
+        }
+    }
+
+    /// Alternatives that together cover `t` (one level of refinement at most).
+    fn refine(&mut self, t: &Ty) -> Vec<PatShape> {
+        if self.rng.chance(55) {
+            return vec![self.catch_all(t)];
+        }
+        match t {
+            Ty::Bool => vec![PatShape::Bool(false), PatShape::Bool(true)],
+            Ty::Opt(_) => vec![
+                PatShape::Some(Box::new(self.catch_all_inner(t))),
+                PatShape::None,
+            ],
+            Ty::Res(_) => vec![
+                PatShape::Ok(Box::new(self.catch_all_inner(t))),
+                PatShape::Err(Box::new(PatShape::Wild)),
+            ],
+            Ty::Int => vec![PatShape::Int(self.rng.below(4) as i64), self.catch_all(t)],
+            _ => vec![self.catch_all(t)],
+        }
+    }
+
+    fn catch_all_inner(&mut self, t: &Ty) -> PatShape {
+        match t {
+            Ty::Opt(i) | Ty::Res(i) => self.catch_all(i),
+            _ => PatShape::Wild,
+        }
+    }
+
+    fn catch_all(&mut self, t: &Ty) -> PatShape {
+        if self.rng.chance(55) {
+            PatShape::Bind(t.clone())
+        } else {
+            PatShape::Wild
+        }
+    }
+
+    fn realize(&mut self, p: PatShape, names: &mut Vec<String>) -> Pat {
+        match p {
+            PatShape::Wild => Pat::Wild,
+            PatShape::Bind(t) => {
+                let mut n = self.local_name();
+                if names.contains(&n) {
+                    self.counter += 1;
+                    n = format!("p{}", self.counter);
+                }
+                names.push(n.clone());
+                Pat::Bind(self.bind(n, t, false))
+            }
+            PatShape::Int(k) => Pat::Int(k),
+            PatShape::Bool(b) => Pat::Bool(b),
+            PatShape::Str(s) => Pat::Str(s),
+            PatShape::None => Pat::None,
+            PatShape::Some(i) => Pat::Some(Box::new(self.realize(*i, names))),
+            PatShape::Ok(i) => Pat::Ok(Box::new(self.realize(*i, names))),
+            PatShape::Err(i) => Pat::Err(Box::new(self.realize(*i, names))),
+            PatShape::Variant(t, v, ps) => {
+                let out = ps.into_iter().map(|p| self.realize(p, names)).collect();
+                Pat::Variant(t, v, out)
+            }
+        }
+    }
+
+    // ---- statements ----
+
+    fn stmts(&mut self, n: usize, depth: usize, out: &mut Vec<Stmt>) {
+        for _ in 0..n {
+            self.stmt(depth, out);
+        }
+    }
+
+    fn mut_vars(&self) -> Vec<B> {
+        self.visible().into_iter().filter(|b| b.mutable).collect()
+    }
+
+    fn stmt(&mut self, depth: usize, out: &mut Vec<Stmt>) {
+        let k = self.rng.below(14);
+        match k {
+            0..=2 => {
+                let t = self.base_ty(1);
+                let v = self.expr(&t, depth + 1);
+                let name = self.local_name();
+                let annot = self.rng.chance(30) || !self_typed(&v);
+                let b = self.bind(name, t, false);
+                out.push(Stmt::Let(b, annot, v));
+            }
+            3 | 4 => {
+                // let mut + assignments that read it.
+                let t = self.rng.pick(&[Ty::Int, Ty::Str, Ty::Float]).clone();
+                let t = if self.rng.chance(25) {
+                    self.base_ty(1)
+                } else {
+                    t
+                };
+                let v = self.expr(&t, depth);
+                let name = self.local_name();
+                let annot = self.rng.chance(30) || !self_typed(&v);
+                let b = self.bind(name, t, true);
+                out.push(Stmt::Let(b.clone(), annot, v));
+                if self.f.dead_stores && self.rng.chance(10) {
+                    // A dead store: overwritten before any read.
+                    let v = self.expr(&b.ty.clone(), 0);
+                    out.push(Stmt::Assign(b.clone(), Vec::new(), v));
+                }
+                self.assign(&b, depth, out);
+            }
+            5 => {
+                let muts = self.mut_vars();
+                if !muts.is_empty() {
+                    let b = self.rng.pick(&muts).clone();
+                    self.assign(&b, depth, out);
+                }
+            }
+            6 if depth > 0 => {
+                let c = self.expr(&Ty::Bool, depth);
+                let c = self.head(c);
+                let t = self.unit_block(depth - 1);
+                let e = if self.rng.chance(50) {
+                    Some(self.unit_block(depth - 1))
+                } else {
+                    None
+                };
+                out.push(Stmt::If(c, t, e));
+            }
+            7 if depth > 0 => {
+                let (s, st) = self.scrutinee(depth);
+                let value_arms = self.f.value_statements && self.rng.chance(15);
+                let arms = self.arms(&st, depth - 1, |g, d| {
+                    if value_arms {
+                        Body::Expr(g.expr(&Ty::Int, d))
+                    } else {
+                        Body::Block(g.unit_block(d))
+                    }
+                });
+                out.push(Stmt::Match(s, arms));
+            }
+            8 if depth > 0 => {
+                let et = self.base_ty(1);
+                let lt = Ty::List(Box::new(et.clone()));
+                let it = self.typed_expr(&lt, depth);
+                let it = self.head(it);
+                let mark = self.scope.len();
+                let name = self.local_name();
+                let b = self.bind(name, et, false);
+                let body = self.unit_block(depth - 1);
+                self.scope.truncate(mark);
+                out.push(Stmt::For(b, it, body));
+            }
+            9 => {
+                // Early return.
+                if let Some(r) = self.cur_ret.clone() {
+                    let c = self.expr(&Ty::Bool, depth);
+                    let c = self.head(c);
+                    let v = self.expr(&r, depth);
+                    out.push(Stmt::If(
+                        c,
+                        Block {
+                            stmts: vec![Stmt::Return(Some(v))],
+                            tail: None,
+                        },
+                        None,
+                    ));
+                }
+            }
+            10 => {
+                let t = self.base_ty(1);
+                let v = self.expr(&t, depth);
+                out.push(Stmt::Print(v));
+            }
+            11 => {
+                let fs = self.callable(None);
+                if !fs.is_empty() {
+                    let fi = *self.rng.pick(&fs);
+                    let c = self.call(fi, depth);
+                    out.push(Stmt::Expr(c));
+                }
+            }
+            12 if self.f.value_statements && self.rng.chance(40) => {
+                let t = self.base_ty(1);
+                let fs = self.callable(Some(&t));
+                let e = if !fs.is_empty() && self.rng.chance(60) {
+                    let fi = *self.rng.pick(&fs);
+                    self.call(fi, depth)
+                } else {
+                    self.expr(&t, depth)
+                };
+                out.push(Stmt::Expr(e));
+            }
+            _ => {}
+        }
+    }
+
+    /// Assigns `b` (or one of its fields) a value that usually reads it.
+    fn assign(&mut self, b: &B, depth: usize, out: &mut Vec<Stmt>) {
+        let mut path = Vec::new();
+        let mut ty = b.ty.clone();
+        while let Ty::Named(t) = ty {
+            let Some(fs) = self.record_fields(t).cloned() else {
+                break;
+            };
+            if !self.rng.chance(60) {
+                break;
+            }
+            let fi = self.rng.below(fs.len());
+            ty = fs[fi].ty.clone();
+            path.push((t, fi));
+        }
+        let v = if self.rng.chance(50) && path.is_empty() {
+            // x = x op e
+            let var = self.use_var(b);
+            match &ty {
+                Ty::Int => Expr::Bin(
+                    *self.rng.pick(&[Op::Add, Op::Sub]),
+                    Box::new(var),
+                    Box::new(self.expr(&ty, depth)),
+                ),
+                Ty::Float | Ty::Str | Ty::List(_) => {
+                    Expr::Bin(Op::Add, Box::new(var), Box::new(self.expr(&ty, depth)))
+                }
+                _ => {
+                    let c = self.expr(&Ty::Bool, depth);
+                    let other = self.expr(&ty, depth);
+                    if_expr(
+                        c,
+                        Block {
+                            stmts: Vec::new(),
+                            tail: Some(other),
+                        },
+                        Block {
+                            stmts: Vec::new(),
+                            tail: Some(var),
+                        },
+                    )
+                }
+            }
+        } else if path.is_empty() {
+            // Read the old value, so that the initial store is not dead.
+            let c = self.expr(&Ty::Bool, depth);
+            let keep = self.use_var(b);
+            let other = self.expr(&ty, depth);
+            if_expr(
+                c,
+                Block {
+                    stmts: Vec::new(),
+                    tail: Some(keep),
+                },
+                Block {
+                    stmts: Vec::new(),
+                    tail: Some(other),
+                },
+            )
+        } else {
+            self.expr(&ty, depth)
+        };
+        b.unread.set(true);
+        out.push(Stmt::Assign(b.clone(), path, v));
+    }
+
+    /// Reads (prints) every mutable variable bound since `mark` whose last
+    /// store nothing read yet, so that no store is dead.
+    fn flush_unread(&mut self, mark: usize, out: &mut Vec<Stmt>) {
+        let pending: Vec<B> = self.scope[mark.min(self.scope.len())..]
+            .iter()
+            .filter(|b| b.mutable && b.unread.get())
+            .cloned()
+            .collect();
+        for b in pending {
+            let v = self.use_var(&b);
+            out.push(Stmt::Print(v));
+        }
+    }
+
+    /// A block of statements without a value.
+    fn unit_block(&mut self, depth: usize) -> Block {
+        let mark = self.scope.len();
+        let mut stmts = Vec::new();
+        let n = 1 + self.rng.below(2);
+        for _ in 0..n {
+            self.stmt(depth, &mut stmts);
+        }
+        if stmts.is_empty() {
+            let t = self.base_ty(0);
+            let v = self.expr(&t, 0);
+            stmts.push(Stmt::Print(v));
+        }
+        self.flush_unread(mark, &mut stmts);
+        self.scope.truncate(mark);
+        Block { stmts, tail: None }
+    }
+
+    // ---- functions ----
+
+    fn fn_name(&mut self) -> String {
+        let taken = self.fn_names();
+        for _ in 0..30 {
+            let n = self.value_name();
+            if n != "main" && !taken.contains(&n) {
+                return n;
+            }
+        }
+        self.counter += 1;
+        format!("f{}", self.counter)
+    }
+
+    fn gen_fns(&mut self) {
+        // Fold functions for the recursive types first: others may call them.
+        for t in 0..self.types.len() {
+            if self.types[t].recursive {
+                let kind = if self.f.net && self.rng.chance(15) {
+                    FnKind::Net
+                } else {
+                    FnKind::Plain
+                };
+                self.fold_fn(t, kind);
+            }
+        }
+        let n = 3 + self.rng.below(5);
+        for _ in 0..n {
+            let kind = if self.f.net && self.rng.chance(15) {
+                if self.rng.chance(50) {
+                    FnKind::Ai
+                } else {
+                    FnKind::Net
+                }
+            } else {
+                FnKind::Plain
+            };
+            self.plain_fn(kind);
+        }
+        // `vox_main` is reserved beside `fn main` (vox/name/reserved).
+        if self.f.main_fn && self.rng.chance(25) && !self.fn_names().iter().any(|n| n == "vox_main")
+        {
+            self.cur_net = true;
+            self.cur_ret = None;
+            let body = self.unit_block(2);
+            self.fns.push(Func {
+                name: "main".into(),
+                params: Vec::new(),
+                ret: None,
+                body,
+                kind: FnKind::Main,
+            });
+        }
+    }
+
+    fn ai_ok(&self, t: &Ty) -> bool {
+        match t {
+            Ty::Named(i) => {
+                let td = &self.types[*i];
+                !td.recursive
+                    && match &td.kind {
+                        TypeKind::Record(fs) => fs.iter().all(|f| self.ai_ok(&f.ty)),
+                        TypeKind::Sum(vs) => vs
+                            .iter()
+                            .all(|v| v.fields.iter().all(|f| self.ai_ok(&f.ty))),
+                    }
+            }
+            Ty::List(i) | Ty::Opt(i) | Ty::Res(i) => self.ai_ok(i),
+            _ => true,
+        }
+    }
+
+    fn plain_fn(&mut self, kind: FnKind) {
+        let name = self.fn_name();
+        self.plain_fn_named(name, kind);
+    }
+
+    fn plain_fn_named(&mut self, name: String, kind: FnKind) {
+        let mut ret = if self.rng.chance(12) && kind != FnKind::Ai {
+            None
+        } else {
+            Some(self.base_ty(1))
+        };
+        if kind == FnKind::Ai {
+            while !ret.as_ref().is_some_and(|t| self.ai_ok(t)) {
+                ret = Some(self.base_ty(1));
+            }
+        }
+        let np = self.rng.below(4);
+        self.scope.clear();
+        let taken = if self.f.local_shadows_fn {
+            Vec::new()
+        } else {
+            self.fn_names()
+        };
+        let names = self.distinct_names(np, &taken);
+        let params: Vec<B> = names
+            .into_iter()
+            .map(|n| {
+                let t = self.base_ty(1);
+                self.bind(n, t, false)
+            })
+            .collect();
+        self.cur_net = matches!(kind, FnKind::Net | FnKind::Ai);
+        self.cur_ret = ret.clone();
+        let mut stmts = Vec::new();
+        let ns = 1 + self.rng.below(5);
+        self.stmts(ns, 2, &mut stmts);
+        let tail = ret.as_ref().map(|r| self.expr(r, 3));
+        self.flush_unread(0, &mut stmts);
+        let body = if let (Some(t), true) = (&tail, self.rng.chance(30)) {
+            stmts.push(Stmt::Return(Some(t.clone())));
+            Block { stmts, tail: None }
+        } else {
+            Block { stmts, tail }
+        };
+        self.scope.clear();
+        self.fns.push(Func {
+            name,
+            params,
+            ret,
+            body,
+            kind,
+        });
+    }
+
+    /// `fn fold(x: T) to int`, recursing into every recursive field.
+    fn fold_fn(&mut self, t: usize, kind: FnKind) {
+        let name = self.fn_name();
+        let fi = self.fns.len();
+        // Push a stub so that the body can call itself.
+        self.scope.clear();
+        let pname = self.fresh_local();
+        let p = self.bind(pname, Ty::Named(t), false);
+        self.fns.push(Func {
+            name,
+            params: vec![p.clone()],
+            ret: Some(Ty::Int),
+            body: Block::default(),
+            kind,
+        });
+        self.cur_net = kind == FnKind::Net;
+        self.cur_ret = Some(Ty::Int);
+        let body = match self.types[t].kind.clone() {
+            TypeKind::Record(fs) => {
+                let mut stmts = Vec::new();
+                let acc_name = self.fresh_local();
+                let acc = self.bind(acc_name, Ty::Int, true);
+                stmts.push(Stmt::Let(acc.clone(), false, Expr::Int(1)));
+                for (k, f) in fs.iter().enumerate() {
+                    let field = Expr::Field(Box::new(self.use_var(&p)), t, k);
+                    self.fold_field(fi, t, &f.ty, field, &acc, &mut stmts);
+                }
+                Block {
+                    stmts,
+                    tail: Some(self.use_var(&acc)),
+                }
+            }
+            TypeKind::Sum(vs) => {
+                let mut arms = Vec::new();
+                for (vi, v) in vs.iter().enumerate() {
+                    let mark = self.scope.len();
+                    let mut names = Vec::new();
+                    let pats: Vec<Pat> = v
+                        .fields
+                        .iter()
+                        .map(|f| self.realize(PatShape::Bind(f.ty.clone()), &mut names))
+                        .collect();
+                    let binds = pat_binds(&Pat::Variant(t, vi, pats.clone()));
+                    let pat = Pat::Variant(t, vi, pats);
+                    let mut stmts = Vec::new();
+                    let acc_name = self.fresh_local();
+                    let acc = self.bind(acc_name, Ty::Int, true);
+                    stmts.push(Stmt::Let(acc.clone(), false, Expr::Int(vi as i64 + 1)));
+                    for b in &binds {
+                        let e = self.use_var(b);
+                        self.fold_field(fi, t, &b.ty.clone(), e, &acc, &mut stmts);
+                    }
+                    let tail = self.use_var(&acc);
+                    self.scope.truncate(mark);
+                    arms.push(Arm {
+                        pat,
+                        body: Body::Block(Block {
+                            stmts,
+                            tail: Some(tail),
+                        }),
+                    });
+                }
+                let scrut = self.use_var(&p);
+                Block {
+                    stmts: Vec::new(),
+                    tail: Some(Expr::Match(Box::new(scrut), arms)),
+                }
+            }
+        };
+        self.scope.clear();
+        self.fns[fi].body = body;
+    }
+
+    /// `acc = acc + <int from e>`, recursing through `fold` (function `fi`) for `Named(t)`.
+    fn fold_field(&mut self, fi: usize, t: usize, ty: &Ty, e: Expr, acc: &B, out: &mut Vec<Stmt>) {
+        let v = self.int_of(fi, t, ty, e, 2);
+        let sum = Expr::Bin(Op::Add, Box::new(self.use_var(acc)), Box::new(v));
+        out.push(Stmt::Assign(acc.clone(), Vec::new(), sum));
+    }
+
+    /// An `int` computed from `e: ty`, recursing into values of type `t`.
+    fn int_of(&mut self, fi: usize, t: usize, ty: &Ty, e: Expr, depth: usize) -> Expr {
+        match ty {
+            Ty::Named(x) if *x == t => Expr::Call(fi, vec![e], None),
+            Ty::Int => e,
+            Ty::Bool => Expr::ToInt(Box::new(e)),
+            Ty::Str => Expr::Len(Box::new(e)),
+            Ty::List(inner) if depth > 0 => {
+                // A for loop can't be an expression: sum through a match on the length instead.
+                let mark = self.scope.len();
+                let n = self.fresh_local();
+                let s = self.bind(n, Ty::Int, true);
+                let x = self.fresh_local();
+                let xb = self.bind(x, (**inner).clone(), false);
+                let xv = self.use_var(&xb);
+                let body_v = self.int_of(fi, t, inner, xv, depth - 1);
+                let add = Expr::Bin(Op::Add, Box::new(self.use_var(&s)), Box::new(body_v));
+                let tail = self.use_var(&s);
+                self.scope.truncate(mark);
+                if_expr(
+                    Expr::Bool(true),
+                    Block {
+                        stmts: vec![
+                            Stmt::Let(s.clone(), false, Expr::Int(0)),
+                            Stmt::For(
+                                xb,
+                                e,
+                                Block {
+                                    stmts: vec![Stmt::Assign(s.clone(), Vec::new(), add)],
+                                    tail: None,
+                                },
+                            ),
+                        ],
+                        tail: Some(tail),
+                    },
+                    Block {
+                        stmts: Vec::new(),
+                        tail: Some(Expr::Int(0)),
+                    },
+                )
+            }
+            Ty::Opt(inner) | Ty::Res(inner) if depth > 0 => {
+                let mark = self.scope.len();
+                let n = self.fresh_local();
+                let xb = self.bind(n, (**inner).clone(), false);
+                let xv = self.use_var(&xb);
+                let v = self.int_of(fi, t, inner, xv, depth - 1);
+                self.scope.truncate(mark);
+                let (some, none) = if matches!(ty, Ty::Opt(_)) {
+                    (Pat::Some(Box::new(Pat::Bind(xb))), Pat::None)
+                } else {
+                    (
+                        Pat::Ok(Box::new(Pat::Bind(xb))),
+                        Pat::Err(Box::new(Pat::Wild)),
+                    )
+                };
+                let mut arms = vec![
+                    Arm {
+                        pat: some,
+                        body: Body::Expr(v),
+                    },
+                    Arm {
+                        pat: none,
+                        body: Body::Expr(Expr::Int(7)),
+                    },
+                ];
+                self.rng.shuffle(&mut arms);
+                Expr::Match(Box::new(e), arms)
+            }
+            Ty::Float => Expr::ToInt(Box::new(e)),
+            _ => Expr::ToInt(Box::new(Expr::Bin(
+                Op::Is,
+                Box::new(e.clone()),
+                Box::new(e),
+            ))),
+        }
+    }
+
+    // ---- tests ----
+
+    fn gen_tests(&mut self) {
+        let mut taken = self.fn_names();
+        // Beside `fn main`, `vox_main` is reserved (vox/name/reserved).
+        taken.push("vox_main".into());
+        let targets: Vec<usize> = (0..self.fns.len())
+            .filter(|&i| self.fns[i].kind != FnKind::Main)
+            .collect();
+        let mut tests = Vec::new();
+        for fi in targets {
+            for attempt in 0..4 {
+                let args: Vec<Val> = self.fns[fi]
+                    .params
+                    .iter()
+                    .map(|p| p.ty.clone())
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(|t| self.value(t, 3))
+                    .collect();
+                let module = Module {
+                    seed: 0,
+                    types: self.types.clone(),
+                    fns: self.fns.clone(),
+                };
+                let mut it = Interp::new(&module);
+                let Ok(v) = it.call(fi, args.clone()) else {
+                    continue;
+                };
+                let name = {
+                    let mut n = format!("{}_{attempt}", self.fns[fi].name.trim_start_matches("r#"));
+                    if self.f.tricky_names && self.rng.chance(20) {
+                        let alt = self.value_name();
+                        if !taken.contains(&alt) && alt != "main" {
+                            n = alt;
+                        }
+                    }
+                    if taken.contains(&n) {
+                        self.counter += 1;
+                        n = format!("t{}", self.counter);
+                    }
+                    taken.push(n.clone());
+                    n
+                };
+                let arg_exprs: Vec<Expr> = args.iter().map(|a| self.val_expr(a)).collect();
+                let call = Expr::Call(fi, arg_exprs, None);
+                let mut stmts = Vec::new();
+                if let Some(rt) = self.fns[fi].ret.clone() {
+                    let got = Rc::new(Binding {
+                        name: "got".into(),
+                        ty: rt.clone(),
+                        mutable: false,
+                        used: Cell::new(true),
+                        unread: Cell::new(false),
+                    });
+                    let want = Rc::new(Binding {
+                        name: "expected".into(),
+                        ty: rt.clone(),
+                        mutable: false,
+                        used: Cell::new(true),
+                        unread: Cell::new(false),
+                    });
+                    stmts.push(Stmt::Let(got.clone(), false, call));
+                    stmts.push(Stmt::Let(want.clone(), true, self.val_expr(&v)));
+                    if self.rng.chance(80) {
+                        stmts.push(Stmt::AssertEq(Expr::Var(got), Expr::Var(want)));
+                    } else {
+                        stmts.push(Stmt::Assert(Expr::Bin(
+                            Op::Is,
+                            Box::new(Expr::Var(got)),
+                            Box::new(Expr::Var(want)),
+                        )));
+                    }
+                } else {
+                    stmts.push(Stmt::Expr(call));
+                }
+                tests.push(Func {
+                    name,
+                    params: Vec::new(),
+                    ret: None,
+                    body: Block { stmts, tail: None },
+                    kind: FnKind::Test,
+                });
+                break;
+            }
+        }
+        // Entry points called (the checker rejects these now).
+        if let Some(mi) = self.fns.iter().position(|f| f.kind == FnKind::Main) {
+            if self.f.call_tests && self.rng.chance(50) {
+                tests.push(Func {
+                    name: format!("calls_main_{}", self.fns.len()),
+                    params: Vec::new(),
+                    ret: None,
+                    body: Block {
+                        stmts: vec![Stmt::Expr(Expr::Call(mi, Vec::new(), None))],
+                        tail: None,
+                    },
+                    kind: FnKind::Test,
+                });
+            }
+        }
+        self.fns.extend(tests);
+        if self.f.call_tests && self.rng.chance(20) {
+            if let Some(ti) = self.fns.iter().position(|f| f.kind == FnKind::Test) {
+                self.fns.push(Func {
+                    name: format!("calls_test_{}", self.fns.len()),
+                    params: Vec::new(),
+                    ret: None,
+                    body: Block {
+                        stmts: vec![Stmt::Expr(Expr::Call(ti, Vec::new(), None))],
+                        tail: None,
+                    },
+                    kind: FnKind::Test,
+                });
+            }
+        }
+    }
+
+    /// A random value of `t` (for test arguments).
+    fn value(&mut self, t: &Ty, depth: usize) -> Val {
+        match t {
+            Ty::Int => Val::Int(self.lit_int() - 3),
+            Ty::Float => Val::Float(*self.rng.pick(FLOATS)),
+            Ty::Bool => Val::Bool(self.rng.chance(50)),
+            Ty::Str => Val::Str(self.rng.pick(STRINGS).to_string()),
+            Ty::List(i) => {
+                let n = if depth == 0 { 0 } else { self.rng.below(4) };
+                Val::List((0..n).map(|_| self.value(i, depth - 1)).collect())
+            }
+            Ty::Opt(i) => {
+                if depth == 0 || self.rng.chance(35) {
+                    Val::Opt(None)
+                } else {
+                    Val::Opt(Some(Box::new(self.value(i, depth - 1))))
+                }
+            }
+            Ty::Res(i) => {
+                if depth == 0 || self.rng.chance(35) {
+                    Val::Res(Err(self.rng.pick(STRINGS).to_string()))
+                } else {
+                    Val::Res(Ok(Box::new(self.value(i, depth - 1))))
+                }
+            }
+            Ty::Named(x) => {
+                let x = *x;
+                let d = depth.saturating_sub(1);
+                match self.types[x].kind.clone() {
+                    TypeKind::Record(fs) => {
+                        Val::Rec(x, fs.iter().map(|f| self.value(&f.ty, d)).collect())
+                    }
+                    TypeKind::Sum(vs) => {
+                        let vi = self.rng.below(vs.len());
+                        Val::Var(
+                            x,
+                            vi,
+                            vs[vi].fields.iter().map(|f| self.value(&f.ty, d)).collect(),
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    /// A Vox expression that evaluates to `v`.
+    fn val_expr(&mut self, v: &Val) -> Expr {
+        match v {
+            Val::Int(n) if *n < 0 => Expr::Neg(Box::new(Expr::Int(-n))),
+            Val::Int(n) => Expr::Int(*n),
+            Val::Float(x) if x.is_sign_negative() => Expr::Neg(Box::new(Expr::Float(-x))),
+            Val::Float(x) => Expr::Float(*x),
+            Val::Bool(b) => Expr::Bool(*b),
+            Val::Str(s) => Expr::Str(s.clone()),
+            Val::Unit => Expr::Int(0),
+            Val::List(xs) => Expr::List(xs.iter().map(|x| self.val_expr(x)).collect()),
+            Val::Opt(None) => Expr::None,
+            Val::Opt(Some(x)) => Expr::Some(Box::new(self.val_expr(x))),
+            Val::Res(Ok(x)) => Expr::Ok(Box::new(self.val_expr(x))),
+            Val::Res(Err(s)) => Expr::Err(Box::new(Expr::Str(s.clone()))),
+            Val::Rec(t, fs) => Expr::Record(
+                *t,
+                fs.iter()
+                    .enumerate()
+                    .map(|(i, f)| (i, self.val_expr(f)))
+                    .collect(),
+            ),
+            Val::Var(t, vi, fs) => {
+                let vals = fs.iter().map(|f| self.val_expr(f)).collect();
+                let named = if fs.is_empty() {
+                    None
+                } else {
+                    Some((0..fs.len()).collect())
+                };
+                Expr::Variant(*t, *vi, vals, named)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum PatShape {
+    Wild,
+    Bind(Ty),
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    None,
+    Some(Box<PatShape>),
+    Ok(Box<PatShape>),
+    Err(Box<PatShape>),
+    Variant(usize, usize, Vec<PatShape>),
+}
+
+fn pat_binds(p: &Pat) -> Vec<B> {
+    let mut out = Vec::new();
+    fn walk(p: &Pat, out: &mut Vec<B>) {
+        match p {
+            Pat::Bind(b) => out.push(b.clone()),
+            Pat::Some(i) | Pat::Ok(i) | Pat::Err(i) => walk(i, out),
+            Pat::Variant(_, _, ps) => ps.iter().for_each(|p| walk(p, out)),
+            _ => {}
+        }
+    }
+    walk(p, &mut out);
+    out
+}
+
+fn if_expr(c: Expr, t: Block, e: Block) -> Expr {
+    Expr::If(Box::new(c), Box::new(t), Box::new(e))
+}
+
+// ---- rendering --------------------------------------------------------------
+
+impl Module {
+    pub fn ty(&self, t: &Ty) -> String {
+        match t {
+            Ty::Int => "int".into(),
+            Ty::Float => "float".into(),
+            Ty::Bool => "bool".into(),
+            Ty::Str => "str".into(),
+            Ty::List(i) => format!("list[{}]", self.ty(i)),
+            Ty::Opt(i) => format!("Option[{}]", self.ty(i)),
+            Ty::Res(i) => format!("Result[{}]", self.ty(i)),
+            Ty::Named(i) => self.types[*i].name.clone(),
+        }
+    }
+
+    /// The module as Vox source.
+    pub fn render(&self) -> String {
+        let mut out = format!("// generated by vox_gen, seed {}\n\n", self.seed);
+        for (ti, t) in self.types.iter().enumerate() {
+            match &t.kind {
+                TypeKind::Record(fs) => {
+                    let _ = writeln!(out, "type {} {{", t.name);
+                    for (i, f) in fs.iter().enumerate() {
+                        let sep = if i % 2 == 1 { "," } else { "" };
+                        let _ = writeln!(out, "    {}: {}{sep}", f.name, self.ty(&f.ty));
+                    }
+                    out.push_str("}\n\n");
+                }
+                TypeKind::Sum(vs) => {
+                    let _ = writeln!(out, "/// Sum type {ti}.\ntype {} =", t.name);
+                    for v in vs {
+                        if v.fields.is_empty() {
+                            let _ = writeln!(out, "    | {}", v.name);
+                        } else {
+                            let fs: Vec<String> = v
+                                .fields
+                                .iter()
+                                .map(|f| format!("{}: {}", f.name, self.ty(&f.ty)))
+                                .collect();
+                            let _ = writeln!(out, "    | {}({})", v.name, fs.join(", "));
+                        }
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+        for f in &self.fns {
+            match f.kind {
+                FnKind::Ai => {
+                    let _ = writeln!(
+                        out,
+                        "/// Answer for {}.\n@ai(structured_output = {}, max_iterations = 2)\n@uses(net)",
+                        f.name,
+                        self.ty(f.ret.as_ref().expect("ai functions return a value"))
+                    );
+                }
+                FnKind::Net => out.push_str("@uses(net)\n"),
+                FnKind::Test => out.push_str("@test\n"),
+                FnKind::Plain | FnKind::Main => {}
+            }
+            let params: Vec<String> = f
+                .params
+                .iter()
+                .map(|p| format!("{}: {}", p.rendered(), self.ty(&p.ty)))
+                .collect();
+            let ret = f
+                .ret
+                .as_ref()
+                .map(|t| format!(" to {}", self.ty(t)))
+                .unwrap_or_default();
+            let _ = writeln!(out, "fn {}({}){ret} {{", f.name, params.join(", "));
+            self.block_body(&f.body, 1, &mut out);
+            out.push_str("}\n\n");
+        }
+        out
+    }
+
+    fn block_body(&self, b: &Block, depth: usize, out: &mut String) {
+        for s in &b.stmts {
+            self.stmt(s, depth, out);
+        }
+        if let Some(t) = &b.tail {
+            let _ = writeln!(out, "{}{}", pad(depth), self.expr(t, depth, true));
+        }
+    }
+
+    fn block(&self, b: &Block, depth: usize) -> String {
+        let mut out = String::from("{\n");
+        self.block_body(b, depth + 1, &mut out);
+        out.push_str(&pad(depth));
+        out.push('}');
+        out
+    }
+
+    fn stmt(&self, s: &Stmt, depth: usize, out: &mut String) {
+        let p = pad(depth);
+        match s {
+            Stmt::Let(b, annot, v) => {
+                let m = if b.mutable { "mut " } else { "" };
+                let a = if *annot {
+                    format!(": {}", self.ty(&b.ty))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "{p}let {m}{}{a} = {}",
+                    b.rendered(),
+                    self.expr(v, depth, true)
+                );
+            }
+            Stmt::Assign(b, path, v) => {
+                let mut place = b.rendered();
+                for (t, fi) in path {
+                    if let TypeKind::Record(fs) = &self.types[*t].kind {
+                        place.push('.');
+                        place.push_str(&fs[*fi].name);
+                    }
+                }
+                let _ = writeln!(out, "{p}{place} = {}", self.expr(v, depth, true));
+            }
+            Stmt::Return(None) => {
+                let _ = writeln!(out, "{p}return");
+            }
+            Stmt::Return(Some(v)) => {
+                let _ = writeln!(out, "{p}return {}", self.expr(v, depth, true));
+            }
+            Stmt::If(c, t, e) => {
+                let _ = write!(
+                    out,
+                    "{p}if {} {}",
+                    self.head(c, depth),
+                    self.block(t, depth)
+                );
+                if let Some(e) = e {
+                    let _ = write!(out, " else {}", self.block(e, depth));
+                }
+                out.push('\n');
+            }
+            Stmt::Match(s, arms) => {
+                let _ = writeln!(out, "{p}{}", self.match_text(s, arms, depth));
+            }
+            Stmt::For(b, it, body) => {
+                let _ = writeln!(
+                    out,
+                    "{p}for {} in {} {}",
+                    b.rendered(),
+                    self.head(it, depth),
+                    self.block(body, depth)
+                );
+            }
+            Stmt::Expr(e) => {
+                let _ = writeln!(out, "{p}{}", self.expr(e, depth, true));
+            }
+            Stmt::Print(e) => {
+                let _ = writeln!(out, "{p}print({})", self.expr(e, depth, true));
+            }
+            Stmt::Assert(e) => {
+                let _ = writeln!(out, "{p}assert({})", self.expr(e, depth, true));
+            }
+            Stmt::AssertEq(a, b) => {
+                let _ = writeln!(
+                    out,
+                    "{p}assert_eq({}, {})",
+                    self.expr(a, depth, true),
+                    self.expr(b, depth, true)
+                );
+            }
+        }
+    }
+
+    fn match_text(&self, s: &Expr, arms: &[Arm], depth: usize) -> String {
+        let mut out = format!("match {} {{\n", self.head(s, depth));
+        for a in arms {
+            let body = match &a.body {
+                Body::Expr(e) => self.expr(e, depth + 1, true),
+                Body::Block(b) => self.block(b, depth + 1),
+            };
+            let _ = writeln!(out, "{}{} => {body}", pad(depth + 1), self.pat(&a.pat));
+        }
+        out.push_str(&pad(depth));
+        out.push('}');
+        out
+    }
+
+    fn pat(&self, p: &Pat) -> String {
+        match p {
+            Pat::Wild => "_".into(),
+            Pat::Bind(b) => b.rendered(),
+            Pat::Int(k) => k.to_string(),
+            Pat::Bool(b) => b.to_string(),
+            Pat::Str(s) => vox_str(s),
+            Pat::None => "None".into(),
+            Pat::Some(i) => format!("Some({})", self.pat(i)),
+            Pat::Ok(i) => format!("Ok({})", self.pat(i)),
+            Pat::Err(i) => format!("Error({})", self.pat(i)),
+            Pat::Variant(t, v, ps) => {
+                let TypeKind::Sum(vs) = &self.types[*t].kind else {
+                    return "_".into();
+                };
+                if ps.is_empty() {
+                    vs[*v].name.clone()
+                } else {
+                    let ps: Vec<String> = ps.iter().map(|p| self.pat(p)).collect();
+                    format!("{}({})", vs[*v].name, ps.join(", "))
+                }
+            }
+        }
+    }
+
+    /// The head of `if`, `match` or `for`: a record literal in it needs parentheses.
+    fn head(&self, e: &Expr, depth: usize) -> String {
+        let text = self.expr(e, depth, true);
+        if has_record(e) {
+            format!("({text})")
+        } else {
+            text
+        }
+    }
+
+    /// `top`: not an operand (no parentheses needed around operators).
+    fn expr(&self, e: &Expr, depth: usize, top: bool) -> String {
+        let wrap = |s: String| if top { s } else { format!("({s})") };
+        match e {
+            Expr::Int(n) => n.to_string(),
+            Expr::Float(x) => {
+                let s = format!("{x:?}");
+                if s.contains(['.', 'e']) {
+                    s
+                } else {
+                    format!("{s}.0")
+                }
+            }
+            Expr::Str(s) => vox_str(s),
+            Expr::Bool(b) => b.to_string(),
+            Expr::Var(b) => b.rendered(),
+            Expr::Field(base, t, fi) => {
+                let TypeKind::Record(fs) = &self.types[*t].kind else {
+                    return "?".into();
+                };
+                let b = match **base {
+                    Expr::Var(_) | Expr::Field(..) | Expr::Call(..) => self.expr(base, depth, true),
+                    _ => format!("({})", self.expr(base, depth, true)),
+                };
+                format!("{b}.{}", fs[*fi].name)
+            }
+            Expr::Call(fi, args, named) => {
+                let f = &self.fns[*fi];
+                let parts: Vec<String> = match named {
+                    Some(order) => order
+                        .iter()
+                        .map(|&i| {
+                            format!(
+                                "{}: {}",
+                                f.params[i].rendered(),
+                                self.expr(&args[i], depth, true)
+                            )
+                        })
+                        .collect(),
+                    None => args.iter().map(|a| self.expr(a, depth, true)).collect(),
+                };
+                format!("{}({})", f.name, parts.join(", "))
+            }
+            Expr::Len(a) => format!("len({})", self.expr(a, depth, true)),
+            Expr::ToStr(a) => format!("str({})", self.expr(a, depth, true)),
+            Expr::ToInt(a) => format!("int({})", self.expr(a, depth, true)),
+            Expr::ToFloat(a) => format!("float({})", self.expr(a, depth, true)),
+            Expr::Neg(a) => wrap(format!("-{}", self.expr(a, depth, false))),
+            Expr::Not(a) => wrap(format!("not {}", self.expr(a, depth, false))),
+            Expr::Bin(op, l, r) => wrap(format!(
+                "{} {} {}",
+                self.expr(l, depth, false),
+                op.sym(),
+                self.expr(r, depth, false)
+            )),
+            Expr::If(c, t, e) => wrap(format!(
+                "if {} {} else {}",
+                self.head(c, depth),
+                self.block(t, depth),
+                self.block(e, depth)
+            )),
+            Expr::Match(s, arms) => wrap(self.match_text(s, arms, depth)),
+            Expr::List(xs) => {
+                let parts: Vec<String> = xs.iter().map(|x| self.expr(x, depth, true)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+            Expr::Some(x) => format!("Some({})", self.expr(x, depth, true)),
+            Expr::None => "None".into(),
+            Expr::Ok(x) => format!("Ok({})", self.expr(x, depth, true)),
+            Expr::Err(x) => format!("Error({})", self.expr(x, depth, true)),
+            Expr::Record(t, fields) => {
+                let TypeKind::Record(fs) = &self.types[*t].kind else {
+                    return "?".into();
+                };
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|(fi, v)| format!("{}: {}", fs[*fi].name, self.expr(v, depth, true)))
+                    .collect();
+                format!("{} {{ {} }}", self.types[*t].name, parts.join(", "))
+            }
+            Expr::Variant(t, vi, vals, named) => {
+                let TypeKind::Sum(vs) = &self.types[*t].kind else {
+                    return "?".into();
+                };
+                let v = &vs[*vi];
+                if v.fields.is_empty() {
+                    return v.name.clone();
+                }
+                let parts: Vec<String> = match named {
+                    Some(order) => order
+                        .iter()
+                        .map(|&i| {
+                            format!("{}: {}", v.fields[i].name, self.expr(&vals[i], depth, true))
+                        })
+                        .collect(),
+                    None => vals.iter().map(|x| self.expr(x, depth, true)).collect(),
+                };
+                format!("{}({})", v.name, parts.join(", "))
+            }
+            Expr::Paren(x) => format!("({})", self.expr(x, depth, true)),
+        }
+    }
+}
+
+/// Whether the checker can tell the type of `e` without an expected type
+/// (conservative: any `None`, `[]` or `Error(…)` that no sibling pins down is open).
+fn self_typed(e: &Expr) -> bool {
+    let block = |b: &Block| b.tail.as_ref().is_some_and(self_typed);
+    match e {
+        Expr::None | Expr::Err(_) => false,
+        Expr::List(xs) => !xs.is_empty() && xs.iter().all(self_typed),
+        Expr::Some(x) | Expr::Ok(x) | Expr::Paren(x) => self_typed(x),
+        Expr::Bin(Op::Add, l, r) => self_typed(l) && self_typed(r),
+        Expr::If(_, t, f) => block(t) && block(f),
+        Expr::Match(_, arms) => arms.iter().all(|a| match &a.body {
+            Body::Expr(e) => self_typed(e),
+            Body::Block(b) => block(b),
+        }),
+        _ => true,
+    }
+}
+
+/// Whether a record literal appears in `e` outside explicit parentheses.
+fn has_record(e: &Expr) -> bool {
+    let block = |b: &Block| {
+        b.tail.as_ref().is_some_and(has_record)
+            || b.stmts.iter().any(|s| match s {
+                Stmt::Let(_, _, v) | Stmt::Assign(_, _, v) | Stmt::Expr(v) | Stmt::Print(v) => {
+                    has_record(v)
+                }
+                _ => true,
+            })
+    };
+    match e {
+        Expr::Record(..) => true,
+        Expr::Paren(_) => false,
+        Expr::Field(x, _, _)
+        | Expr::Len(x)
+        | Expr::ToStr(x)
+        | Expr::ToInt(x)
+        | Expr::ToFloat(x)
+        | Expr::Neg(x)
+        | Expr::Not(x)
+        | Expr::Some(x)
+        | Expr::Ok(x)
+        | Expr::Err(x) => has_record(x),
+        Expr::Bin(_, l, r) => has_record(l) || has_record(r),
+        Expr::Call(_, xs, _) | Expr::List(xs) | Expr::Variant(_, _, xs, _) => {
+            xs.iter().any(has_record)
+        }
+        Expr::If(c, t, f) => has_record(c) || block(t) || block(f),
+        Expr::Match(x, arms) => {
+            has_record(x)
+                || arms.iter().any(|a| match &a.body {
+                    Body::Expr(e) => has_record(e),
+                    Body::Block(b) => block(b),
+                })
+        }
+        _ => false,
+    }
+}
+
+fn pad(depth: usize) -> String {
+    "    ".repeat(depth)
+}
+
+/// A Vox string literal.
+pub fn vox_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) > 0xFFFF => {
+                let _ = write!(out, "\\u{{{:X}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+// ---- the reference evaluator ----------------------------------------------
+
+/// A Vox value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    Unit,
+    List(Vec<Val>),
+    Opt(Option<Box<Val>>),
+    Res(Result<Box<Val>, String>),
+    Rec(usize, Vec<Val>),
+    Var(usize, usize, Vec<Val>),
+}
+
+/// Why evaluation stopped without a value.
+#[derive(Debug)]
+pub enum Stop {
+    Return(Val),
+    /// Left the bounds the generator promises (overflow, fuel, huge numbers).
+    OutOfBounds(&'static str),
+}
+
+/// Integers the generated tests may produce (far from overflow).
+const INT_BOUND: i64 = 1 << 40;
+
+/// Evaluates generated functions.
+pub struct Interp<'m> {
+    m: &'m Module,
+    env: Vec<(*const Binding, Val)>,
+    fuel: u64,
+    calls: usize,
+}
+
+type Ev<T> = Result<T, Stop>;
+
+impl<'m> Interp<'m> {
+    pub fn new(m: &'m Module) -> Interp<'m> {
+        Interp {
+            m,
+            env: Vec::new(),
+            fuel: 200_000,
+            calls: 0,
+        }
+    }
+
+    /// Calls function `fi`; `Err` when the call leaves the generator's bounds.
+    pub fn call(&mut self, fi: usize, args: Vec<Val>) -> Result<Val, &'static str> {
+        match self.call_inner(fi, args) {
+            Ok(v) => Ok(v),
+            Err(Stop::Return(v)) => Ok(v),
+            Err(Stop::OutOfBounds(why)) => Err(why),
+        }
+    }
+
+    fn call_inner(&mut self, fi: usize, args: Vec<Val>) -> Ev<Val> {
+        let f = &self.m.fns[fi];
+        self.calls += 1;
+        if self.calls > 200 {
+            return Err(Stop::OutOfBounds("call depth"));
+        }
+        let saved = std::mem::take(&mut self.env);
+        for (p, a) in f.params.iter().zip(args) {
+            self.env.push((Rc::as_ptr(p), a));
+        }
+        let r = self.block(&f.body);
+        self.env = saved;
+        self.calls -= 1;
+        match r {
+            Ok(v) => Ok(v),
+            Err(Stop::Return(v)) => Ok(v),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn tick(&mut self) -> Ev<()> {
+        if self.fuel == 0 {
+            return Err(Stop::OutOfBounds("fuel"));
+        }
+        self.fuel -= 1;
+        Ok(())
+    }
+
+    fn block(&mut self, b: &Block) -> Ev<Val> {
+        let mark = self.env.len();
+        let r = (|| {
+            for s in &b.stmts {
+                self.stmt(s)?;
+            }
+            match &b.tail {
+                Some(t) => self.expr(t),
+                None => Ok(Val::Unit),
+            }
+        })();
+        self.env.truncate(mark);
+        r
+    }
+
+    fn lookup(&mut self, b: &B) -> &mut Val {
+        let p = Rc::as_ptr(b);
+        let slot = self
+            .env
+            .iter_mut()
+            .rev()
+            .find(|(q, _)| *q == p)
+            .unwrap_or_else(|| panic!("generator bug: `{}` is not bound", b.name));
+        &mut slot.1
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Ev<()> {
+        self.tick()?;
+        match s {
+            Stmt::Let(b, _, v) => {
+                let v = self.expr(v)?;
+                self.env.push((Rc::as_ptr(b), v));
+            }
+            Stmt::Assign(b, path, v) => {
+                let v = self.expr(v)?;
+                let mut slot = self.lookup(b);
+                for (_, fi) in path {
+                    let Val::Rec(_, fs) = slot else {
+                        panic!("generator bug: field assignment on a non-record");
+                    };
+                    slot = &mut fs[*fi];
+                }
+                *slot = v;
+            }
+            Stmt::Return(v) => {
+                let v = match v {
+                    Some(v) => self.expr(v)?,
+                    None => Val::Unit,
+                };
+                return Err(Stop::Return(v));
+            }
+            Stmt::If(c, t, e) => {
+                if self.truth(c)? {
+                    self.block(t)?;
+                } else if let Some(e) = e {
+                    self.block(e)?;
+                }
+            }
+            Stmt::Match(s, arms) => {
+                self.matching(s, arms)?;
+            }
+            Stmt::For(b, it, body) => {
+                let Val::List(xs) = self.expr(it)? else {
+                    panic!("generator bug: for over a non-list");
+                };
+                for x in xs {
+                    self.env.push((Rc::as_ptr(b), x));
+                    let r = self.block(body);
+                    self.env.pop();
+                    r?;
+                }
+            }
+            Stmt::Expr(e) | Stmt::Print(e) => {
+                self.expr(e)?;
+            }
+            Stmt::Assert(e) => {
+                if !self.truth(e)? {
+                    return Err(Stop::OutOfBounds("assert"));
+                }
+            }
+            Stmt::AssertEq(a, b) => {
+                if self.expr(a)? != self.expr(b)? {
+                    return Err(Stop::OutOfBounds("assert_eq"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn truth(&mut self, e: &Expr) -> Ev<bool> {
+        match self.expr(e)? {
+            Val::Bool(b) => Ok(b),
+            v => panic!("generator bug: condition is {v:?}"),
+        }
+    }
+
+    fn checked(n: Option<i64>) -> Ev<Val> {
+        match n {
+            Some(n) if n.abs() < INT_BOUND => Ok(Val::Int(n)),
+            _ => Err(Stop::OutOfBounds("int bound")),
+        }
+    }
+
+    fn float(x: f64) -> Ev<Val> {
+        if x.is_finite() && x.abs() < 1e12 {
+            Ok(Val::Float(x))
+        } else {
+            Err(Stop::OutOfBounds("float bound"))
+        }
+    }
+
+    fn matching(&mut self, s: &Expr, arms: &[Arm]) -> Ev<Val> {
+        let v = self.expr(s)?;
+        for a in arms {
+            let mark = self.env.len();
+            if self.pat(&a.pat, &v) {
+                let r = match &a.body {
+                    Body::Expr(e) => self.expr(e),
+                    Body::Block(b) => self.block(b),
+                };
+                self.env.truncate(mark);
+                return r;
+            }
+            self.env.truncate(mark);
+        }
+        panic!("generator bug: no arm matched {v:?}")
+    }
+
+    fn pat(&mut self, p: &Pat, v: &Val) -> bool {
+        match (p, v) {
+            (Pat::Wild, _) => true,
+            (Pat::Bind(b), v) => {
+                self.env.push((Rc::as_ptr(b), v.clone()));
+                true
+            }
+            (Pat::Int(k), Val::Int(n)) => k == n,
+            (Pat::Bool(k), Val::Bool(b)) => k == b,
+            (Pat::Str(k), Val::Str(s)) => k == s,
+            (Pat::None, Val::Opt(o)) => o.is_none(),
+            (Pat::Some(i), Val::Opt(Some(x))) => self.pat(i, x),
+            (Pat::Ok(i), Val::Res(Ok(x))) => self.pat(i, x),
+            (Pat::Err(i), Val::Res(Err(s))) => self.pat(i, &Val::Str(s.clone())),
+            (Pat::Variant(_, vi, ps), Val::Var(_, vj, fs)) => {
+                vi == vj && ps.iter().zip(fs).all(|(p, f)| self.pat(p, f))
+            }
+            _ => false,
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> Ev<Val> {
+        self.tick()?;
+        Ok(match e {
+            Expr::Int(n) => Val::Int(*n),
+            Expr::Float(x) => Val::Float(*x),
+            Expr::Str(s) => Val::Str(s.clone()),
+            Expr::Bool(b) => Val::Bool(*b),
+            Expr::Var(b) => self.lookup(b).clone(),
+            Expr::Field(base, _, fi) => match self.expr(base)? {
+                Val::Rec(_, mut fs) => fs.swap_remove(*fi),
+                v => panic!("generator bug: field of {v:?}"),
+            },
+            Expr::Call(fi, args, _) => {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.expr(a)?);
+                }
+                self.call_inner(*fi, vals)?
+            }
+            Expr::Len(a) => match self.expr(a)? {
+                Val::Str(s) => Val::Int(s.chars().count() as i64),
+                Val::List(xs) => Val::Int(xs.len() as i64),
+                v => panic!("generator bug: len of {v:?}"),
+            },
+            Expr::ToStr(a) => match self.expr(a)? {
+                Val::Str(s) => Val::Str(s),
+                Val::Int(n) => Val::Str(n.to_string()),
+                Val::Float(x) => Val::Str(x.to_string()),
+                Val::Bool(b) => Val::Str(b.to_string()),
+                v => panic!("generator bug: str of {v:?}"),
+            },
+            Expr::ToInt(a) => match self.expr(a)? {
+                Val::Int(n) => Val::Int(n),
+                Val::Float(x) => Val::Int(x as i64),
+                Val::Bool(b) => Val::Int(i64::from(b)),
+                v => panic!("generator bug: int of {v:?}"),
+            },
+            Expr::ToFloat(a) => match self.expr(a)? {
+                Val::Int(n) => Self::float(n as f64)?,
+                Val::Float(x) => Val::Float(x),
+                v => panic!("generator bug: float of {v:?}"),
+            },
+            Expr::Neg(a) => match self.expr(a)? {
+                Val::Int(n) => Self::checked(n.checked_neg())?,
+                Val::Float(x) => Val::Float(-x),
+                v => panic!("generator bug: neg of {v:?}"),
+            },
+            Expr::Not(a) => Val::Bool(!self.truth(a)?),
+            Expr::Bin(op, l, r) => self.binary(*op, l, r)?,
+            Expr::If(c, t, e) => {
+                if self.truth(c)? {
+                    self.block(t)?
+                } else {
+                    self.block(e)?
+                }
+            }
+            Expr::Match(s, arms) => self.matching(s, arms)?,
+            Expr::List(xs) => {
+                let mut out = Vec::new();
+                for x in xs {
+                    out.push(self.expr(x)?);
+                }
+                Val::List(out)
+            }
+            Expr::Some(x) => Val::Opt(Some(Box::new(self.expr(x)?))),
+            Expr::None => Val::Opt(None),
+            Expr::Ok(x) => Val::Res(Ok(Box::new(self.expr(x)?))),
+            Expr::Err(x) => match self.expr(x)? {
+                Val::Str(s) => Val::Res(Err(s)),
+                v => panic!("generator bug: Error of {v:?}"),
+            },
+            Expr::Record(t, fields) => {
+                let TypeKind::Record(fs) = &self.m.types[*t].kind else {
+                    panic!("generator bug: record literal of a sum type");
+                };
+                let mut vals = vec![Val::Unit; fs.len()];
+                for (fi, v) in fields {
+                    vals[*fi] = self.expr(v)?;
+                }
+                Val::Rec(*t, vals)
+            }
+            Expr::Variant(t, vi, vals, _) => {
+                let mut out = Vec::new();
+                for v in vals {
+                    out.push(self.expr(v)?);
+                }
+                Val::Var(*t, *vi, out)
+            }
+            Expr::Paren(x) => self.expr(x)?,
+        })
+    }
+
+    fn binary(&mut self, op: Op, l: &Expr, r: &Expr) -> Ev<Val> {
+        match op {
+            Op::And => {
+                return Ok(Val::Bool(self.truth(l)? && self.truth(r)?));
+            }
+            Op::Or => {
+                return Ok(Val::Bool(self.truth(l)? || self.truth(r)?));
+            }
+            _ => {}
+        }
+        let a = self.expr(l)?;
+        let b = self.expr(r)?;
+        Ok(match (op, a, b) {
+            (Op::Eq | Op::Is, a, b) => Val::Bool(a == b),
+            (Op::Ne | Op::Isnt, a, b) => Val::Bool(a != b),
+            (Op::Add, Val::Int(x), Val::Int(y)) => Self::checked(x.checked_add(y))?,
+            (Op::Sub, Val::Int(x), Val::Int(y)) => Self::checked(x.checked_sub(y))?,
+            (Op::Mul, Val::Int(x), Val::Int(y)) => Self::checked(x.checked_mul(y))?,
+            (Op::Div, Val::Int(x), Val::Int(y)) => Self::checked(x.checked_div(y))?,
+            (Op::Rem, Val::Int(x), Val::Int(y)) => Self::checked(x.checked_rem(y))?,
+            (Op::Add, Val::Float(x), Val::Float(y)) => Self::float(x + y)?,
+            (Op::Sub, Val::Float(x), Val::Float(y)) => Self::float(x - y)?,
+            (Op::Mul, Val::Float(x), Val::Float(y)) => Self::float(x * y)?,
+            (Op::Add, Val::Str(x), Val::Str(y)) => {
+                if x.len() + y.len() > 10_000 {
+                    return Err(Stop::OutOfBounds("string size"));
+                }
+                Val::Str(x + &y)
+            }
+            (Op::Add, Val::List(mut x), Val::List(y)) => {
+                if x.len() + y.len() > 1_000 {
+                    return Err(Stop::OutOfBounds("list size"));
+                }
+                x.extend(y);
+                Val::List(x)
+            }
+            (Op::Lt, Val::Int(x), Val::Int(y)) => Val::Bool(x < y),
+            (Op::Le, Val::Int(x), Val::Int(y)) => Val::Bool(x <= y),
+            (Op::Gt, Val::Int(x), Val::Int(y)) => Val::Bool(x > y),
+            (Op::Ge, Val::Int(x), Val::Int(y)) => Val::Bool(x >= y),
+            (Op::Lt, Val::Float(x), Val::Float(y)) => Val::Bool(x < y),
+            (Op::Le, Val::Float(x), Val::Float(y)) => Val::Bool(x <= y),
+            (Op::Gt, Val::Float(x), Val::Float(y)) => Val::Bool(x > y),
+            (Op::Ge, Val::Float(x), Val::Float(y)) => Val::Bool(x >= y),
+            (op, a, b) => panic!("generator bug: {a:?} {} {b:?}", op.sym()),
+        })
+    }
+}
