@@ -599,6 +599,21 @@ impl<'a> Checker<'a> {
             }
             self.calls.push(Vec::new());
         }
+        // In a library crate `fn main` is emitted as `pub fn vox_main`
+        // (README, "The language"), so a user `vox_main` would collide.
+        if let (Some(_), Some(&vm)) = (self.fn_index.get("main"), self.fn_index.get("vox_main")) {
+            if let Some(d) = fn_decl(module, self.info.fns[vm].item) {
+                self.err(
+                    Diagnostic::error(
+                        Code::ReservedName,
+                        d.name.span,
+                        "`vox_main` is reserved in a module with `fn main`",
+                    )
+                    .label("reserved name")
+                    .hint("in a library crate `fn main` becomes the Rust function `vox_main`; rename this function"),
+                );
+            }
+        }
     }
 
     /// Validates a function's decorators; returns (@ai config, is @test, declares net).
@@ -1313,7 +1328,32 @@ impl<'a> Checker<'a> {
                 self.pop_scope();
                 false
             }
-            Stmt::Expr(e) => matches!(self.check_expr(e, Want::Nothing), Ty::Never),
+            Stmt::Expr(e) => {
+                let t = self.check_expr(e, Want::Nothing);
+                let value = |t: &Ty| !matches!(t, Ty::Unit | Ty::Never | Ty::Error | Ty::Unknown);
+                // A `match` statement's arms are expressions, not statements:
+                // look at what they produce.
+                let dropped = value(&t)
+                    || match &e.kind {
+                        ExprKind::Match { arms, .. } => arms.iter().any(|a| {
+                            !matches!(a.body.kind, ExprKind::Block(_))
+                                && value(self.info.expr_type(a.body.id))
+                        }),
+                        _ => false,
+                    };
+                if self.lints && dropped && !crate::emit::calls_anything(e) {
+                    self.diags.push(
+                        Diagnostic::warning(
+                            Code::UnusedValue,
+                            e.span,
+                            "this expression's value is never used",
+                        )
+                        .label("computed, then dropped")
+                        .hint("remove the statement, use the value, or bind it with `let _name = …` if it is kept on purpose"),
+                    );
+                }
+                matches!(t, Ty::Never)
+            }
         }
     }
 
@@ -1985,6 +2025,7 @@ impl<'a> Checker<'a> {
         }
         if let Some(&fi) = self.fn_index.get(&callee.name) {
             self.info.callees.insert(e.id, Callee::Fn(fi));
+            self.check_callable(fi, callee);
             if let Some(cur) = self.current {
                 if let Some(calls) = self.calls.get_mut(cur) {
                     calls.push((fi, callee.span));
@@ -2027,6 +2068,38 @@ impl<'a> Checker<'a> {
         }
         self.err(d);
         Ty::Error
+    }
+
+    /// `@test` functions and `fn main` are entry points, not functions to
+    /// call (docs/language.md, "Entry points").
+    fn check_callable(&mut self, fi: usize, callee: &Ident) {
+        let f = &self.info.fns[fi];
+        let def_span = fn_decl(self.module, f.item).map_or(callee.span, |d| d.name.span);
+        if f.test {
+            self.err(
+                Diagnostic::error(
+                    Code::TestCalled,
+                    callee.span,
+                    format!("`{}` is an `@test` function and cannot be called", callee.name),
+                )
+                .label("called here")
+                .related(def_span, "declared `@test` here")
+                .hint("tests exist only in the test build, where the harness runs them; move the shared code into a function without `@test` and call that"),
+            );
+        } else if f.name == "main" {
+            self.err(
+                Diagnostic::error(
+                    Code::MainCalled,
+                    callee.span,
+                    "`fn main` is the program's entry point and cannot be called",
+                )
+                .label("called here")
+                .related(def_span, "`fn main` declared here")
+                .hint(
+                    "move the body of `main` into another function and call that from both places",
+                ),
+            );
+        }
     }
 
     fn infer_builtin(&mut self, e: &Expr, b: Builtin, args: &[Arg], _want: Want) -> Ty {

@@ -49,6 +49,7 @@ codes! {
     Duplicate = "vox/name/duplicate": "two declarations (types, variants, functions, parameters, bindings) with one name",
     DuplicateField = "vox/name/duplicate-field": "a record type or variant declaring the same field twice",
     ImmutableAssign = "vox/name/immutable-assign": "an assignment to a variable declared without `mut`",
+    ReservedName = "vox/name/reserved": "a function named `vox_main` in a module with `fn main` (the Rust name of `fn main` in a library crate)",
     Mismatch = "vox/type/mismatch": "an expression whose type differs from the one expected there",
     GenericArity = "vox/type/generic-arity": "a type given the wrong number of type arguments",
     UnknownField = "vox/type/unknown-field": "a field that the record or variant does not have",
@@ -78,7 +79,10 @@ codes! {
     MisplacedDecorator = "vox/decorator/misplaced": "a decorator where it does not apply, or repeated",
     TestSignature = "vox/test/signature": "an `@test` function with parameters or a return type",
     MainSignature = "vox/main/signature": "`fn main` with parameters or a return type",
+    MainCalled = "vox/main/called": "a call of `fn main`, the program's entry point",
+    TestCalled = "vox/test/called": "a call of an `@test` function (tests exist only in the test build and are run by the harness)",
     UnusedVariable = "vox/lint/unused-variable": "a `let` binding or parameter that is never read (warning)",
+    UnusedValue = "vox/lint/unused-value": "an expression statement that computes a value, calls nothing and drops the value (warning)",
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

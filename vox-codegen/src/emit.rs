@@ -49,25 +49,45 @@ pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
         schemas: Vec::new(),
         tmp: 0,
         current_fn: String::new(),
+        current: usize::MAX,
+        in_test: false,
+        unread_lets: HashSet::new(),
+        recursive_net: recursive_net_fns(module, info),
     };
     e.run();
     e.out
 }
 
-const FN_ALLOWS: &str = "#[allow(unused_variables, unused_mut, unused_parens, unused_braces, unreachable_code, unreachable_patterns, non_snake_case, clippy::all)]";
+const FN_ALLOWS: &str = "#[allow(unused_variables, unused_mut, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, non_snake_case, dead_code, clippy::all)]";
+
+/// Vox names types, variants and fields as the user wrote them (not
+/// necessarily Rust's UpperCamelCase/snake_case), and a binary crate may
+/// leave some of them unused (docs/language.md, "Names in the generated Rust").
+const TYPE_ALLOWS: &str =
+    "#[allow(non_camel_case_types, non_snake_case, dead_code, clippy::all)]\n";
 
 struct Emitter<'a> {
     module: &'a Module,
     info: &'a ModuleInfo,
     opts: &'a EmitOptions,
     out: String,
-    /// (type, variant index or usize::MAX for records, field name) stored boxed.
-    boxed: HashSet<(TypeId, usize, String)>,
+    /// (type, variant index or usize::MAX for records, field name) stored
+    /// boxed, with how many `Option`/`Result` layers wrap the box.
+    boxed: HashMap<(TypeId, usize, String), usize>,
     /// Structured outputs: (type, static name, schema).
     schemas: Vec<(Ty, String, schema::OutputSchema)>,
     tmp: usize,
     /// The Vox name of the function being emitted, for run-time error messages.
     current_fn: String,
+    /// Index of the function being emitted.
+    current: usize,
+    /// Whether it is emitted inside `mod vox_tests` (user functions are `super::f`).
+    in_test: bool,
+    /// `let` values whose type has holes and whose binding is never read.
+    unread_lets: HashSet<ExprId>,
+    /// For each `net` function, the `net` functions it can reach through calls
+    /// (calls that can come back to the caller are boxed: async recursion).
+    recursive_net: HashMap<usize, HashSet<usize>>,
 }
 
 /// How the value of a block's last expression is used.
@@ -152,6 +172,7 @@ impl<'a> Emitter<'a> {
         };
         let mut out = String::new();
         doc_attrs(&mut out, &def.docs, "");
+        out.push_str(TYPE_ALLOWS);
         out.push_str("#[derive(Debug, Clone, PartialEq, ::vox_runtime::serde::Serialize, ::vox_runtime::serde::Deserialize)]\n");
         let name = rust_type_ident(&def.name);
         match &def.kind {
@@ -202,15 +223,41 @@ impl<'a> Emitter<'a> {
     }
 
     fn field_rust_type(&self, id: TypeId, variant: usize, field: &str, ty: &Ty) -> String {
-        if self.boxed.contains(&(id, variant, field.to_string())) {
-            if let Ty::Option(inner) = ty {
-                return format!(
-                    "::std::option::Option<::std::boxed::Box<{}>>",
-                    self.rust_type(inner)
-                );
-            }
+        if self.boxed.contains_key(&(id, variant, field.to_string())) {
+            return self.boxed_rust_type(ty);
         }
         self.rust_type(ty)
+    }
+
+    /// The function `map` applies to a value of the boxed field type `ty`
+    /// (`Option[N]`, `Option[Option[N]]`, …) to box its innermost named
+    /// value; closure parameters are typed so an untyped `None` still compiles.
+    fn box_fn(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Option(inner) | Ty::Result(inner)
+                if matches!(**inner, Ty::Option(_) | Ty::Result(_)) =>
+            {
+                format!(
+                    "|b: {}| b.map({})",
+                    self.rust_type(inner),
+                    self.box_fn(inner)
+                )
+            }
+            _ => "::std::boxed::Box::new".into(),
+        }
+    }
+
+    /// `Option<Option<N>>` as `Option<Option<Box<N>>>`: the innermost named
+    /// type boxed.
+    fn boxed_rust_type(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Option(t) => format!("::std::option::Option<{}>", self.boxed_rust_type(t)),
+            Ty::Result(t) => format!(
+                "::std::result::Result<{}, ::std::string::String>",
+                self.boxed_rust_type(t)
+            ),
+            t => format!("::std::boxed::Box<{}>", self.rust_type(t)),
+        }
     }
 
     fn rust_type(&self, ty: &Ty) -> String {
@@ -270,6 +317,8 @@ impl<'a> Emitter<'a> {
         let f = &self.info.fns[idx];
         let Some(d) = self.decl(f) else { return };
         self.current_fn = f.name.clone();
+        self.current = idx;
+        self.in_test = false;
         let mut out = String::new();
         doc_attrs(&mut out, &d.docs, "");
         out.push_str(FN_ALLOWS);
@@ -277,8 +326,10 @@ impl<'a> Emitter<'a> {
         let name = rust_ident(&f.name);
         let params = self.params(f);
         let ret = self.rust_type(&f.ret);
-        if f.name == "main" && !f.net {
-            let needs_async = self.calls_net(&d.body);
+        // `fn main` is the program's entry point, with or without
+        // `@uses(net)`: never an `async fn` (docs/language.md, "fn main").
+        if f.name == "main" {
+            let needs_async = f.net || self.calls_net(&d.body);
             let fname = if self.opts.script {
                 "main".to_string()
             } else {
@@ -367,6 +418,8 @@ impl<'a> Emitter<'a> {
             return String::new();
         };
         self.current_fn = f.name.clone();
+        self.current = idx;
+        self.in_test = true;
         let mut out = String::new();
         doc_attrs(&mut out, &d.docs, "");
         out.push_str("#[test]\n");
@@ -387,6 +440,29 @@ impl<'a> Emitter<'a> {
             out.push_str("}\n\n");
         }
         out
+    }
+
+    /// Remembers the `let`s among `stmts` whose value's type has holes
+    /// (`let xs = []`) and whose name no later statement mentions: their
+    /// holes are filled with `Unit`, since no use can fill them.
+    fn note_unread_lets(&mut self, stmts: &[Stmt]) {
+        for (i, s) in stmts.iter().enumerate() {
+            let Stmt::Let { name, value, .. } = s else {
+                continue;
+            };
+            if self.ty(value).is_concrete() {
+                continue;
+            }
+            let mut read = false;
+            walk_stmts(&stmts[i + 1..], &mut |e| {
+                if matches!(&e.kind, ExprKind::Var(n) if *n == name.name) {
+                    read = true;
+                }
+            });
+            if !read {
+                self.unread_lets.insert(value.id);
+            }
+        }
     }
 
     /// Does the block (transitively through nested expressions) call a net function?
@@ -410,6 +486,7 @@ impl<'a> Emitter<'a> {
         let unit = matches!(ret, Ty::Unit);
         let tail = if unit { Tail::Discard } else { Tail::Value };
         let stmts = &d.body.stmts;
+        self.note_unread_lets(stmts);
         for (i, s) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
             match (s, last, tail) {
@@ -443,6 +520,9 @@ impl<'a> Emitter<'a> {
                 let vt = self.info.expr_type(value.id).clone();
                 let annot = if vt.is_concrete() && !matches!(vt, Ty::Never) {
                     format!(": {}", self.rust_type(&vt))
+                } else if self.unread_lets.contains(&value.id) {
+                    // Nothing later can decide what `[]`/`None` holds.
+                    format!(": {}", self.rust_type(&fill_holes(&vt)))
                 } else {
                     String::new()
                 };
@@ -457,7 +537,7 @@ impl<'a> Emitter<'a> {
                 let place = self.place(target, ctx, depth);
                 let mut v = self.expr(value, ctx, depth, Tail::Value);
                 if self.is_boxed_field(target) {
-                    v = format!("({v}).map(::std::boxed::Box::new)");
+                    v = format!("({v}).map({})", self.box_fn(self.ty(target)));
                 }
                 format!("{pad}{place} = {v};\n")
             }
@@ -480,12 +560,17 @@ impl<'a> Emitter<'a> {
             Stmt::For {
                 var, iter, body, ..
             } => {
-                let it = self.expr(iter, ctx, depth, Tail::Value);
+                let it = head(self.typed(iter, None, ctx, depth));
                 let b = self.block_body(body, ctx, depth + 1, Tail::Discard);
                 format!(
                     "{pad}for {} in {it} {{\n{b}{pad}}}\n",
                     rust_ident(&var.name)
                 )
+            }
+            // A dropped value is dropped explicitly, so rustc does not warn
+            // (`x + 1;`, `x;`, a value-producing `match`).
+            Stmt::Expr(e) if produces_value(self.ty(e)) => {
+                format!("{pad}let _ = {};\n", self.typed(e, None, ctx, depth))
             }
             Stmt::Expr(e) => format!("{pad}{};\n", self.expr(e, ctx, depth, Tail::Discard)),
         }
@@ -494,6 +579,7 @@ impl<'a> Emitter<'a> {
     /// The statements of a block (without braces) at `depth`.
     fn block_body(&mut self, b: &Block, ctx: Ctx, depth: usize, tail: Tail) -> String {
         let mut out = String::new();
+        self.note_unread_lets(&b.stmts);
         for (i, s) in b.stmts.iter().enumerate() {
             let last = i + 1 == b.stmts.len();
             match (s, last, tail) {
@@ -541,22 +627,46 @@ impl<'a> Emitter<'a> {
 
     /// Whether a field access reads a boxed (recursive `Option`) field.
     fn is_boxed_field(&self, e: &Expr) -> bool {
+        self.boxed_depth(e).is_some()
+    }
+
+    /// For a field access reading a boxed field, how many layers wrap the box.
+    fn boxed_depth(&self, e: &Expr) -> Option<usize> {
         let ExprKind::Field { base, name } = &e.kind else {
-            return false;
+            return None;
         };
         match self.ty(base) {
-            Ty::Named(id) => self.boxed.contains(&(*id, usize::MAX, name.name.clone())),
-            _ => false,
+            Ty::Named(id) => self
+                .boxed
+                .get(&(*id, usize::MAX, name.name.clone()))
+                .copied(),
+            _ => None,
         }
     }
 
     /// Something that can be borrowed with `&`: a place, or a parenthesized value.
     fn borrowable(&mut self, e: &Expr, ctx: Ctx, depth: usize) -> String {
-        if Self::is_place(e) && !self.path_has_boxed(e) {
+        if Self::is_place(e) && !self.path_has_boxed(e) && self.ty(e).is_concrete() {
             self.place(e, ctx, depth)
         } else {
-            format!("({})", self.expr(e, ctx, depth, Tail::Value))
+            format!("({})", self.typed(e, None, ctx, depth))
         }
+    }
+
+    /// A value whose Rust type must be known where it is used (a generic
+    /// builtin's argument, an operand of `==` or list `+`, a dropped value).
+    /// When the checker's type has holes (`[]`, `None`: nothing said what
+    /// they hold), the value is bound to its type with the holes filled from
+    /// `want` (the other operand), else with `Unit` (docs/language.md,
+    /// "Empty lists and None").
+    fn typed(&mut self, e: &Expr, want: Option<&Ty>, ctx: Ctx, depth: usize) -> String {
+        let t = self.ty(e);
+        let v = self.expr(e, ctx, depth, Tail::Value);
+        if t.is_concrete() {
+            return v;
+        }
+        let full = fill_holes(&want.map_or_else(|| t.clone(), |w| t.join(w)));
+        format!("{{ let VOX_T: {} = {v}; VOX_T }}", self.rust_type(&full))
     }
 
     fn path_has_boxed(&self, e: &Expr) -> bool {
@@ -585,7 +695,7 @@ impl<'a> Emitter<'a> {
             }
             ExprKind::Field { base, name } => {
                 let field = rust_ident(&name.name);
-                let boxed = self.is_boxed_field(e);
+                let boxed = self.boxed_depth(e);
                 let (text, owned) = if Self::is_place(base) && !self.path_has_boxed(base) {
                     (format!("{}.{field}", self.place(base, ctx, depth)), false)
                 } else {
@@ -595,9 +705,9 @@ impl<'a> Emitter<'a> {
                     )
                 };
                 match (boxed, owned, is_copy(self.ty(e))) {
-                    (true, false, _) => format!("{text}.clone().map(|b| *b)"),
-                    (true, true, _) => format!("{text}.map(|b| *b)"),
-                    (false, false, false) => format!("{text}.clone()"),
+                    (Some(n), false, _) => format!("{text}.clone().map({})", unbox_fn(n)),
+                    (Some(n), true, _) => format!("{text}.map({})", unbox_fn(n)),
+                    (None, false, false) => format!("{text}.clone()"),
                     _ => text,
                 }
             }
@@ -609,8 +719,22 @@ impl<'a> Emitter<'a> {
                 let mut parts = Vec::new();
                 for f in fields {
                     let mut v = self.expr(&f.value, ctx, depth, Tail::Value);
-                    if self.boxed.contains(&(id, usize::MAX, f.name.name.clone())) {
-                        v = format!("({v}).map(::std::boxed::Box::new)");
+                    if self
+                        .boxed
+                        .contains_key(&(id, usize::MAX, f.name.name.clone()))
+                    {
+                        let fty = self
+                            .info
+                            .types
+                            .get(id)
+                            .and_then(|d| match &d.kind {
+                                TypeDefKind::Record(fs) => {
+                                    fs.iter().find(|x| x.name == f.name.name).map(|x| &x.ty)
+                                }
+                                TypeDefKind::Sum(_) => None,
+                            })
+                            .unwrap_or(&Ty::Error);
+                        v = format!("({v}).map({})", self.box_fn(fty));
                     }
                     parts.push(format!("{}: {v}", rust_ident(&f.name.name)));
                 }
@@ -635,8 +759,9 @@ impl<'a> Emitter<'a> {
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let l = self.expr(lhs, ctx, depth, Tail::Value);
-                let r = self.expr(rhs, ctx, depth, Tail::Value);
+                let (lt, rt) = (self.ty(lhs), self.ty(rhs));
+                let l = self.typed(lhs, Some(rt), ctx, depth);
+                let r = self.typed(rhs, Some(lt), ctx, depth);
                 if *op == BinaryOp::Add && matches!(self.ty(lhs), Ty::Str) {
                     return format!("::std::format!(\"{{}}{{}}\", {l}, {r})");
                 }
@@ -674,7 +799,7 @@ impl<'a> Emitter<'a> {
                 format!("({l} {sym} {r})")
             }
             ExprKind::If { cond, then, els } => {
-                let c = self.expr(cond, ctx, depth, Tail::Value);
+                let c = head(self.expr(cond, ctx, depth, Tail::Value));
                 let t = self.block(then, ctx, depth, tail);
                 match els {
                     Some(b) => {
@@ -707,7 +832,11 @@ impl<'a> Emitter<'a> {
         match self.info.ctors.get(&e.id) {
             Some(Ctor::None) => "::std::option::Option::None".into(),
             Some(Ctor::Some) => format!("::std::option::Option::Some({})", first(self)),
-            Some(Ctor::Ok) => format!("::std::result::Result::Ok({})", first(self)),
+            // The error type is always `str`; say so, since nothing else may.
+            Some(Ctor::Ok) => format!(
+                "::std::result::Result::<_, ::std::string::String>::Ok({})",
+                first(self)
+            ),
             Some(Ctor::Err) => format!("::std::result::Result::Err({})", first(self)),
             Some(Ctor::Variant(tid, vi)) => {
                 let (tid, vi) = (*tid, *vi);
@@ -739,8 +868,8 @@ impl<'a> Emitter<'a> {
                         });
                     let Some(arg) = arg else { continue };
                     let mut v = self.expr(&arg.value, ctx, depth, Tail::Value);
-                    if self.boxed.contains(&(tid, vi, f.name.clone())) {
-                        v = format!("({v}).map(::std::boxed::Box::new)");
+                    if self.boxed.contains_key(&(tid, vi, f.name.clone())) {
+                        v = format!("({v}).map({})", self.box_fn(&f.ty));
                     }
                     parts.push(format!("{}: {v}", rust_ident(&f.name)));
                 }
@@ -770,16 +899,24 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 let net = f.net;
-                let name = if f.name == "main" && !self.opts.script {
-                    "vox_main".to_string()
-                } else {
-                    rust_ident(&callee.name)
-                };
-                let call = format!("{name}({})", parts.join(", "));
-                if net {
-                    format!("{call}.await?")
-                } else {
-                    call
+                // By path, so a local or parameter with the function's name
+                // cannot shadow it (`let bump = 1; bump(bump)`).
+                let module = if self.in_test { "super" } else { "self" };
+                let call = format!(
+                    "{module}::{}({})",
+                    rust_ident(&callee.name),
+                    parts.join(", ")
+                );
+                // A call that can come back to this function: an `async fn`
+                // must not contain its own future, so box it.
+                let recursive = self
+                    .recursive_net
+                    .get(&i)
+                    .is_some_and(|reach| reach.contains(&self.current));
+                match (net, recursive) {
+                    (true, true) => format!("::std::boxed::Box::pin({call}).await?"),
+                    (true, false) => format!("{call}.await?"),
+                    _ => call,
                 }
             }
             None => "::std::unreachable!()".into(),
@@ -835,8 +972,9 @@ impl<'a> Emitter<'a> {
                 let Some(a1) = args.get(1).map(|a| &a.value) else {
                     return "::std::unreachable!()".into();
                 };
-                let l = self.expr(a0, ctx, depth, Tail::Value);
-                let r = self.expr(a1, ctx, depth, Tail::Value);
+                let (lt, rt) = (self.ty(a0), self.ty(a1));
+                let l = self.typed(a0, Some(rt), ctx, depth);
+                let r = self.typed(a1, Some(lt), ctx, depth);
                 let text = format!("assert_eq({}, {})", self.source_of(a0), self.source_of(a1));
                 format!("::std::assert_eq!({l}, {r}, \"{{}}\", {})", rust_str(&text))
             }
@@ -879,7 +1017,7 @@ impl<'a> Emitter<'a> {
         tail: Tail,
     ) -> String {
         let st = self.ty(scrutinee).clone();
-        let s = self.expr(scrutinee, ctx, depth, Tail::Value);
+        let s = head(self.typed(scrutinee, None, ctx, depth));
         let mut out = format!("match {s} {{\n");
         let mut guarded = false;
         for arm in arms {
@@ -907,6 +1045,9 @@ impl<'a> Emitter<'a> {
                     match tail {
                         Tail::Value if rebinds.is_empty() => v,
                         Tail::Value => format!("{{ {rb}{v} }}"),
+                        Tail::Discard if produces_value(self.ty(&arm.body)) => {
+                            format!("{{ {rb}let _ = {v}; }}")
+                        }
                         Tail::Discard => format!("{{ {rb}{v}; }}"),
                     }
                 }
@@ -1002,13 +1143,18 @@ impl<'a> Emitter<'a> {
                         for (i, f) in fields.iter().enumerate() {
                             let Some(sub) = args.get(i) else { continue };
                             let fname = rust_ident(&f.name);
-                            if self.boxed.contains(&(tid, vi, f.name.clone())) {
+                            if let Some(n) = self.boxed.get(&(tid, vi, f.name.clone())).copied() {
+                                let unbox = unbox_fn(n);
                                 match &sub.kind {
                                     PatternKind::Wildcard => parts.push(format!("{fname}: _")),
                                     PatternKind::Binding(b) => {
                                         let b = rust_ident(b);
-                                        rebinds.push(format!("let {b} = {b}.map(|b| *b);"));
-                                        parts.push(format!("{fname}: {b}"));
+                                        rebinds.push(format!("let {b} = {b}.map({unbox});"));
+                                        if b == fname {
+                                            parts.push(fname);
+                                        } else {
+                                            parts.push(format!("{fname}: {b}"));
+                                        }
                                     }
                                     _ => {
                                         // Box patterns are unstable: bind the box, test the
@@ -1029,8 +1175,8 @@ impl<'a> Emitter<'a> {
                                         } else {
                                             format!(" if {}", inner_guards.join(" && "))
                                         };
-                                        guards.push(format!("::std::matches!({v}.clone().map(|b| *b), {inner}{extra})"));
-                                        rebinds.push(format!("let {inner} = {v}.map(|b| *b) else {{ ::std::unreachable!() }};"));
+                                        guards.push(format!("::std::matches!({v}.clone().map({unbox}), {inner}{extra})"));
+                                        rebinds.push(format!("let {inner} = {v}.map({unbox}) else {{ ::std::unreachable!() }};"));
                                         rebinds.extend(inner_rebinds);
                                         parts.push(format!("{fname}: {v}"));
                                     }
@@ -1056,8 +1202,35 @@ impl<'a> Emitter<'a> {
     }
 }
 
+/// An expression in the head of `if`, `match` or `for`, where Rust does not
+/// allow a struct literal (a variant constructor) outside parentheses.
+fn head(e: String) -> String {
+    if e.contains('{') {
+        format!("({e})")
+    } else {
+        e
+    }
+}
+
 fn ind(depth: usize) -> String {
     "    ".repeat(depth)
+}
+
+/// The type with its holes (`Unknown`, from `[]` or `None` alone) filled
+/// with `Unit`.
+fn fill_holes(t: &Ty) -> Ty {
+    match t {
+        Ty::Unknown | Ty::Error => Ty::Unit,
+        Ty::List(i) => Ty::List(Box::new(fill_holes(i))),
+        Ty::Option(i) => Ty::Option(Box::new(fill_holes(i))),
+        Ty::Result(i) => Ty::Result(Box::new(fill_holes(i))),
+        t => t.clone(),
+    }
+}
+
+/// Whether an expression of this type leaves a value that must be dropped.
+fn produces_value(t: &Ty) -> bool {
+    !matches!(t, Ty::Unit | Ty::Never | Ty::Error | Ty::Unknown)
 }
 
 fn is_copy(t: &Ty) -> bool {
@@ -1105,7 +1278,7 @@ fn doc_attrs(out: &mut String, docs: &[String], pad: &str) {
     }
 }
 
-/// Words that cannot be raw identifiers; they get a trailing `_`.
+/// Words that cannot be raw identifiers.
 const NOT_RAW: [&str; 4] = ["self", "Self", "crate", "super"];
 
 /// Rust keywords (strict and reserved, all editions).
@@ -1117,10 +1290,22 @@ const RUST_KEYWORDS: [&str; 52] = [
     "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
 ];
 
-/// A Vox value name as a Rust identifier: keywords become raw identifiers,
-/// and the four that cannot be raw get a trailing underscore.
+/// Whether `name` gets a trailing `_` in Rust: the four keywords that cannot
+/// be raw identifiers, the same words already followed by underscores
+/// (`self_`, `self__`, …, so `self` → `self_` and `self_` → `self__` stay
+/// apart), and names starting with `__` (serde's derives use such names for
+/// their own bindings, and `__x` → `__x_` → … stays injective the same way).
+/// See docs/language.md, "Names in the generated Rust".
+fn needs_underscore(name: &str) -> bool {
+    name.starts_with("__") || NOT_RAW.contains(&name.trim_end_matches('_'))
+}
+
+/// A Vox value name (local, parameter, field, function) as a Rust
+/// identifier. The mapping is injective: keywords become raw identifiers,
+/// and the names [`needs_underscore`] picks get one more trailing `_`; every
+/// other name is unchanged.
 pub fn rust_ident(name: &str) -> String {
-    if NOT_RAW.contains(&name) {
+    if needs_underscore(name) {
         format!("{name}_")
     } else if RUST_KEYWORDS.contains(&name) {
         format!("r#{name}")
@@ -1129,10 +1314,11 @@ pub fn rust_ident(name: &str) -> String {
     }
 }
 
-/// A Vox type or variant name as a Rust identifier (`Self` is the only keyword it can be).
+/// A Vox type or variant name as a Rust identifier: `Self` (the only keyword
+/// it can be) and `Self_`, `Self__`, … get one more trailing `_`.
 pub fn rust_type_ident(name: &str) -> String {
-    if name == "Self" {
-        "Self_".into()
+    if name.trim_end_matches('_') == "Self" {
+        format!("{name}_")
     } else {
         name.to_string()
     }
@@ -1143,8 +1329,18 @@ fn needs_rename(vox: &str, rust: &str) -> bool {
     rust != vox && !rust.starts_with("r#")
 }
 
+/// The closure that unboxes a boxed field's value under `depth` layers of
+/// `Option`/`Result` (both have `map`): `|b| *b`, `|b| b.map(|b| *b)`, …
+fn unbox_fn(depth: usize) -> String {
+    let mut f = "|b| *b".to_string();
+    for _ in 1..depth {
+        f = format!("|b| b.map({f})");
+    }
+    f
+}
+
 /// Fields stored as `Option<Box<T>>` because `T` contains the record again.
-fn boxed_fields(info: &ModuleInfo) -> HashSet<(TypeId, usize, String)> {
+fn boxed_fields(info: &ModuleInfo) -> HashMap<(TypeId, usize, String), usize> {
     let types = &info.types;
     // Edges that make a type's size depend on another's: direct, Option and Result.
     let size_edges = |id: TypeId| -> Vec<TypeId> {
@@ -1187,7 +1383,7 @@ fn boxed_fields(info: &ModuleInfo) -> HashSet<(TypeId, usize, String)> {
         });
         set.contains(&to)
     };
-    let mut out = HashSet::new();
+    let mut out = HashMap::new();
     for id in types.ids() {
         let Some(def) = types.get(id) else { continue };
         let fields: Vec<(usize, &crate::types::FieldDef)> = match &def.kind {
@@ -1199,11 +1395,17 @@ fn boxed_fields(info: &ModuleInfo) -> HashSet<(TypeId, usize, String)> {
                 .collect(),
         };
         for (vi, f) in fields {
-            if let Ty::Option(inner) = &f.ty {
-                if let Ty::Named(target) = **inner {
-                    if reaches(target, id) {
-                        out.insert((id, vi, f.name.clone()));
-                    }
+            // `Option[N]`, `Option[Option[N]]`, `Option[Result[N]]`, …: the
+            // checker rejects recursion without an `Option` on the way.
+            let mut t = &f.ty;
+            let mut depth = 0;
+            while let Ty::Option(inner) | Ty::Result(inner) = t {
+                t = inner;
+                depth += 1;
+            }
+            if let (Ty::Named(target), true) = (t, depth > 0) {
+                if reaches(*target, id) {
+                    out.insert((id, vi, f.name.clone()), depth);
                 }
             }
         }
@@ -1211,9 +1413,61 @@ fn boxed_fields(info: &ModuleInfo) -> HashSet<(TypeId, usize, String)> {
     out
 }
 
+/// For each `net` function, every function it reaches through calls
+/// (itself only if it is recursive).
+fn recursive_net_fns(module: &Module, info: &ModuleInfo) -> HashMap<usize, HashSet<usize>> {
+    let direct: Vec<Vec<usize>> = info
+        .fns
+        .iter()
+        .map(|f| {
+            let mut callees = Vec::new();
+            if let Some(Item::Fn(d)) = module.items.get(f.item) {
+                walk_block(&d.body, &mut |e| {
+                    if let Some(Callee::Fn(i)) = info.callees.get(&e.id) {
+                        callees.push(*i);
+                    }
+                });
+            }
+            callees
+        })
+        .collect();
+    let mut out = HashMap::new();
+    for (i, f) in info.fns.iter().enumerate() {
+        if !f.net {
+            continue;
+        }
+        let mut seen = HashSet::new();
+        let mut stack = direct[i].clone();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) {
+                stack.extend(direct.get(n).into_iter().flatten().copied());
+            }
+        }
+        out.insert(i, seen);
+    }
+    out
+}
+
+/// Whether evaluating `e` calls a function or builtin (and so may have an
+/// effect); expression statements that call nothing only compute a value.
+pub(crate) fn calls_anything(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Call { .. } = x.kind {
+            found = true;
+        }
+    });
+    found
+}
+
 /// Visits every expression of a block.
 fn walk_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
-    for s in &b.stmts {
+    walk_stmts(&b.stmts, f);
+}
+
+/// Visits every expression of a run of statements.
+fn walk_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
+    for s in stmts {
         match s {
             Stmt::Let { value, .. } => walk_expr(value, f),
             Stmt::Assign { target, value, .. } => {
@@ -1333,6 +1587,26 @@ mod tests {
         assert_eq!(rust_ident("move"), "r#move");
         assert_eq!(rust_ident("vendor"), "vendor");
         assert_eq!(rust_type_ident("Self"), "Self_");
+    }
+
+    #[test]
+    fn identifier_escaping_is_injective() {
+        let names = [
+            "self", "self_", "self__", "crate", "crate_", "super", "super_", "type", "type_",
+            "__value", "__value_", "_", "_x", "__", "___", "x_", "selfish", "move",
+        ];
+        let mut seen = HashSet::new();
+        for n in names {
+            assert!(seen.insert(rust_ident(n)), "{n} collides");
+        }
+        let types = ["Self", "Self_", "Self__", "Selfie", "T"];
+        let mut seen = HashSet::new();
+        for n in types {
+            assert!(seen.insert(rust_type_ident(n)), "{n} collides");
+        }
+        assert_eq!(rust_ident("self_"), "self__");
+        assert_eq!(rust_ident("__serializer"), "__serializer_");
+        assert_eq!(rust_type_ident("Self_"), "Self__");
     }
 
     #[test]
