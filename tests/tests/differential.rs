@@ -395,3 +395,37 @@ fn generated_modules_check_clean() {
         bad.iter().take(12).cloned().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// Checks, builds and tests one hand-written module the way the generated
+/// ones are: `VOX_DIFF_FILE=path/to/file.vox cargo test -p vox-e2e --test
+/// differential one_file -- --ignored` (for minimizing a finding).
+#[test]
+#[ignore = "needs VOX_DIFF_FILE"]
+fn one_file() {
+    let Ok(path) = std::env::var("VOX_DIFF_FILE") else {
+        return;
+    };
+    // Relative to the workspace root (tests run in tests/).
+    let vox = std::fs::read_to_string(workspace_root().join(&path)).expect("read VOX_DIFF_FILE");
+    let mut sources = SourceMap::new();
+    sources.add(SourceFile::new("m_0.vox", vox.clone()));
+    let checked = vox_codegen::check(sources);
+    let diags: Vec<String> = checked
+        .diagnostics
+        .iter()
+        .map(|d| render(d, &checked.sources, RenderOptions { color: false }))
+        .collect();
+    assert!(diags.is_empty(), "check:\n{}", diags.join("\n"));
+    let rust = emit(
+        &checked.module,
+        &checked.info,
+        &EmitOptions {
+            script: false,
+            source_names: vec!["m_0.vox".into()],
+        },
+    );
+    let mut failures = BTreeMap::new();
+    build_batch("file", vec![Emitted { seed: 0, vox, rust }], &mut failures);
+    failures.retain(|_, f| !f.is_empty());
+    assert!(failures.is_empty(), "{}", report(&failures, "file"));
+}
