@@ -124,13 +124,14 @@ fn file_id(path: &Path, _meta: &Metadata) -> Option<FileId> {
 /// The `.vox` files of one module, gathered from directories and single
 /// paths. Each directory is walked once and each file listed once, however
 /// many paths (symlinks, hard links, a directory given twice) lead to them:
-/// a file keeps the path that is not itself a symlink if there is one,
-/// else the first in sort order. Entries are only listed here, never opened;
+/// a file keeps the first path found that is not itself a symlink, else the
+/// first path found (directories are walked in sort order, paths taken in
+/// the order given). Entries are only listed here, never opened;
 /// [`read_source`] decides whether one can be read.
 #[derive(Debug, Default)]
 pub struct VoxFiles {
     dirs: HashSet<FileId>,
-    /// Per file: (is the path a symlink, path), the least kept.
+    /// Per file: the path kept and whether it is a symlink.
     files: BTreeMap<FileId, (bool, PathBuf)>,
     /// Paths whose target cannot be stat'ed (dangling symlink, loop,
     /// permissions): kept so that reading them reports why.
@@ -175,12 +176,11 @@ impl VoxFiles {
             self.unresolved.insert(path);
             return;
         };
-        let candidate = (link, path);
         match self.files.get_mut(&id) {
-            Some(kept) if *kept <= candidate => {}
-            Some(kept) => *kept = candidate,
+            Some(kept) if kept.0 && !link => *kept = (link, path),
+            Some(_) => {}
             None => {
-                self.files.insert(id, candidate);
+                self.files.insert(id, (link, path));
             }
         }
     }

@@ -252,6 +252,18 @@ fn file_reached_by_two_paths_is_one_file() {
     });
 }
 
+#[test]
+fn file_and_directory_given_twice_are_listed_once() {
+    let root = package("given-twice");
+    let mut files = VoxFiles::new();
+    files.add_file(&root.join("vox/m.vox"));
+    files.add_dir(&root.join("vox")).unwrap();
+    files.add_dir(&root.join("vox/../vox")).unwrap();
+    files.add_file(&root.join("vox/../vox/m.vox"));
+    assert_eq!(files.into_sorted(), vec![root.join("vox/m.vox")]);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
 #[cfg(unix)]
 #[test]
 fn dangling_symlink_is_listed_and_its_read_fails() {
