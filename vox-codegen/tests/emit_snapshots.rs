@@ -162,3 +162,38 @@ fn many_structured_outputs_are_emitted_in_a_stable_order() {
         .collect();
     assert_eq!(statics.len(), 40);
 }
+
+/// `fn main` with `@uses(net)` is an entry point like any `fn main`: a plain
+/// function that runs the network calls on `block_on`, named `main` in a
+/// script and `vox_main` in a library — never an `async fn`, which a
+/// script's `main` cannot be (docs/language.md, "Entry points and recursion").
+#[test]
+fn net_main_is_a_plain_entry_point() {
+    let text = "@ai(structured_output = str)\n@uses(net)\nfn greet(n: str) to str {\n    return n\n}\n\n@uses(net)\nfn main() {\n    print(greet(\"x\"))\n}\n";
+    let mut map = SourceMap::new();
+    map.add(SourceFile::new("main.vox".to_string(), text.to_string()));
+    let checked = check(map);
+    assert!(checked.diagnostics.is_empty(), "{:#?}", checked.diagnostics);
+    for (script, head) in [
+        (
+            true,
+            "\nfn main() -> ::std::result::Result<(), ::vox_runtime::Error> {\n",
+        ),
+        (
+            false,
+            "\npub fn vox_main() -> ::std::result::Result<(), ::vox_runtime::Error> {\n",
+        ),
+    ] {
+        let opts = EmitOptions {
+            script,
+            source_names: vec!["main.vox".into()],
+        };
+        let rust = emit(&checked.module, &checked.info, &opts);
+        assert!(rust.contains(head), "script={script}:\n{rust}");
+        assert!(!rust.contains("async fn main"), "script={script}:\n{rust}");
+        assert!(
+            rust.contains("::vox_runtime::block_on(async move {"),
+            "{rust}"
+        );
+    }
+}
