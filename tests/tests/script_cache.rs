@@ -59,17 +59,22 @@ fn only_stamp(cache: &Path) -> PathBuf {
     stamps.into_iter().next().expect("one stamp")
 }
 
-/// FNV-1a as cargo-vox hashes a program for its stamp
-/// (cargo-vox/src/lane/script.rs): what an attacker forging a stamp computes.
+/// The hash cargo-vox's stamp records for a program
+/// (cargo-vox/src/lane/script.rs: FNV-1a over little-endian 64-bit words,
+/// the last 0–7 bytes one by one, then the length): what an attacker forging
+/// a stamp computes.
 fn program_hash(bytes: &[u8]) -> u64 {
     const PRIME: u64 = 0x0100_0000_01b3;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(PRIME);
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let w: [u8; 8] = w.try_into().expect("8 bytes");
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(PRIME);
     }
-    h ^= 0xff;
-    h.wrapping_mul(PRIME)
+    for b in words.remainder() {
+        h = (h ^ u64::from(*b)).wrapping_mul(PRIME);
+    }
+    (h ^ bytes.len() as u64).wrapping_mul(PRIME)
 }
 
 #[test]
@@ -130,6 +135,14 @@ fn a_stamp_naming_another_program_is_not_run() {
     let saved = std::fs::read_to_string(&stamp).expect("read stamp");
     let real = PathBuf::from(saved.lines().nth(1).expect("program line"));
     let real_name = real.file_name().expect("program file name");
+    // This test hashes like cargo-vox: the forged stamps below are refused
+    // for where their program is, not for a wrong hash.
+    let real_hash = program_hash(&std::fs::read(&real).expect("read program"));
+    assert_eq!(
+        saved.lines().nth(2),
+        Some(format!("{real_hash:016x}").as_str()),
+        "stamp: {saved:?}"
+    );
 
     // Outside the target directory the script was built in, under the
     // script's own program name (the work dir is inside that target dir, so
