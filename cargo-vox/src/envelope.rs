@@ -57,6 +57,13 @@ pub struct TestFailure {
     pub message: String,
     /// The start of the test's captured output.
     pub output_excerpt: String,
+    /// The package the test belongs to, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// The test target (test binary) it ran in: the library's crate name,
+    /// an integration test's or a binary's name. Absent for doctests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 impl Envelope {
@@ -125,6 +132,9 @@ pub struct DiagnosticPayload {
     pub suggested_fixes: Vec<FixPayload>,
     /// Other places that explain the diagnostic ("first defined here").
     pub related_spans: Vec<RelatedSpan>,
+    /// The package the diagnostic belongs to (`build`, `test` and `run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
 }
 
 /// 1-based lines and columns (columns count characters); byte offsets when known.

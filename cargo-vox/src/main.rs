@@ -4,6 +4,14 @@ use cargo_vox::{cli, exit};
 use clap::Parser;
 
 fn main() {
+    // Cargo runs test binaries through `cargo-vox __vox-test-runner …` under `cargo vox test`.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == cargo_vox::lane::testrun::RUNNER_ARG)
+    {
+        std::process::exit(cargo_vox::lane::testrun::runner_main(&args[2..]));
+    }
     let cli = cli::Cli::parse_from(cli::args_without_cargo_subcommand(std::env::args_os()));
     let code = match cargo_vox::run(cli) {
         Ok(code) => code,

@@ -110,6 +110,16 @@ pub struct Workspace {
     pub manifest_label: String,
     /// Members that compile Vox in their build script: (name, package root).
     pub vox_packages: Vec<(String, PathBuf)>,
+    /// Every workspace member.
+    pub members: Vec<Member>,
+}
+
+/// A workspace member, as the build lane needs it.
+pub struct Member {
+    /// Cargo's package id (as in its JSON messages).
+    pub id: String,
+    pub name: String,
+    pub manifest_path: PathBuf,
 }
 
 pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
@@ -150,6 +160,15 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
         target_dir: meta.target_directory.clone().into_std_path_buf(),
         manifest_label: crate::check::display_path(&manifest),
         vox_packages,
+        members: meta
+            .workspace_packages()
+            .into_iter()
+            .map(|p| Member {
+                id: p.id.repr.clone(),
+                name: p.name.to_string(),
+                manifest_path: p.manifest_path.clone().into_std_path_buf(),
+            })
+            .collect(),
     })
 }
 

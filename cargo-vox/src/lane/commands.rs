@@ -1,14 +1,17 @@
 //! `cargo vox build`, `test` and `run` (without a script).
 
+use std::collections::HashSet;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::{failure_summary, libtest, reports, run_cargo, CargoRun, ChildStatus};
+use super::libtest::{TestFailure, TestReport};
+use super::testrun::{self, BinaryRun};
+use super::{failure_summary, libtest, reports, run_cargo, run_cargo_with, CargoRun, ChildStatus};
 use crate::cli::GlobalArgs;
 use crate::envelope::Envelope;
-use crate::workspace::{self, PendingWorkspace, Workspace, WorkspaceError};
+use crate::workspace::{self, Member, PendingWorkspace, Workspace, WorkspaceError};
 use crate::{exit, output};
 
 #[derive(Debug, Args)]
@@ -114,7 +117,17 @@ fn build_envelope(command: &str, ws: &Workspace, run: &CargoRun) -> Envelope {
             failed_script,
         ));
     }
-    diagnostics.extend(run.outcome.diagnostics.iter().cloned());
+    // Warnings of packages outside the workspace (path dependencies that
+    // are not members) are not this workspace's to fix; errors always count.
+    let members: HashSet<&str> = ws.members.iter().map(|m| m.id.as_str()).collect();
+    diagnostics.extend(
+        run.outcome
+            .diagnostics
+            .iter()
+            .zip(&run.outcome.diagnostic_packages)
+            .filter(|(d, id)| d.severity == "error" || members.contains(id.as_str()))
+            .map(|(d, _)| d.clone()),
+    );
     let mut env = Envelope::new(command, ws.manifest_label.clone(), diagnostics);
     let cargo_ok = run.status.success() && run.outcome.finished != Some(false);
     if !cargo_ok {
@@ -186,20 +199,18 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         return Ok(exit::FAILURE);
     }
 
-    let mut test_args = common_args("test", global, true);
-    test_args.push("--no-fail-fast".into());
-    test_args.extend(args.cargo_args.iter().cloned());
-    let run = run_cargo(&test_args, ws.root.as_path(), global.json);
-    let report = libtest::parse(&run.text);
+    let tests = run_tests(&args.cargo_args, global, &ws, &build_run);
+    let report = tests.report;
     let mut env = Envelope::new("test", ws.manifest_label.clone(), Vec::new());
-    env.exit_code = run.status.code();
+    env.exit_code = tests.status.code();
     env.passed = Some(report.passed);
     env.failed = Some(report.failed);
     env.ignored = Some(report.ignored);
-    env.ok = run.status.success() && report.failed == 0;
+    env.ok = tests.status.success() && report.failed == 0;
     if !env.ok && report.failures.is_empty() {
         env.message = Some(
-            failure_summary(&run.stderr_tail).unwrap_or_else(|| run.status.describe("cargo test")),
+            failure_summary(&tests.stderr_tail)
+                .unwrap_or_else(|| tests.status.describe("cargo test")),
         );
     }
     env.failures = Some(report.failures);
@@ -296,4 +307,308 @@ pub fn run_program(exe: &std::path::Path, args: &[OsString], global: &GlobalArgs
             exit::FAILURE
         }
     }
+}
+
+/// What the test runs of `cargo vox test` found.
+struct TestRuns {
+    report: TestReport,
+    /// The first failing cargo's status, else success.
+    status: ChildStatus,
+    stderr_tail: String,
+}
+
+/// Cargo options that choose which targets `cargo test` runs.
+const TARGET_FLAGS: [&str; 11] = [
+    "--lib",
+    "--bin",
+    "--bins",
+    "--example",
+    "--examples",
+    "--test",
+    "--tests",
+    "--bench",
+    "--benches",
+    "--all-targets",
+    "--doc",
+];
+
+fn is_flag(arg: &OsString, flag: &str) -> bool {
+    let Some(a) = arg.to_str() else { return false };
+    a == flag
+        || a.strip_prefix(flag)
+            .is_some_and(|rest| rest.starts_with('='))
+}
+
+/// Runs the tests: the test binaries through the lane's runner, each read
+/// on its own (see [`testrun`]), then the doctests, which cargo runs through
+/// rustdoc (a runner would change how rustdoc runs them), read with their
+/// output captured. Without target options that is `cargo test --tests`
+/// then `cargo test --doc`, the same tests as a plain `cargo test`.
+fn run_tests(
+    all_args: &[OsString],
+    global: &GlobalArgs,
+    ws: &Workspace,
+    build: &CargoRun,
+) -> TestRuns {
+    let mut parts = all_args.splitn(2, |a| a == "--");
+    let cargo_args: Vec<OsString> = parts.next().unwrap_or_default().to_vec();
+    let test_args: Vec<OsString> = parts.next().unwrap_or_default().to_vec();
+    let chooses_targets = cargo_args
+        .iter()
+        .any(|a| TARGET_FLAGS.iter().any(|f| is_flag(a, f)));
+    let doc_only = cargo_args.iter().any(|a| is_flag(a, "--doc"));
+    let mut runs = TestRuns {
+        report: TestReport::default(),
+        status: ChildStatus::Exited(0),
+        stderr_tail: String::new(),
+    };
+    let note = |runs: &mut TestRuns, status: &ChildStatus, stderr_tail: &str| {
+        if runs.status.success() && !status.success() {
+            runs.status = status.clone();
+        }
+        runs.stderr_tail.push_str(stderr_tail);
+    };
+    if !doc_only {
+        let mut cargo = cargo_args.clone();
+        if !chooses_targets {
+            cargo.push("--tests".into());
+        }
+        let (report, status, tail) = run_binaries(&cargo, &test_args, global, ws, build);
+        runs.report.absorb(report);
+        note(&mut runs, &status, &tail);
+    }
+    if doc_only || !chooses_targets {
+        let mut args = common_args("test", global, true);
+        args.push("--no-fail-fast".into());
+        if !doc_only {
+            args.push("--doc".into());
+        }
+        args.extend(cargo_args.iter().cloned());
+        args.push("--".into());
+        args.extend(doctest_args(&test_args));
+        let run = run_cargo(&args, ws.root.as_path(), global.json);
+        // A package without a library has no doctests (cargo says so as an error).
+        let no_library =
+            !run.status.success() && run.stderr_tail.contains("no library targets found");
+        if !no_library {
+            let mut report = libtest::parse_text(&run.text);
+            for f in &mut report.failures {
+                f.package = doctest_package(&f.name, &ws.members);
+            }
+            runs.report.absorb(report);
+            note(&mut runs, &run.status, &run.stderr_tail);
+        }
+    }
+    runs
+}
+
+/// Doctests' output is kept captured, so that what they print cannot pass
+/// for libtest's lines: `--nocapture` becomes `--show-output`, which prints
+/// each doctest's output after the run instead of while it runs.
+fn doctest_args(test_args: &[OsString]) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::new();
+    for a in test_args {
+        if a == "--nocapture" || a == "--no-capture" {
+            if !out.iter().any(|o| o == "--show-output") {
+                out.push("--show-output".into());
+            }
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// The member whose directory holds a doctest's file (`src/lib.rs - f (line 3)`), if only one does.
+fn doctest_package(name: &str, members: &[Member]) -> Option<String> {
+    let file = name.split(" - ").next()?;
+    let mut holders = members.iter().filter(|m| {
+        members.len() == 1
+            || m.manifest_path
+                .parent()
+                .is_some_and(|dir| dir.join(file).is_file())
+    });
+    let first = holders.next()?;
+    holders.next().is_none().then(|| first.name.clone())
+}
+
+/// `cargo test` of the test binaries, each run through the lane's runner.
+fn run_binaries(
+    cargo_args: &[OsString],
+    test_args: &[OsString],
+    global: &GlobalArgs,
+    ws: &Workspace,
+    build: &CargoRun,
+) -> (TestReport, ChildStatus, String) {
+    let unique = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let records = ws.target_dir.join("vox").join("test-runs").join(&unique);
+    let marker = format!("vox-test-output:{unique}");
+    let runner = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.to_str().map(str::to_string))
+        .filter(|_| std::fs::create_dir_all(&records).is_ok());
+    let args = |with_runner: bool| {
+        let mut args = common_args("test", global, true);
+        args.push("--no-fail-fast".into());
+        args.extend(cargo_args.iter().cloned());
+        if let (true, Some(exe)) = (with_runner, &runner) {
+            // A TOML array of TOML strings (JSON strings are valid ones).
+            let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
+            args.push("--config".into());
+            args.push(
+                format!(
+                    "target.'cfg(all())'.runner=[{},{}]",
+                    quote(exe),
+                    quote(testrun::RUNNER_ARG)
+                )
+                .into(),
+            );
+        }
+        if !test_args.is_empty() {
+            args.push("--".into());
+            args.extend(test_args.iter().cloned());
+        }
+        args
+    };
+    let env: Vec<(&str, OsString)> = vec![
+        (testrun::RECORDS_ENV, records.clone().into_os_string()),
+        (testrun::MARKER_ENV, marker.clone().into()),
+    ];
+    let mut run = run_cargo_with(
+        &args(runner.is_some()),
+        &env,
+        ws.root.as_path(),
+        global.json,
+        Some(&marker),
+    );
+    // A runner the user configured for `cfg(…)` clashes with ours: run
+    // without ours and read cargo's output as it comes.
+    if runner.is_some()
+        && !run.status.success()
+        && run
+            .stderr_tail
+            .contains("several matching instances of `target.'cfg(..)'.runner`")
+    {
+        run = run_cargo(&args(false), ws.root.as_path(), global.json);
+    }
+    let binaries = testrun::read_records(&records);
+    let _ = std::fs::remove_dir_all(&records);
+    if binaries.is_empty() {
+        // No binary went through the runner (none ran, or a runner the
+        // user configured for the target took precedence).
+        return (libtest::parse_text(&run.text), run.status, run.stderr_tail);
+    }
+    let harness_free = harness_free_targets(&ws.members);
+    let mut report = TestReport::default();
+    for b in &binaries {
+        let exe = run
+            .outcome
+            .executables
+            .iter()
+            .chain(&build.outcome.executables)
+            .find(|e| e.path == b.executable);
+        let (package, target) = match exe {
+            Some(e) => (Some(e.package.clone()), e.target.clone()),
+            None => (None, file_stem(&b.executable)),
+        };
+        let harness = !package
+            .as_ref()
+            .is_some_and(|p| harness_free.contains(&(p.clone(), target.clone())));
+        report.absorb(binary_report(b, package, target, harness));
+    }
+    (report, run.status, run.stderr_tail)
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// One test binary's counts and failures. A binary that fails without a
+/// libtest summary (a `harness = false` target, or a crash) counts as one
+/// failed test named after its target; a `harness = false` target that
+/// succeeds without one counts as one passed test.
+fn binary_report(
+    run: &BinaryRun,
+    package: Option<String>,
+    target: String,
+    harness: bool,
+) -> TestReport {
+    let status = run.status();
+    let mut report = match libtest::parse_binary(&run.stdout, &run.stderr) {
+        Some(r) => r,
+        None if status.success() && !harness => TestReport {
+            passed: 1,
+            ..TestReport::default()
+        },
+        None => TestReport::default(),
+    };
+    if !status.success() && report.failed == 0 {
+        let what = if harness {
+            format!("test binary `{target}`")
+        } else {
+            format!("`harness = false` target `{target}`")
+        };
+        let output = if run.stderr.trim().is_empty() {
+            &run.stdout
+        } else {
+            &run.stderr
+        };
+        report.failed += 1;
+        report.failures.push(TestFailure {
+            name: target.clone(),
+            message: status.describe(&what),
+            output_excerpt: libtest::excerpt_tail(output),
+            ..TestFailure::default()
+        });
+    }
+    for f in &mut report.failures {
+        f.package = package.clone();
+        f.target = Some(target.clone());
+    }
+    report
+}
+
+/// `(package, target)` of every member target with `harness = false` in its manifest.
+fn harness_free_targets(members: &[Member]) -> HashSet<(String, String)> {
+    let mut out = HashSet::new();
+    for m in members {
+        let Ok(text) = std::fs::read_to_string(&m.manifest_path) else {
+            continue;
+        };
+        let Ok(manifest) = toml::from_str::<toml::Table>(&text) else {
+            continue;
+        };
+        let no_harness =
+            |t: &toml::Table| t.get("harness").and_then(toml::Value::as_bool) == Some(false);
+        if let Some(lib) = manifest.get("lib").and_then(toml::Value::as_table) {
+            if no_harness(lib) {
+                let name = lib
+                    .get("name")
+                    .and_then(toml::Value::as_str)
+                    .map_or_else(|| m.name.replace('-', "_"), str::to_string);
+                out.insert((m.name.clone(), name));
+            }
+        }
+        for kind in ["bin", "test", "bench", "example"] {
+            let Some(list) = manifest.get(kind).and_then(toml::Value::as_array) else {
+                continue;
+            };
+            for t in list.iter().filter_map(toml::Value::as_table) {
+                if let (true, Some(name)) =
+                    (no_harness(t), t.get("name").and_then(toml::Value::as_str))
+                {
+                    out.insert((m.name.clone(), name.to_string()));
+                }
+            }
+        }
+    }
+    out
 }

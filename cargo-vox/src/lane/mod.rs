@@ -12,6 +12,7 @@ pub mod reports;
 pub mod rustc;
 pub mod script;
 pub mod stream;
+pub mod testrun;
 
 use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
@@ -95,10 +96,25 @@ pub fn run_cargo<R: stream::WorkspaceRoot + ?Sized>(
     workspace_root: &R,
     json: bool,
 ) -> CargoRun {
+    run_cargo_with(args, &[], workspace_root, json, None)
+}
+
+/// [`run_cargo`] with extra environment and, for `cargo test` with the
+/// lane's test runner, the `marker` around test binaries' output (see
+/// [`testrun`]): that output is passed on like the rest but kept out of
+/// [`CargoRun::text`], which then holds only what cargo itself ran (doctests).
+pub fn run_cargo_with<R: stream::WorkspaceRoot + ?Sized>(
+    args: &[OsString],
+    env: &[(&str, OsString)],
+    workspace_root: &R,
+    json: bool,
+    marker: Option<&str>,
+) -> CargoRun {
     ignore_interrupts_while_children_run();
     let program = cargo_program();
     let mut cmd = Command::new(&program);
     cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::inherit())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -137,15 +153,22 @@ pub fn run_cargo<R: stream::WorkspaceRoot + ?Sized>(
     });
     let mut text = String::new();
     let outcome = match child.stdout.take() {
-        Some(out) => stream::read_stream(BufReader::new(out), workspace_root, |line| {
-            text.push_str(line);
-            text.push('\n');
-            if json {
-                eprintln!("{line}");
-            } else {
-                println!("{line}");
-            }
-        }),
+        Some(out) => stream::read_stream_marked(
+            BufReader::new(out),
+            workspace_root,
+            marker,
+            |line, from_binary| {
+                if !from_binary {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                if json {
+                    eprintln!("{line}");
+                } else {
+                    println!("{line}");
+                }
+            },
+        ),
         None => BuildOutcome::default(),
     };
     let status = match child.wait() {

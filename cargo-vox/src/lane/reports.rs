@@ -27,11 +27,11 @@ pub fn vox_diagnostics(
         None if build_script_failed => newest_report(package, package_dir, target_dir),
         None => None,
     };
-    path.and_then(|p| read_report(&p, package_dir))
+    path.and_then(|p| read_report(&p, package, package_dir))
         .unwrap_or_default()
 }
 
-fn read_report(path: &Path, package_dir: &Path) -> Option<Vec<DiagnosticPayload>> {
+fn read_report(path: &Path, package: &str, package_dir: &Path) -> Option<Vec<DiagnosticPayload>> {
     let text = std::fs::read_to_string(path).ok()?;
     let report: serde_json::Value = serde_json::from_str(&text).ok()?;
     let diags = report.get("diagnostics")?.as_array()?;
@@ -41,6 +41,7 @@ fn read_report(path: &Path, package_dir: &Path) -> Option<Vec<DiagnosticPayload>
             .filter_map(|d| serde_json::from_value::<DiagnosticPayload>(d.clone()).ok())
             .map(|mut d| {
                 rebase(&mut d, package_dir);
+                d.package = Some(package.to_string());
                 d
             })
             .collect(),

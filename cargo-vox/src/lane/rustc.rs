@@ -89,6 +89,7 @@ pub fn payload(d: &Diagnostic, workspace_root: &Path) -> Option<DiagnosticPayloa
         correction_hints: hints,
         suggested_fixes: fixes,
         related_spans: related,
+        package: None,
     })
 }
 

@@ -55,6 +55,8 @@ pub struct BuildOutcome {
     /// `(package name, OUT_DIR)` of every build script that ran or was fresh.
     pub out_dirs: Vec<(String, PathBuf)>,
     pub executables: Vec<Executable>,
+    /// The package id of each of `diagnostics`, in the same order.
+    pub diagnostic_packages: Vec<String>,
     /// `build-finished.success`, if the stream got that far.
     pub finished: Option<bool>,
     /// Lines that were not cargo messages.
@@ -69,9 +71,24 @@ pub fn read_stream<R: WorkspaceRoot + ?Sized>(
     workspace_root: &R,
     mut on_text: impl FnMut(&str),
 ) -> BuildOutcome {
+    read_stream_marked(input, workspace_root, None, |line, _| on_text(line))
+}
+
+/// [`read_stream`] for `cargo test`, whose test binaries print between the
+/// lines of `marker` (see `lane::testrun`): those lines are dropped, and
+/// every line between them goes to `on_text` as a binary's (`true`), never
+/// read as a cargo message.
+pub fn read_stream_marked<R: WorkspaceRoot + ?Sized>(
+    input: impl BufRead,
+    workspace_root: &R,
+    marker: Option<&str>,
+    mut on_text: impl FnMut(&str, bool),
+) -> BuildOutcome {
     let mut out = BuildOutcome::default();
     let mut reader = input;
     let mut buf = Vec::new();
+    let (begin, end) = marker.map(crate::lane::testrun::marker_lines).unzip();
+    let mut in_binary = false;
     loop {
         buf.clear();
         match reader.read_until(b'\n', &mut buf) {
@@ -82,7 +99,17 @@ pub fn read_stream<R: WorkspaceRoot + ?Sized>(
         }
         let line = String::from_utf8_lossy(&buf);
         let line = line.trim_end_matches(['\n', '\r']);
-        handle_line(line, workspace_root, &mut out, &mut on_text);
+        if begin.as_deref() == Some(line) {
+            in_binary = true;
+        } else if end.as_deref() == Some(line) {
+            in_binary = false;
+        } else if in_binary {
+            on_text(line, true);
+        } else {
+            handle_line(line, workspace_root, &mut out, &mut |l: &str| {
+                on_text(l, false)
+            });
+        }
     }
     out
 }
@@ -100,7 +127,8 @@ fn handle_line<R: WorkspaceRoot + ?Sized>(
     };
     match parsed {
         Some(Message::CompilerMessage(m)) => {
-            if let Some(p) = rustc::payload(&m.message, workspace_root.workspace_root()) {
+            if let Some(mut p) = rustc::payload(&m.message, workspace_root.workspace_root()) {
+                p.package = Some(package_name(&m.package_id.repr));
                 // The same diagnostic arrives once per target that compiles
                 // the file (lib, bin, test): keep the first.
                 let key = (
@@ -115,6 +143,7 @@ fn handle_line<R: WorkspaceRoot + ?Sized>(
                         out.rendered.push(r.clone());
                     }
                     out.diagnostics.push(p);
+                    out.diagnostic_packages.push(m.package_id.repr.clone());
                 }
             }
         }

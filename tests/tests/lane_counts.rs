@@ -1,0 +1,229 @@
+//! `cargo vox test --json` counts exactly what ran, whatever the tests
+//! print: the real binary and the real cargo on a copy of
+//! `fixtures/lane/counts`, whose tests print libtest's own lines (summaries,
+//! `test … FAILED`, failure sections), cargo-message JSON, panic with such
+//! text, fail a `#[should_panic]`, and whose `harness = false` target fails.
+//! Its path dependency `outside/` is not a workspace member and compiles
+//! with a warning that is not reported.
+//!
+//! Expected, for all targets: unit tests 3 passed, 3 failed, 1 ignored
+//! (the Vox `@test` passes); integration tests 2 passed; the
+//! `harness = false` target 1 failed; doctests 1 passed, 1 failed.
+
+use std::path::Path;
+
+use serde_json::Value;
+use vox_e2e::{cargo_vox, copy_fixture, json_lines, read, run, Run, BUILD};
+
+fn lane(dir: &Path, args: &[&str]) -> Run {
+    let mut cmd = cargo_vox(dir);
+    cmd.args(args);
+    let r = run(&mut cmd, BUILD);
+    assert!(
+        !r.stderr
+            .lines()
+            .any(|l| l.contains("panicked at") && l.contains("cargo-vox")),
+        "cargo-vox panicked\n{}",
+        r.dump()
+    );
+    r
+}
+
+/// The build and the test envelope of a `--json test` run.
+fn envelopes(r: &Run) -> (Value, Value) {
+    // Only JSON lines may reach stdout under `--json`.
+    let mut lines = json_lines(r);
+    assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
+    let test = lines.pop().expect("two lines");
+    let build = lines.pop().expect("two lines");
+    assert_eq!(build["command"], "build", "{}", r.dump());
+    assert_eq!(test["command"], "test", "{}", r.dump());
+    (build, test)
+}
+
+fn counts(t: &Value) -> (u64, u64, u64) {
+    let n = |k: &str| {
+        t[k].as_u64()
+            .unwrap_or_else(|| panic!("{k} is a number: {t}"))
+    };
+    (n("passed"), n("failed"), n("ignored"))
+}
+
+/// The failures, each checked to appear once and to name its package.
+fn failures(t: &Value) -> Vec<&Value> {
+    let list: Vec<&Value> = t["failures"]
+        .as_array()
+        .unwrap_or_else(|| panic!("failures is a list: {t}"))
+        .iter()
+        .collect();
+    for f in &list {
+        assert_eq!(
+            f["package"], "lane-counts",
+            "every failure names its package: {f}"
+        );
+        let same = list.iter().filter(|g| g["name"] == f["name"]).count();
+        assert_eq!(same, 1, "{} appears once in {t}", f["name"]);
+    }
+    list
+}
+
+fn failure<'a>(list: &[&'a Value], name: &str) -> &'a Value {
+    list.iter()
+        .find(|f| f["name"] == name)
+        .copied()
+        .unwrap_or_else(|| panic!("a failure named {name:?} in {list:?}"))
+}
+
+fn message(f: &Value) -> &str {
+    f["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("message is text: {f}"))
+}
+
+/// 1-based line of the first line of `text` containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not found"))
+        + 1
+}
+
+/// libtest's name of the doctest that fails: the fence opening after `pub fn doc_fails`'s docs start.
+fn failing_doctest_name(lib_rs: &str) -> String {
+    let docs = line_of(lib_rs, "/// A doctest that fails.");
+    let fence = lib_rs
+        .lines()
+        .enumerate()
+        .skip(docs)
+        .find(|(_, l)| l.trim() == "/// ```")
+        .map(|(i, _)| i + 1)
+        .expect("the failing doctest's fence");
+    format!("src/lib.rs - doc_fails (line {fence})")
+}
+
+/// Checks the failures every run must report, with and without `--nocapture`.
+fn assert_failures(t: &Value, panic_text: &str, doctest: &str) {
+    let list = failures(t);
+    let names: Vec<&str> = list.iter().filter_map(|f| f["name"].as_str()).collect();
+    assert_eq!(list.len(), 5, "five failures, no more: {names:?}\n{t}");
+
+    let fake = failure(&list, "tests::panics_with_fake_output");
+    assert_eq!(
+        message(fake),
+        panic_text,
+        "the whole panic message, libtest- and JSON-looking lines included: {fake}"
+    );
+    assert_eq!(fake["target"], "lane_counts", "{fake}");
+
+    let should = failure(&list, "tests::should_panic_but_does_not");
+    assert!(
+        message(should).contains("did not panic as expected"),
+        "{should}"
+    );
+
+    let arithmetic = failure(&list, "tests::arithmetic");
+    let m = message(arithmetic);
+    assert!(
+        m.contains("two and two make five") && m.contains("left: 4") && m.contains("right: 5"),
+        "{arithmetic}"
+    );
+
+    let raw = failure(&list, "raw");
+    assert_eq!(raw["target"], "raw", "{raw}");
+    assert!(
+        message(raw).contains("harness = false") && message(raw).contains("status 1"),
+        "the failed target says what happened: {raw}"
+    );
+    assert!(
+        raw["output_excerpt"]
+            .as_str()
+            .is_some_and(|o| o.contains("raw check failed: the numbers disagree")),
+        "the target's stderr is in the excerpt: {raw}"
+    );
+
+    let doc = failure(&list, doctest);
+    assert!(message(doc).contains("doctest says no"), "{doc}");
+}
+
+#[test]
+fn counts_are_exact_whatever_the_tests_print() {
+    let root = copy_fixture("lane/counts", "lane-counts");
+    let lib_rs = read(&root.join("src/lib.rs"));
+    let panic_text = {
+        let start = lib_rs
+            .find("pub const PANIC_TEXT: &str = \"")
+            .expect("PANIC_TEXT")
+            + 30;
+        let end = start + lib_rs[start..].find("\";").expect("end of PANIC_TEXT");
+        lib_rs[start..end].replace("\\\"", "\"")
+    };
+    let doctest = failing_doctest_name(&lib_rs);
+
+    // 1. Captured output (libtest's default).
+    let r = lane(&root, &["--json", "test"]);
+    r.assert_code(1);
+    let (build, t) = envelopes(&r);
+    assert_eq!(build["ok"], true, "{}", r.dump());
+    assert_eq!(
+        counts(&t),
+        (6, 5, 1),
+        "passed, failed, ignored: {t}\n{}",
+        r.dump()
+    );
+    assert_eq!(t["ok"], false, "{t}");
+    assert_failures(&t, &panic_text, &doctest);
+
+    // Diagnostics name their package; the path dependency outside the
+    // workspace compiles with a warning that is not reported.
+    let diagnostics = build["diagnostics"].as_array().expect("diagnostics");
+    for d in diagnostics {
+        assert_eq!(d["package"], "lane-counts", "{d}");
+    }
+    let rust_warning = diagnostics
+        .iter()
+        .find(|d| {
+            d["source"] == "rustc" && d["message"].as_str().is_some_and(|m| m.contains("spare"))
+        })
+        .unwrap_or_else(|| panic!("lane-counts' own unused-variable warning: {build}"));
+    assert_eq!(rust_warning["severity"], "warning");
+    assert!(
+        !build.to_string().contains("outside_unused"),
+        "no warning from the dependency outside the workspace: {build}"
+    );
+
+    // 2. `--nocapture`: the tests print straight to stdout and panic on
+    // stderr; the counts and the messages stay the same.
+    let r = lane(&root, &["--json", "test", "--", "--", "--nocapture"]);
+    r.assert_code(1);
+    let (_, t) = envelopes(&r);
+    assert_eq!(counts(&t), (6, 5, 1), "with --nocapture: {t}\n{}", r.dump());
+    assert_failures(&t, &panic_text, &doctest);
+
+    // 3. One thread, and only the unit tests.
+    let r = lane(
+        &root,
+        &[
+            "--json",
+            "test",
+            "--",
+            "--lib",
+            "--",
+            "--nocapture",
+            "--test-threads=1",
+        ],
+    );
+    r.assert_code(1);
+    let (_, t) = envelopes(&r);
+    assert_eq!(counts(&t), (3, 3, 1), "unit tests alone: {t}\n{}", r.dump());
+
+    // 4. For people: stdout carries the tests' own output, the summary is on stderr.
+    let r = lane(&root, &["test"]);
+    r.assert_code(1);
+    assert!(
+        r.stderr.contains("test: 6 passed, 5 failed, 1 ignored"),
+        "{}",
+        r.dump()
+    );
+    assert!(r.stdout.contains("test result:"), "{}", r.dump());
+    assert!(!r.stdout.contains("vox-test-output"), "{}", r.dump());
+}
