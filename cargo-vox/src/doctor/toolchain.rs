@@ -343,10 +343,7 @@ fn create_probe_crate(
     for _ in 0..64 {
         let Some(name) = names() else { break };
         let dir = base.join(name);
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        match builder.create(&dir) {
+        match private_dir_builder().create(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -363,6 +360,20 @@ fn create_probe_crate(
         std::io::ErrorKind::AlreadyExists,
         "no free directory name",
     ))
+}
+
+/// Creates one directory (not its parents), failing if anything exists
+/// there; on Unix it is private to this user (mode 0700).
+fn private_dir_builder() -> std::fs::DirBuilder {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        let mut builder = std::fs::DirBuilder::new();
+        builder.mode(0o700);
+        builder
+    }
+    #[cfg(not(unix))]
+    std::fs::DirBuilder::new()
 }
 
 /// Writes a new file: never an existing path, never through a symlink.
