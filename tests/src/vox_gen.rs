@@ -792,6 +792,22 @@ impl Gen {
                     let base = self.use_var(&b);
                     return Expr::Field(Box::new(base), t, fi);
                 }
+                // Or of any record value (a call, a literal, an `if`…).
+                let mut owners = Vec::new();
+                for (t, td) in self.types.iter().enumerate() {
+                    if let TypeKind::Record(fs) = &td.kind {
+                        for (fi, f) in fs.iter().enumerate() {
+                            if f.ty == *ty {
+                                owners.push((t, fi));
+                            }
+                        }
+                    }
+                }
+                if !owners.is_empty() {
+                    let (t, fi) = *self.rng.pick(&owners);
+                    let base = self.expr(&Ty::Named(t), depth - 1);
+                    return Expr::Field(Box::new(base), t, fi);
+                }
             }
             1 | 2 => {
                 let fs = self.callable(Some(ty));
@@ -1438,20 +1454,18 @@ impl Gen {
                 out.push(Stmt::For(b, it, body));
             }
             9 => {
-                // Early return.
-                if let Some(r) = self.cur_ret.clone() {
-                    let c = self.expr(&Ty::Bool, depth);
-                    let c = self.head(c);
-                    let v = self.expr(&r, depth);
-                    out.push(Stmt::If(
-                        c,
-                        Block {
-                            stmts: vec![Stmt::Return(Some(v))],
-                            tail: None,
-                        },
-                        None,
-                    ));
-                }
+                // Early return (a bare `return` in functions without a value).
+                let c = self.expr(&Ty::Bool, depth);
+                let c = self.head(c);
+                let v = self.cur_ret.clone().map(|r| self.expr(&r, depth));
+                out.push(Stmt::If(
+                    c,
+                    Block {
+                        stmts: vec![Stmt::Return(v)],
+                        tail: None,
+                    },
+                    None,
+                ));
             }
             10 => {
                 let t = self.base_ty(1);

@@ -18,6 +18,9 @@
 //!   prints every failing seed with its first errors.
 //! - One seed: `VOX_DIFF_SEED=N` with the sweep prints the module's Vox
 //!   source and runs only it.
+//! - `VOX_DIFF_WITHOUT=empty_literals,…` / `VOX_DIFF_WITH=…` switch
+//!   generator features (see `vox_gen::Features`) for the sweep.
+//! - `one_file` (ignored) builds a hand-written module (`VOX_DIFF_FILE`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -311,6 +314,35 @@ fn report(failures: &BTreeMap<u64, Failure>, tag: &str) -> String {
     out
 }
 
+/// `VOX_DIFF_WITHOUT=empty_literals,tricky_names` turns generator features
+/// off (to look past one kind of finding), `VOX_DIFF_WITH=…` turns them on.
+fn features_from_env() -> Features {
+    let mut f = Features::default();
+    for (var, on) in [("VOX_DIFF_WITHOUT", false), ("VOX_DIFF_WITH", true)] {
+        let Ok(list) = std::env::var(var) else {
+            continue;
+        };
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let flag = match name {
+                "tricky_names" => &mut f.tricky_names,
+                "empty_literals" => &mut f.empty_literals,
+                "deep_recursion" => &mut f.deep_recursion,
+                "net" => &mut f.net,
+                "main_fn" => &mut f.main_fn,
+                "value_statements" => &mut f.value_statements,
+                "dead_stores" => &mut f.dead_stores,
+                "non_camel_names" => &mut f.non_camel_names,
+                "local_shadows_fn" => &mut f.local_shadows_fn,
+                "call_tests" => &mut f.call_tests,
+                "paren_heads" => &mut f.paren_heads,
+                other => panic!("{var}: unknown generator feature `{other}`"),
+            };
+            *flag = on;
+        }
+    }
+    f
+}
+
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -345,7 +377,7 @@ fn sweep() {
     let seeds: Vec<u64> = match std::env::var("VOX_DIFF_SEED") {
         Ok(one) => {
             let seed: u64 = one.parse().expect("VOX_DIFF_SEED is a number");
-            eprintln!("{}", generate(seed, &Features::default()).render());
+            eprintln!("{}", generate(seed, &features_from_env()).render());
             vec![seed]
         }
         Err(_) => {
@@ -354,7 +386,8 @@ fn sweep() {
         }
     };
     let batch = env_u64("VOX_DIFF_BATCH", 25) as usize;
-    let failures = differential(&seeds, batch, "sweep", &Features::default());
+    let features = features_from_env();
+    let failures = differential(&seeds, batch, "sweep", &features);
     eprintln!(
         "differential sweep: {} seeds in {:.1?}, {} failing",
         seeds.len(),
