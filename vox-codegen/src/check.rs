@@ -1100,6 +1100,7 @@ impl<'a> Checker<'a> {
             );
         }
         self.pop_scope();
+        settle_block(&mut self.info, &decl.body);
         self.current = None;
     }
 
@@ -2675,6 +2676,144 @@ fn direct_named(t: &Ty, out: &mut Vec<TypeId>) {
     match t {
         Ty::Named(id) => out.push(*id),
         Ty::Result(inner) => direct_named(inner, out),
+        _ => {}
+    }
+}
+
+/// After a body is checked, gives each `[]`/`None` the element type its
+/// surroundings decided (docs/language.md, "Empty lists and None"): the
+/// type of a `match`, `if`, block, list, `Some`/`Ok` or list `+` flows into
+/// the parts that produce its value, and the two sides of `==` share
+/// theirs. Only holes (`Unknown`) are filled; emission relies on it.
+fn settle_block(info: &mut ModuleInfo, b: &Block) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let { value, .. } => settle_expr(info, value),
+            Stmt::Assign { target, value, .. } => {
+                settle_expr(info, target);
+                settle_expr(info, value);
+            }
+            Stmt::Return { value, .. } => {
+                if let Some(v) = value {
+                    settle_expr(info, v);
+                }
+            }
+            Stmt::For { iter, body, .. } => {
+                settle_expr(info, iter);
+                settle_block(info, body);
+            }
+            Stmt::Expr(e) => settle_expr(info, e),
+        }
+    }
+}
+
+/// Fills the holes of `e`'s recorded type from `t`.
+fn fill_holes_from(info: &mut ModuleInfo, e: &Expr, t: &Ty) {
+    let Some(slot) = info.expr_types.get_mut(e.id.0 as usize) else {
+        return;
+    };
+    if slot.is_concrete() || matches!(slot, Ty::Never | Ty::Error) {
+        return;
+    }
+    if matches!(t, Ty::Never | Ty::Error | Ty::Unknown) {
+        return;
+    }
+    *slot = slot.join(t);
+}
+
+fn block_tail(b: &Block) -> Option<&Expr> {
+    match b.stmts.last() {
+        Some(Stmt::Expr(e)) => Some(e),
+        _ => None,
+    }
+}
+
+fn settle_expr(info: &mut ModuleInfo, e: &Expr) {
+    let t = info.expr_type(e.id).clone();
+    match &e.kind {
+        ExprKind::Binary { op, lhs, rhs } => {
+            match op {
+                BinaryOp::Add if matches!(t, Ty::List(_)) => {
+                    fill_holes_from(info, lhs, &t);
+                    fill_holes_from(info, rhs, &t);
+                }
+                BinaryOp::Eq | BinaryOp::NotEq => {
+                    let lt = info.expr_type(lhs.id).clone();
+                    let rt = info.expr_type(rhs.id).clone();
+                    fill_holes_from(info, lhs, &rt);
+                    fill_holes_from(info, rhs, &lt);
+                }
+                _ => {}
+            }
+            settle_expr(info, lhs);
+            settle_expr(info, rhs);
+        }
+        ExprKind::List(items) => {
+            if let Ty::List(el) = &t {
+                for i in items {
+                    fill_holes_from(info, i, el);
+                }
+            }
+            for i in items {
+                settle_expr(info, i);
+            }
+        }
+        ExprKind::Ctor { args, .. } => {
+            let args = args.as_deref().unwrap_or(&[]);
+            if let (Some(Ctor::Some | Ctor::Ok), Ty::Option(inner) | Ty::Result(inner), Some(a)) =
+                (info.ctors.get(&e.id), &t, args.first())
+            {
+                let inner = (**inner).clone();
+                fill_holes_from(info, &a.value, &inner);
+            }
+            for a in args {
+                settle_expr(info, &a.value);
+            }
+        }
+        ExprKind::If { cond, then, els } => {
+            for b in std::iter::once(then).chain(els.iter()) {
+                if let Some(x) = block_tail(b) {
+                    fill_holes_from(info, x, &t);
+                }
+            }
+            settle_expr(info, cond);
+            settle_block(info, then);
+            if let Some(b) = els {
+                settle_block(info, b);
+            }
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            for a in arms {
+                fill_holes_from(info, &a.body, &t);
+            }
+            settle_expr(info, scrutinee);
+            for a in arms {
+                settle_expr(info, &a.body);
+            }
+        }
+        ExprKind::Block(b) => {
+            if let Some(x) = block_tail(b) {
+                fill_holes_from(info, x, &t);
+            }
+            settle_block(info, b);
+        }
+        ExprKind::Call { args, .. } => {
+            for a in args {
+                settle_expr(info, &a.value);
+            }
+        }
+        ExprKind::Record { fields, .. } => {
+            for f in fields {
+                settle_expr(info, &f.value);
+            }
+        }
+        ExprKind::Field { base, .. } => settle_expr(info, base),
+        ExprKind::Unary { expr, .. } => settle_expr(info, expr),
+        ExprKind::Poison(parts) => {
+            for p in parts {
+                settle_expr(info, p);
+            }
+        }
         _ => {}
     }
 }

@@ -662,7 +662,9 @@ impl<'a> Emitter<'a> {
     fn typed(&mut self, e: &Expr, want: Option<&Ty>, ctx: Ctx, depth: usize) -> String {
         let t = self.ty(e);
         let v = self.expr(e, ctx, depth, Tail::Value);
-        if t.is_concrete() {
+        // `vec![]` alone is ambiguous to rustc in `==` and `extend` even
+        // when Vox knows its type.
+        if t.is_concrete() && !has_empty_list(e) {
             return v;
         }
         let full = fill_holes(&want.map_or_else(|| t.clone(), |w| t.join(w)));
@@ -1446,6 +1448,17 @@ fn recursive_net_fns(module: &Module, info: &ModuleInfo) -> HashMap<usize, HashS
         out.insert(i, seen);
     }
     out
+}
+
+/// Whether `e` contains an empty list literal.
+fn has_empty_list(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if matches!(&x.kind, ExprKind::List(items) if items.is_empty()) {
+            found = true;
+        }
+    });
+    found
 }
 
 /// Whether evaluating `e` calls a function or builtin (and so may have an
