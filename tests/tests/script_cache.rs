@@ -241,6 +241,24 @@ fn a_cache_others_may_write_or_own_is_refused() {
     assert!(r.stderr.contains("writable by other users"), "{}", r.dump());
     assert!(r.stdout.is_empty(), "{}", r.dump());
 
+    // Private itself, but inside a directory anyone may change: another
+    // user could rename it away and put theirs in its place.
+    let inside_open = open.join("cache");
+    std::fs::create_dir(&inside_open).expect("create cache");
+    std::fs::set_permissions(&inside_open, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let r = vox(
+        &dir,
+        &["--json", "run", "e.vox"],
+        &[("VOX_SCRIPT_CACHE", &inside_open), ("CARGO", &nocargo)],
+        QUICK,
+    );
+    let message = refusal(&r);
+    assert!(
+        message.contains(&format!("inside {}", open.display())),
+        "{message}"
+    );
+    assert!(message.contains("mode 777"), "{message}");
+
     // Owned by someone else (only root can arrange that).
     let me = std::fs::metadata(&dir).expect("work dir").uid();
     if me != 0 {
@@ -261,6 +279,24 @@ fn a_cache_others_may_write_or_own_is_refused() {
     assert!(message.contains(theirs.to_str().unwrap()), "{message}");
     assert!(message.contains("owned by uid 65534"), "{message}");
     assert!(message.contains("VOX_SCRIPT_CACHE"), "{message}");
+
+    // Ours, inside a directory someone else owns.
+    let mine = theirs.join("mine");
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::create_dir(&mine).expect("create cache");
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let r = vox(
+        &dir,
+        &["--json", "run", "e.vox"],
+        &[("VOX_SCRIPT_CACHE", &mine), ("CARGO", &nocargo)],
+        QUICK,
+    );
+    let message = refusal(&r);
+    assert!(
+        message.contains(&format!("inside {}", theirs.display())),
+        "{message}"
+    );
+    assert!(message.contains("owned by uid 65534"), "{message}");
 }
 
 #[cfg(unix)]

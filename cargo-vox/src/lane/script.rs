@@ -63,51 +63,61 @@ fn temp_cache_name() -> String {
 const CACHE_HINT: &str = "set VOX_SCRIPT_CACHE to a directory of your own";
 
 /// Creates `dir` (and missing parents) private to this user, and refuses it
-/// when another user could plant a program in it for us to run: not owned
-/// by us, or writable by group or others. Returns its canonical path.
+/// when another user could plant a program in it for us to run: it is not
+/// owned by us or is writable by group or others, or a directory above it
+/// could be changed by another user (owned by someone but us or root, or
+/// writable by group or others without the sticky bit, as `/tmp` has) —
+/// they could rename it away and put theirs in its place. Returns its
+/// canonical path, which is what is used from then on.
 #[cfg(unix)]
 fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
     let shown = dir.display();
+    let unreadable = |e: std::io::Error| format!("cannot read the script cache {shown}: {e}");
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
         .map_err(|e| format!("cannot create the script cache {shown}: {e}"))?;
+    let real = dir.canonicalize().map_err(unreadable)?;
     let me = current_uid();
-    let owned_by_other = |uid: u32| {
-        format!(
-            "the script cache {shown} is owned by uid {uid}, not by you (uid {me}): \
-             another user could make `cargo vox run` run their program; \
-             remove it, or {CACHE_HINT}"
-        )
-    };
-    // Whoever owns a symlink decides where it points.
-    let link = std::fs::symlink_metadata(dir)
-        .map_err(|e| format!("cannot read the script cache {shown}: {e}"))?;
-    if link.file_type().is_symlink() && link.uid() != me {
-        return Err(owned_by_other(link.uid()));
-    }
-    let meta =
-        std::fs::metadata(dir).map_err(|e| format!("cannot read the script cache {shown}: {e}"))?;
+    let risk = "another user could make `cargo vox run` run their program";
+    let meta = std::fs::metadata(&real).map_err(unreadable)?;
     if !meta.is_dir() {
         return Err(format!(
             "the script cache {shown} is not a directory; {CACHE_HINT}"
         ));
     }
     if meta.uid() != me {
-        return Err(owned_by_other(meta.uid()));
+        return Err(format!(
+            "the script cache {shown} is owned by uid {}, not by you (uid {me}): \
+             {risk}; remove it, or {CACHE_HINT}",
+            meta.uid()
+        ));
     }
     if meta.mode() & 0o022 != 0 {
         return Err(format!(
             "the script cache {shown} is writable by other users (mode {:o}): \
-             another user could make `cargo vox run` run their program; \
-             run `chmod go-w {shown}`, or {CACHE_HINT}",
+             {risk}; run `chmod go-w {shown}`, or {CACHE_HINT}",
             meta.mode() & 0o7777
         ));
     }
-    dir.canonicalize()
-        .map_err(|e| format!("cannot read the script cache {shown}: {e}"))
+    for above in real.ancestors().skip(1) {
+        let meta = std::fs::metadata(above).map_err(unreadable)?;
+        let why = if meta.uid() != me && meta.uid() != 0 {
+            format!("owned by uid {}", meta.uid())
+        } else if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+            format!("mode {:o}", meta.mode() & 0o7777)
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "the script cache {shown} is inside {}, which another user can change ({why}): \
+             {risk}; {CACHE_HINT} in directories only you (or root) can change",
+            above.display()
+        ));
+    }
+    Ok(real)
 }
 
 #[cfg(not(unix))]
@@ -490,6 +500,16 @@ mod tests {
         }
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(private_dir(&dir).is_ok());
+        // Inside a directory others may change (rename the cache away and
+        // put theirs in its place): refused; a sticky one (like /tmp) is fine.
+        let open = root.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = private_dir(&open.join("cache")).unwrap_err();
+        assert!(err.contains(&format!("inside {}", open.display())), "{err}");
+        assert!(err.contains("mode 777"), "{err}");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(private_dir(&open.join("cache")).is_ok());
         // A file where the cache should be.
         let file = root.path().join("file");
         std::fs::write(&file, "").unwrap();
