@@ -12,7 +12,10 @@
 //! - the stamp records the program and its hash, and only a program inside
 //!   the target directory the script was built in, with that hash, is run;
 //! - the cache directory is created private (mode 0700) and refused when
-//!   another user owns it or may write to it;
+//!   another user owns it or may write to it, or could swap it out (a
+//!   directory above it that they own or may write, sticky `/tmp` aside);
+//!   with neither `HOME` nor `XDG_CACHE_HOME` set it is
+//!   `$TMPDIR/vox-scripts-<uid>`;
 //! - files are written through a fresh temporary file, never through
 //!   something planted in the cache (`vox_build::write_if_changed`).
 
