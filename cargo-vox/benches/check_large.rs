@@ -155,8 +155,12 @@ fn main() {
     // `cargo bench` passes `--bench`; nothing else to parse.
     let (src, groups) = generate();
     let lines = src.lines().count();
-    let dir = std::env::temp_dir().join(format!("vox-check-large-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // A new private directory (not a predictable name in the shared temp dir).
+    let tmp = tempfile::Builder::new()
+        .prefix("vox-check-large-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path().to_path_buf();
     let file = dir.join("large.vox");
     std::fs::write(&file, &src).unwrap();
     println!(
@@ -233,5 +237,5 @@ fn main() {
         "peak RSS of cargo-vox: {rss:.1} MB; goal < {GOAL_RSS_MB} MB: {}",
         verdict(rss < GOAL_RSS_MB)
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(tmp);
 }
