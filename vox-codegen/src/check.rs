@@ -20,17 +20,19 @@ pub enum Builtin {
     Str,
     Int,
     Float,
+    Decimal,
     Print,
     Assert,
     AssertEq,
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 7] = [
+    pub const ALL: [(&'static str, Builtin); 8] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
         ("float", Builtin::Float),
+        ("decimal", Builtin::Decimal),
         ("print", Builtin::Print),
         ("assert", Builtin::Assert),
         ("assert_eq", Builtin::AssertEq),
@@ -121,6 +123,19 @@ const AI_ARGS: [&str; 4] = [
     "temperature",
 ];
 const MAX_ITERATIONS_LIMIT: i64 = 100;
+
+/// Whether `text` is a `Decimal` as Vox writes one: an optional `-`, digits,
+/// and optionally `.` and more digits (docs/language.md, "Decimal"; the same
+/// rule as `vox_runtime::decimal::is_decimal`).
+fn is_decimal_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let (int, frac) = match digits.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (digits, None),
+    };
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    all_digits(int) && frac.is_none_or(all_digits)
+}
 
 /// Resolves a written type against a checked module's types (no diagnostics:
 /// the error says what is wrong).
@@ -1423,14 +1438,18 @@ impl<'a> Checker<'a> {
     /// Remembers where an expression that can fail at run time is written.
     fn note_site(&mut self, e: &Expr) {
         let can_fail = match &e.kind {
-            ExprKind::Binary { op, .. } => matches!(
-                op,
-                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem
-            ),
+            ExprKind::Binary { op, lhs, .. } => {
+                matches!(
+                    op,
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem
+                ) || matches!(self.info.expr_type(lhs.id), Ty::Decimal)
+            }
             ExprKind::Unary { op, .. } => *op == UnaryOp::Neg,
             ExprKind::Call { .. } => matches!(
                 self.info.callees.get(&e.id),
-                Some(Callee::Builtin(Builtin::Int))
+                Some(Callee::Builtin(
+                    Builtin::Int | Builtin::Float | Builtin::Decimal
+                ))
             ),
             _ => false,
         };
@@ -1548,7 +1567,7 @@ impl<'a> Checker<'a> {
                 let t = self.check_expr(expr, Want::Any);
                 match (op, &t) {
                     (_, Ty::Error) => Ty::Error,
-                    (UnaryOp::Neg, Ty::Int | Ty::Float) => t,
+                    (UnaryOp::Neg, Ty::Int | Ty::Float | Ty::Decimal) => t,
                     (UnaryOp::Not, Ty::Bool) => Ty::Bool,
                     (UnaryOp::Neg, _) => {
                         self.err(Diagnostic::error(
@@ -2133,6 +2152,7 @@ impl<'a> Checker<'a> {
                 Builtin::Len | Builtin::Int => Ty::Int,
                 Builtin::Str => Ty::Str,
                 Builtin::Float => Ty::Float,
+                Builtin::Decimal => Ty::Decimal,
                 _ => Ty::Unit,
             };
         }
@@ -2158,22 +2178,59 @@ impl<'a> Checker<'a> {
             }
             Builtin::Int => {
                 let t = self.check_expr(a0, Want::Any);
-                if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Error) {
+                if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Decimal | Ty::Error) {
                     bad(
                         self,
                         &t,
-                        "an `int`, `float` or `bool`",
-                        "int | float | bool",
+                        "an `int`, `float`, `bool` or `Decimal`",
+                        "int | float | bool | Decimal",
                     );
                 }
                 Ty::Int
             }
             Builtin::Float => {
                 let t = self.check_expr(a0, Want::Any);
-                if !matches!(t, Ty::Int | Ty::Float | Ty::Error) {
-                    bad(self, &t, "an `int` or `float`", "int | float");
+                if !matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error) {
+                    bad(
+                        self,
+                        &t,
+                        "an `int`, `float` or `Decimal`",
+                        "int | float | Decimal",
+                    );
                 }
                 Ty::Float
+            }
+            Builtin::Decimal => {
+                let t = self.check_expr(a0, Want::Any);
+                match (&t, &a0.kind) {
+                    (Ty::Str, ExprKind::Str(text)) if !is_decimal_text(text) => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::InvalidDecimal,
+                                a0.span,
+                                format!("{text:?} is not a decimal number"),
+                            )
+                            .hint("a `Decimal` is written like \"12.50\" or \"-3\": an optional `-`, digits, and optionally `.` and more digits"),
+                        );
+                    }
+                    (Ty::Str | Ty::Int | Ty::Decimal | Ty::Error, _) => {}
+                    (Ty::Float, _) => self.err(
+                        Diagnostic::error(
+                            Code::Mismatch,
+                            a0.span,
+                            "`decimal` needs a `str`, `int` or `Decimal`",
+                        )
+                        .types("str | int | Decimal", "float")
+                        .hint("a `float` is binary and holds most decimals only approximately: write the number as text, `decimal(\"0.1\")`, or convert its shortest text, `decimal(str(x))`"),
+                    ),
+                    _ => bad(
+                        self,
+                        &t,
+                        "a `str`, `int` or `Decimal`",
+                        "str | int | Decimal",
+                    ),
+                }
+                Ty::Decimal
             }
             Builtin::Print => {
                 self.check_expr(a0, Want::Any);
@@ -2285,7 +2342,10 @@ impl<'a> Checker<'a> {
             Lt | Le | Gt | Ge => {
                 let ok = matches!(
                     (&lt, &rt),
-                    (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) | (Ty::Str, Ty::Str)
+                    (Ty::Int, Ty::Int)
+                        | (Ty::Float, Ty::Float)
+                        | (Ty::Str, Ty::Str)
+                        | (Ty::Decimal, Ty::Decimal)
                 );
                 if !ok {
                     self.operand_error(e, sym, &lt, &rt);
@@ -2299,6 +2359,7 @@ impl<'a> Checker<'a> {
                 }
                 (Ty::Float, Ty::Float) => Ty::Float,
                 (Ty::Str, Ty::Str) if op == Add => Ty::Str,
+                (Ty::Decimal, Ty::Decimal) if matches!(op, Add | Sub | Mul) => Ty::Decimal,
                 _ => {
                     self.operand_error(e, sym, &lt, &rt);
                     Ty::Error
@@ -2325,6 +2386,15 @@ impl<'a> Checker<'a> {
             (Ty::Str, _) | (_, Ty::Str) if sym == "+" => {
                 d.hint("convert the other side with `str(…)` to join text")
             }
+            (Ty::Decimal, Ty::Decimal) => d.hint(
+                "`Decimal` has `+`, `-` and `*` but no `/` or `%` (a quotient needs a rounding rule): multiply instead, `d * decimal(\"0.5\")`, or compute in `float(d)`",
+            ),
+            (Ty::Decimal, Ty::Int) | (Ty::Int, Ty::Decimal) => {
+                d.hint("convert the `int` with `decimal(n)`; Vox never converts numbers implicitly")
+            }
+            (Ty::Decimal, Ty::Float) | (Ty::Float, Ty::Decimal) => d.hint(
+                "convert one side: `float(d)` (approximate) or `decimal(\"…\")`; Vox never converts numbers implicitly",
+            ),
             _ => d,
         };
         self.err(d);

@@ -58,6 +58,7 @@ codes! {
     Arity = "vox/type/arity": "a call with the wrong number of arguments",
     UnknownArgument = "vox/type/unknown-argument": "a named argument that the function or variant does not take",
     InvalidOperand = "vox/type/invalid-operand": "an operator applied to types it does not support",
+    InvalidDecimal = "vox/type/invalid-decimal": "`decimal(\"…\")` of a string literal that is not a decimal number",
     NotIterable = "vox/type/not-iterable": "a `for` loop over something that is not a list",
     MissingReturn = "vox/type/missing-return": "a function with a return type whose body can end without a value",
     MissingElse = "vox/type/missing-else": "an `if` used as a value without an `else` branch",

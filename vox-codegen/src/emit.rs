@@ -750,15 +750,25 @@ impl<'a> Emitter<'a> {
                 format!("::std::vec![{}]", parts.join(", "))
             }
             ExprKind::Call { callee, args } => self.call(e, callee, args, ctx, depth),
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                expr,
+            } if matches!(self.ty(expr), Ty::Decimal) => {
+                let v = format!("&{}", self.borrowable(expr, ctx, depth));
+                self.checked(e, "decimal::neg", &[v])
+            }
             ExprKind::Unary { op, expr } => {
                 let v = self.expr(expr, ctx, depth, Tail::Value);
                 match op {
                     UnaryOp::Neg if matches!(self.ty(expr), Ty::Int) => {
-                        self.checked(e, "neg", &[v])
+                        self.checked(e, "arith::neg", &[v])
                     }
                     UnaryOp::Neg => format!("(-{v})"),
                     UnaryOp::Not => format!("(!{v})"),
                 }
+            }
+            ExprKind::Binary { op, lhs, rhs } if matches!(self.ty(lhs), Ty::Decimal) => {
+                self.decimal_binary(e, *op, lhs, rhs, ctx, depth)
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let (lt, rt) = (self.ty(lhs), self.ty(rhs));
@@ -772,11 +782,11 @@ impl<'a> Emitter<'a> {
                 }
                 if matches!(self.ty(lhs), Ty::Int) {
                     let checked = match op {
-                        BinaryOp::Add => Some("add"),
-                        BinaryOp::Sub => Some("sub"),
-                        BinaryOp::Mul => Some("mul"),
-                        BinaryOp::Div => Some("div"),
-                        BinaryOp::Rem => Some("rem"),
+                        BinaryOp::Add => Some("arith::add"),
+                        BinaryOp::Sub => Some("arith::sub"),
+                        BinaryOp::Mul => Some("arith::mul"),
+                        BinaryOp::Div => Some("arith::div"),
+                        BinaryOp::Rem => Some("arith::rem"),
                         _ => None,
                     };
                     if let Some(f) = checked {
@@ -949,11 +959,21 @@ impl<'a> Emitter<'a> {
                 "{{ let vox_printed = &{}; if ::std::cfg!(test) {{ ::vox_runtime::builtins::print_captured(vox_printed) }} else {{ ::vox_runtime::builtins::print(vox_printed) }} }}",
                 self.borrowable(a0, ctx, depth)
             ),
+            Builtin::Int | Builtin::Float | Builtin::Decimal
+                if matches!(self.ty(a0), Ty::Decimal) =>
+            {
+                let v = format!("&{}", self.borrowable(a0, ctx, depth));
+                match b {
+                    Builtin::Int => self.checked(call, "decimal::to_int", &[v]),
+                    Builtin::Float => self.checked(call, "decimal::to_float", &[v]),
+                    _ => self.expr(a0, ctx, depth, Tail::Value),
+                }
+            }
             Builtin::Int => {
                 let v = self.expr(a0, ctx, depth, Tail::Value);
                 match self.ty(a0) {
                     Ty::Int => v,
-                    Ty::Float => self.checked(call, "int_of_float", &[v]),
+                    Ty::Float => self.checked(call, "arith::int_of_float", &[v]),
                     _ => format!("({v} as i64)"),
                 }
             }
@@ -965,6 +985,20 @@ impl<'a> Emitter<'a> {
                     format!("({v} as f64)")
                 }
             }
+            Builtin::Decimal => match (&a0.kind, self.ty(a0)) {
+                // Checked when the module was: a literal is a decimal number.
+                (ExprKind::Str(text), _) => {
+                    format!("::std::string::String::from({})", rust_str(text))
+                }
+                (_, Ty::Int) => format!(
+                    "::vox_runtime::decimal::from_int({})",
+                    self.expr(a0, ctx, depth, Tail::Value)
+                ),
+                _ => {
+                    let v = format!("&{}", self.borrowable(a0, ctx, depth));
+                    self.checked(call, "decimal::parse", &[v])
+                }
+            },
             Builtin::Assert => {
                 let v = self.expr(a0, ctx, depth, Tail::Value);
                 let text = format!("assertion failed: {}", self.source_of(a0));
@@ -983,13 +1017,42 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// A call of the `vox_runtime::arith` function that computes `e` and
-    /// fails at run time, naming the function and the source position, when
-    /// the result is not an `int` (docs/language.md, "Numbers").
+    /// `Decimal` operators (docs/language.md, "Decimal"): exact `+ - *` and
+    /// comparison by value, through `vox_runtime::decimal`.
+    fn decimal_binary(
+        &mut self,
+        e: &Expr,
+        op: BinaryOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        ctx: Ctx,
+        depth: usize,
+    ) -> String {
+        let l = format!("&{}", self.borrowable(lhs, ctx, depth));
+        let r = format!("&{}", self.borrowable(rhs, ctx, depth));
+        let test = match op {
+            BinaryOp::Add => return self.checked(e, "decimal::add", &[l, r]),
+            BinaryOp::Sub => return self.checked(e, "decimal::sub", &[l, r]),
+            BinaryOp::Mul => return self.checked(e, "decimal::mul", &[l, r]),
+            BinaryOp::Eq => "is_eq",
+            BinaryOp::NotEq => "is_ne",
+            BinaryOp::Lt => "is_lt",
+            BinaryOp::Le => "is_le",
+            BinaryOp::Gt => "is_gt",
+            BinaryOp::Ge => "is_ge",
+            // The checker allows no other operator on `Decimal`.
+            _ => return "::std::unreachable!()".into(),
+        };
+        format!("{}.{test}()", self.checked(e, "decimal::cmp", &[l, r]))
+    }
+
+    /// A call of the `vox_runtime` function `f` (`arith::add`, …) that
+    /// computes `e` and fails at run time, naming the function and the source
+    /// position, when there is no result (docs/language.md, "Numbers").
     fn checked(&self, e: &Expr, f: &str, operands: &[String]) -> String {
         let at = self.info.sites.get(&e.id).map_or("?", String::as_str);
         format!(
-            "::vox_runtime::arith::{f}({}, {}, {})",
+            "::vox_runtime::{f}({}, {}, {})",
             operands.join(", "),
             rust_str(&self.current_fn),
             rust_str(at)

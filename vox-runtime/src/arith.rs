@@ -87,7 +87,7 @@ pub fn int_of_float(x: f64, function: &str, at: &str) -> i64 {
     if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         x as i64
     } else {
-        fail(
+        fail_with(
             "float has no int value",
             function,
             at,
@@ -101,7 +101,7 @@ pub fn int_of_float(x: f64, function: &str, at: &str) -> i64 {
 #[inline(never)]
 #[track_caller]
 pub fn overflow(function: &str, at: &str, what: std::fmt::Arguments<'_>) -> ! {
-    fail("integer overflow", function, at, what)
+    fail_with("integer overflow", function, at, what)
 }
 
 /// The run-time error for `/` or `%` by zero.
@@ -109,13 +109,13 @@ pub fn overflow(function: &str, at: &str, what: std::fmt::Arguments<'_>) -> ! {
 #[inline(never)]
 #[track_caller]
 pub fn division_by_zero(function: &str, at: &str, what: std::fmt::Arguments<'_>) -> ! {
-    fail("division by zero", function, at, what)
+    fail_with("division by zero", function, at, what)
 }
 
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn fail(kind: &str, function: &str, at: &str, what: std::fmt::Arguments<'_>) -> ! {
+pub(crate) fn fail_with(kind: &str, function: &str, at: &str, what: std::fmt::Arguments<'_>) -> ! {
     panic!("vox: {kind} in `{function}` ({at}): {what}")
 }
 

@@ -13,14 +13,15 @@
 //! body), `transport` (HTTP, retries), `in_flight` (the concurrency cap and
 //! request timeouts), `reply` (judging an answer), `redact` (credentials
 //! out of anything a server sent back), `client` (the re-prompt loop),
-//! plus [`builtins`] and [`arith`] (checked
-//! `int` arithmetic) for generated code.
+//! plus [`builtins`], [`arith`] (checked
+//! `int` arithmetic) and [`decimal`] for generated code.
 
 mod ai_function;
 pub mod arith;
 pub mod builtins;
 mod client;
 mod config;
+pub mod decimal;
 mod error;
 mod in_flight;
 mod prompt;

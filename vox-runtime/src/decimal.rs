@@ -1,0 +1,361 @@
+//! Vox `Decimal` for generated code (docs/language.md, "Decimal").
+//!
+//! A `Decimal` is carried as its text (a Rust `String`, JSON string), such
+//! as `"12.50"` or `"-3"`: an optional `-`, one or more ASCII digits, and
+//! optionally `.` and one or more digits. The text is kept as written, so
+//! `"12.50"` keeps its two decimal places. The builtins that read a
+//! `Decimal` fail at run time — naming the Vox function and the `.vox`
+//! position, like [`crate::arith`] — when the text is not of that form
+//! (a `Decimal` that came from a model or from Rust code may be anything).
+
+/// Whether `text` is a decimal number as Vox writes one.
+pub fn is_decimal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let (int, frac) = match digits.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (digits, None),
+    };
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    all_digits(int) && frac.is_none_or(all_digits)
+}
+
+/// Vox `decimal(s)` of a `str`: the text itself, once it is known to be a
+/// decimal number.
+#[track_caller]
+pub fn parse(text: &str, function: &str, at: &str) -> String {
+    if is_decimal(text) {
+        text.to_owned()
+    } else {
+        not_a_decimal(function, at, "decimal", text)
+    }
+}
+
+/// Vox `decimal(n)` of an `int`: exact.
+pub fn from_int(n: i64) -> String {
+    n.to_string()
+}
+
+/// Vox `float(d)`: the nearest `float`.
+#[track_caller]
+pub fn to_float(d: &str, function: &str, at: &str) -> f64 {
+    match d.parse::<f64>() {
+        Ok(x) if is_decimal(d) => x,
+        _ => not_a_decimal(function, at, "float", d),
+    }
+}
+
+/// Vox `int(d)`: truncates toward zero (drops the decimal places); a value
+/// outside `int`'s range is an error.
+#[track_caller]
+pub fn to_int(d: &str, function: &str, at: &str) -> i64 {
+    if !is_decimal(d) {
+        not_a_decimal(function, at, "int", d);
+    }
+    let int_part = d.split_once('.').map_or(d, |(i, _)| i);
+    match int_part.parse::<i64>() {
+        Ok(n) => n,
+        Err(_) => crate::arith::fail_with(
+            "decimal has no int value",
+            function,
+            at,
+            format_args!("int({d:?})"),
+        ),
+    }
+}
+
+/// Vox `a + b` on `Decimal`: exact; the result has the larger number of
+/// decimal places (`"1.5" + "2.25"` is `"3.75"`, `"1.50" + "1"` is `"2.50"`).
+#[track_caller]
+pub fn add(a: &str, b: &str, function: &str, at: &str) -> String {
+    let what = || format!("{a:?} + {b:?}");
+    let (x, y) = aligned(a, b, function, at, &what);
+    render(x.0.checked_add(y.0), x.1, function, at, &what)
+}
+
+/// Vox `a - b` on `Decimal`: exact, like [`add`].
+#[track_caller]
+pub fn sub(a: &str, b: &str, function: &str, at: &str) -> String {
+    let what = || format!("{a:?} - {b:?}");
+    let (x, y) = aligned(a, b, function, at, &what);
+    render(x.0.checked_sub(y.0), x.1, function, at, &what)
+}
+
+/// Vox `a * b` on `Decimal`: exact; the decimal places add up
+/// (`"1.5" * "2.25"` is `"3.375"`).
+#[track_caller]
+pub fn mul(a: &str, b: &str, function: &str, at: &str) -> String {
+    let what = || format!("{a:?} * {b:?}");
+    let (x, y) = (
+        number(a, function, at, &what),
+        number(b, function, at, &what),
+    );
+    let scale = x.1.checked_add(y.1);
+    match scale {
+        Some(scale) => render(x.0.checked_mul(y.0), scale, function, at, &what),
+        None => overflow(function, at, &what),
+    }
+}
+
+/// Vox `-d` on `Decimal`.
+#[track_caller]
+pub fn neg(d: &str, function: &str, at: &str) -> String {
+    let what = || format!("-({d:?})");
+    let x = number(d, function, at, &what);
+    render(x.0.checked_neg(), x.1, function, at, &what)
+}
+
+/// Vox `is`, `isnt`, `<`, `<=`, `>`, `>=` on `Decimal`: by value, so
+/// `"1.0"` and `"1.00"` are equal. Never overflows, however long the text.
+#[track_caller]
+pub fn cmp(a: &str, b: &str, function: &str, at: &str) -> std::cmp::Ordering {
+    if !is_decimal(a) || !is_decimal(b) {
+        not_a_decimal_in(function, at, format_args!("{a:?} compared with {b:?}"));
+    }
+    let (an, ai, af) = value_parts(a);
+    let (bn, bi, bf) = value_parts(b);
+    let magnitude = ai.len().cmp(&bi.len()).then(ai.cmp(bi)).then(af.cmp(bf));
+    match (an, bn) {
+        (false, true) => std::cmp::Ordering::Greater,
+        (true, false) => std::cmp::Ordering::Less,
+        (false, false) => magnitude,
+        (true, true) => magnitude.reverse(),
+    }
+}
+
+/// The sign (false for zero), the integer digits without leading zeros and
+/// the decimal places without trailing zeros of a decimal number's text.
+fn value_parts(d: &str) -> (bool, &str, &str) {
+    let (neg, digits) = match d.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, d),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let int = int.trim_start_matches('0');
+    let frac = frac.trim_end_matches('0');
+    let zero = int.is_empty() && frac.is_empty();
+    (neg && !zero, int, frac)
+}
+
+/// `d` as an integer and a number of decimal places.
+#[track_caller]
+fn number(d: &str, function: &str, at: &str, what: &dyn Fn() -> String) -> (i128, u32) {
+    if !is_decimal(d) {
+        not_a_decimal_in(function, at, format_args!("{}", what()));
+    }
+    let (neg, digits) = match d.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, d),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let mut m: i128 = 0;
+    for b in int.bytes().chain(frac.bytes()) {
+        let digit = i128::from(b - b'0');
+        match m.checked_mul(10).and_then(|m| m.checked_add(digit)) {
+            Some(v) => m = v,
+            None => overflow(function, at, what),
+        }
+    }
+    match u32::try_from(frac.len()) {
+        Ok(scale) => (if neg { -m } else { m }, scale),
+        Err(_) => overflow(function, at, what),
+    }
+}
+
+/// Both numbers with the same (the larger) number of decimal places.
+#[track_caller]
+fn aligned(
+    a: &str,
+    b: &str,
+    function: &str,
+    at: &str,
+    what: &dyn Fn() -> String,
+) -> ((i128, u32), (i128, u32)) {
+    let x = number(a, function, at, what);
+    let y = number(b, function, at, what);
+    let scale = x.1.max(y.1);
+    let widen = |n: (i128, u32)| {
+        10i128
+            .checked_pow(scale - n.1)
+            .and_then(|f| n.0.checked_mul(f))
+            .map(|m| (m, scale))
+    };
+    match (widen(x), widen(y)) {
+        (Some(x), Some(y)) => (x, y),
+        _ => overflow(function, at, what),
+    }
+}
+
+/// The text of `m / 10^scale`, or a decimal overflow when `m` is `None`.
+#[track_caller]
+fn render(
+    m: Option<i128>,
+    scale: u32,
+    function: &str,
+    at: &str,
+    what: &dyn Fn() -> String,
+) -> String {
+    let Some(m) = m else {
+        overflow(function, at, what)
+    };
+    let digits = m.unsigned_abs().to_string();
+    let scale = scale as usize;
+    let digits = if digits.len() <= scale {
+        format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
+    } else {
+        digits
+    };
+    let (int, frac) = digits.split_at(digits.len() - scale);
+    let sign = if m < 0 { "-" } else { "" };
+    if frac.is_empty() {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn overflow(function: &str, at: &str, what: &dyn Fn() -> String) -> ! {
+    crate::arith::fail_with("decimal overflow", function, at, format_args!("{}", what()))
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_a_decimal_in(function: &str, at: &str, what: std::fmt::Arguments<'_>) -> ! {
+    crate::arith::fail_with("not a decimal number", function, at, what)
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_a_decimal(function: &str, at: &str, builtin: &str, text: &str) -> ! {
+    crate::arith::fail_with(
+        "not a decimal number",
+        function,
+        at,
+        format_args!("{builtin}({text:?})"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> String {
+        let err = std::panic::catch_unwind(f).err().expect("should fail");
+        err.downcast_ref::<String>().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn decimal_text() {
+        for ok in [
+            "0",
+            "-0",
+            "12.50",
+            "-3",
+            "007.5",
+            "0.000001",
+            "123456789012345678901234567890.5",
+        ] {
+            assert!(is_decimal(ok), "{ok}");
+        }
+        for bad in [
+            "", "-", ".5", "5.", "1.2.3", "+1", " 1", "1 ", "1e3", "12,50", "NaN", "inf", "--1",
+            "١",
+        ] {
+            assert!(!is_decimal(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn conversions() {
+        assert_eq!(parse("12.50", "f", "a.vox:1:1"), "12.50");
+        assert_eq!(from_int(i64::MIN), "-9223372036854775808");
+        assert_eq!(to_float("12.50", "f", "a.vox:1:1"), 12.5);
+        assert_eq!(to_float("-0.1", "f", "a.vox:1:1"), -0.1);
+        assert_eq!(to_int("-12.99", "f", "a.vox:1:1"), -12);
+        assert_eq!(to_int("-9223372036854775808.9", "f", "a.vox:1:1"), i64::MIN);
+        assert_eq!(to_int("0009", "f", "a.vox:1:1"), 9);
+    }
+
+    #[test]
+    fn arithmetic_is_exact() {
+        let at = "a.vox:1:1";
+        assert_eq!(add("1.5", "2.25", "f", at), "3.75");
+        assert_eq!(add("1.50", "1", "f", at), "2.50");
+        assert_eq!(add("0.1", "0.2", "f", at), "0.3");
+        assert_eq!(sub("1", "1.25", "f", at), "-0.25");
+        assert_eq!(sub("-0.5", "-0.5", "f", at), "0.0");
+        assert_eq!(mul("1.5", "2.25", "f", at), "3.375");
+        assert_eq!(mul("-0.01", "0.1", "f", at), "-0.001");
+        assert_eq!(mul("12.50", "3", "f", at), "37.50");
+        assert_eq!(neg("12.50", "f", at), "-12.50");
+        assert_eq!(neg("-0", "f", at), "0");
+        assert_eq!(add("007.5", "0", "f", at), "7.5");
+        let big = "99999999999999999999999999999999999999"; // 38 nines fit
+        assert_eq!(sub(big, big, "f", at), "0");
+    }
+
+    #[test]
+    fn comparison_is_by_value() {
+        use std::cmp::Ordering::*;
+        let at = "a.vox:1:1";
+        for (a, b, want) in [
+            ("1.0", "1.00", Equal),
+            ("-0", "0.000", Equal),
+            ("0.5", "0.25", Greater),
+            ("0.2", "0.25", Less),
+            ("-1", "0", Less),
+            ("-1.5", "-1.25", Less),
+            ("10", "9.99", Greater),
+            ("007", "7", Equal),
+        ] {
+            assert_eq!(cmp(a, b, "f", at), want, "{a} vs {b}");
+            assert_eq!(cmp(b, a, "f", at), want.reverse(), "{b} vs {a}");
+        }
+        let long = format!("0.{}1", "0".repeat(500));
+        assert_eq!(cmp(&long, "0", "f", at), Greater);
+    }
+
+    #[test]
+    fn errors_name_function_place_and_text() {
+        let at = "x.vox:3:9";
+        assert_eq!(
+            message(|| parse("12,50", "f", at)),
+            "vox: not a decimal number in `f` (x.vox:3:9): decimal(\"12,50\")"
+        );
+        assert_eq!(
+            message(|| to_float("NaN", "f", at)),
+            "vox: not a decimal number in `f` (x.vox:3:9): float(\"NaN\")"
+        );
+        assert_eq!(
+            message(|| to_int("ten", "f", at)),
+            "vox: not a decimal number in `f` (x.vox:3:9): int(\"ten\")"
+        );
+        assert_eq!(
+            message(|| add("170141183460469231731687303715884105727", "1", "f", at)),
+            "vox: decimal overflow in `f` (x.vox:3:9): \"170141183460469231731687303715884105727\" + \"1\""
+        );
+        assert_eq!(
+            message(|| add(&format!("0.{}1", "0".repeat(40)), "1", "f", at)),
+            format!(
+                "vox: decimal overflow in `f` (x.vox:3:9): \"0.{}1\" + \"1\"",
+                "0".repeat(40)
+            )
+        );
+        assert_eq!(
+            message(|| mul("x", "1", "f", at)),
+            "vox: not a decimal number in `f` (x.vox:3:9): \"x\" * \"1\""
+        );
+        assert_eq!(
+            message(|| cmp("1", "1,0", "f", at)),
+            "vox: not a decimal number in `f` (x.vox:3:9): \"1\" compared with \"1,0\""
+        );
+        assert_eq!(
+            message(|| to_int("9223372036854775808", "f", at)),
+            "vox: decimal has no int value in `f` (x.vox:3:9): int(\"9223372036854775808\")"
+        );
+    }
+}
