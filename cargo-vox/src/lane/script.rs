@@ -13,7 +13,8 @@
 //!   the target directory the script was built in, with that hash, is run;
 //! - the cache directory is created private (mode 0700) and refused when
 //!   another user owns it or may write to it, or could swap it out (a
-//!   directory above it that they own or may write, sticky `/tmp` aside);
+//!   directory above it that they own, or that everyone may write and is
+//!   not sticky like `/tmp`);
 //!   with neither `HOME` nor `XDG_CACHE_HOME` set it is
 //!   `$TMPDIR/vox-scripts-<uid>`;
 //! - files are written through a fresh temporary file, never through
@@ -69,8 +70,10 @@ const CACHE_HINT: &str = "set VOX_SCRIPT_CACHE to a directory of your own";
 /// when another user could plant a program in it for us to run: it is not
 /// owned by us or is writable by group or others, or a directory above it
 /// could be changed by another user (owned by someone but us or root, or
-/// writable by group or others without the sticky bit, as `/tmp` has) —
-/// they could rename it away and put theirs in its place. Returns its
+/// writable by everyone without the sticky bit `/tmp` has) — they could
+/// rename it away and put theirs in its place. (A group-writable directory
+/// above it is accepted: with a umask of 002 and a group of one's own, the
+/// usual Debian setup, home and project directories are.) Returns its
 /// canonical path, which is what is used from then on.
 #[cfg(unix)]
 fn private_dir(dir: &Path) -> Result<PathBuf, String> {
@@ -109,7 +112,7 @@ fn private_dir(dir: &Path) -> Result<PathBuf, String> {
         let meta = std::fs::metadata(above).map_err(unreadable)?;
         let why = if meta.uid() != me && meta.uid() != 0 {
             format!("owned by uid {}", meta.uid())
-        } else if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+        } else if meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
             format!("mode {:o}", meta.mode() & 0o7777)
         } else {
             continue;
@@ -512,6 +515,8 @@ mod tests {
         assert!(err.contains(&format!("inside {}", open.display())), "{err}");
         assert!(err.contains("mode 777"), "{err}");
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(private_dir(&open.join("cache")).is_ok());
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o775)).unwrap();
         assert!(private_dir(&open.join("cache")).is_ok());
         // A file where the cache should be.
         let file = root.path().join("file");
