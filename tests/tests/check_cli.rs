@@ -70,7 +70,7 @@ fn valid_module_passes_in_both_modes() {
         assert_eq!(env["warning_count"], 0, "{env}");
         assert_eq!(env["diagnostics"], serde_json::json!([]), "{env}");
     }
-    let human = vox(&root, &["check", "fixtures/valid"]);
+    let human = vox(&root, &["check", "fixtures/valid/invoice.vox"]);
     human.assert_code(0);
     assert_eq!(human.stdout, "", "human mode prints nothing on stdout");
     assert!(
