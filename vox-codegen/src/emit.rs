@@ -866,19 +866,26 @@ impl<'a> Emitter<'a> {
                     return format!("{tname}::{vname}");
                 }
                 let args = args.unwrap_or(&[]);
+                // Fields in the order the arguments are written: a Rust
+                // struct expression evaluates its fields in written order.
+                let mut written: Vec<(usize, &crate::types::FieldDef)> = fields
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, f)| {
+                        let at = args
+                            .iter()
+                            .position(|a| a.name.as_ref().is_some_and(|n| n.name == f.name))
+                            .or_else(|| {
+                                (args.iter().all(|a| a.name.is_none()) && i < args.len())
+                                    .then_some(i)
+                            })?;
+                        Some((at, f))
+                    })
+                    .collect();
+                written.sort_by_key(|(at, _)| *at);
                 let mut parts = Vec::new();
-                for (i, f) in fields.iter().enumerate() {
-                    let arg = args
-                        .iter()
-                        .find(|a| a.name.as_ref().is_some_and(|n| n.name == f.name))
-                        .or_else(|| {
-                            if args.iter().all(|a| a.name.is_none()) {
-                                args.get(i)
-                            } else {
-                                None
-                            }
-                        });
-                    let Some(arg) = arg else { continue };
+                for (at, f) in written {
+                    let arg = &args[at];
                     let mut v = self.expr(&arg.value, ctx, depth, Tail::Value);
                     if self.boxed.contains_key(&(tid, vi, f.name.clone())) {
                         v = format!("({v}).map({})", self.box_fn(&f.ty));
@@ -898,16 +905,32 @@ impl<'a> Emitter<'a> {
                 let f = &self.info.fns[i];
                 let params: Vec<String> = f.params.iter().map(|(n, _)| n.clone()).collect();
                 let named = args.iter().any(|a| a.name.is_some());
-                let mut parts = Vec::new();
+                // (position among the arguments as written) per parameter.
+                let mut chosen = Vec::new();
                 for (pi, p) in params.iter().enumerate() {
                     let arg = if named {
                         args.iter()
-                            .find(|a| a.name.as_ref().is_some_and(|n| n.name == *p))
+                            .position(|a| a.name.as_ref().is_some_and(|n| n.name == *p))
                     } else {
-                        args.get(pi)
+                        (pi < args.len()).then_some(pi)
                     };
-                    if let Some(a) = arg {
-                        parts.push(self.expr(&a.value, ctx, depth, Tail::Value));
+                    chosen.extend(arg);
+                }
+                // Arguments are evaluated in the order written; named ones
+                // written out of order are bound first, in that order.
+                let in_order = chosen.windows(2).all(|w| w[0] < w[1]);
+                let mut lets = String::new();
+                let mut parts = vec![String::new(); chosen.len()];
+                let mut order: Vec<usize> = (0..chosen.len()).collect();
+                order.sort_by_key(|&k| chosen[k]);
+                for k in order {
+                    let v = self.expr(&args[chosen[k]].value, ctx, depth, Tail::Value);
+                    if in_order {
+                        parts[k] = v;
+                    } else {
+                        let t = self.fresh("VOX_A");
+                        let _ = write!(lets, "let {t} = {v}; ");
+                        parts[k] = t;
                     }
                 }
                 let net = f.net;
@@ -925,10 +948,15 @@ impl<'a> Emitter<'a> {
                     .recursive_net
                     .get(&i)
                     .is_some_and(|reach| reach.contains(&self.current));
-                match (net, recursive) {
+                let call = match (net, recursive) {
                     (true, true) => format!("::std::boxed::Box::pin({call}).await?"),
                     (true, false) => format!("{call}.await?"),
                     _ => call,
+                };
+                if lets.is_empty() {
+                    call
+                } else {
+                    format!("{{ {lets}{call} }}")
                 }
             }
             None => "::std::unreachable!()".into(),
