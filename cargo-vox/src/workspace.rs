@@ -120,6 +120,8 @@ pub struct Member {
     pub id: String,
     pub name: String,
     pub manifest_path: PathBuf,
+    /// It has a target whose doctests `cargo test` runs.
+    pub doctests: bool,
 }
 
 pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
@@ -167,6 +169,7 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
                 id: p.id.repr.clone(),
                 name: p.name.to_string(),
                 manifest_path: p.manifest_path.clone().into_std_path_buf(),
+                doctests: p.targets.iter().any(|t| t.doctest),
             })
             .collect(),
     })

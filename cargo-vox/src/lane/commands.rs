@@ -377,7 +377,8 @@ fn run_tests(
         runs.report.absorb(report);
         note(&mut runs, &status, &tail);
     }
-    if doc_only || !chooses_targets {
+    // No member has doctests (a binary-only package): no doctest run.
+    if doc_only || (!chooses_targets && ws.members.iter().any(|m| m.doctests)) {
         let mut args = common_args("test", global, true);
         args.push("--no-fail-fast".into());
         if !doc_only {
