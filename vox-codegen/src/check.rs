@@ -1256,13 +1256,11 @@ impl<'a> Checker<'a> {
                     }
                     None => self.check_expr(value, Want::Any),
                 };
-                let vt = if matches!(vt, Ty::Never) {
-                    Ty::Error
-                } else {
-                    vt
-                };
+                let diverges = matches!(vt, Ty::Never);
+                let vt = if diverges { Ty::Error } else { vt };
                 self.declare(name.name.clone(), vt, *mutable, name.span, true);
-                false
+                // `let x = if c { return 1 } else { return 2 }` never binds.
+                diverges
             }
             Stmt::Assign { target, value, .. } => {
                 let tt = self.check_place(target);

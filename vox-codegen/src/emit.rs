@@ -58,7 +58,7 @@ pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
     e.out
 }
 
-const FN_ALLOWS: &str = "#[allow(unused_variables, unused_mut, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, non_snake_case, dead_code, clippy::all)]";
+const FN_ALLOWS: &str = "#[allow(unused_variables, unused_mut, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unconditional_recursion, non_snake_case, dead_code, clippy::all)]";
 
 /// Vox names types, variants and fields as the user wrote them (not
 /// necessarily Rust's UpperCamelCase/snake_case), and a binary crate may
@@ -499,6 +499,13 @@ impl<'a> Emitter<'a> {
                     };
                     let _ = writeln!(out, "{}{v}", ind(depth));
                 }
+                (Stmt::Let { value, .. }, _, _) if matches!(self.ty(value), Ty::Never) => {
+                    // The value always returns: nothing after it runs, and
+                    // the binding has no type, so the rest is not emitted.
+                    let v = self.expr(value, ctx, depth, Tail::Value);
+                    let _ = writeln!(out, "{}let _ = {v};", ind(depth));
+                    break;
+                }
                 _ => out.push_str(&self.stmt(s, ctx, depth)),
             }
         }
@@ -586,6 +593,13 @@ impl<'a> Emitter<'a> {
                 (Stmt::Expr(e), true, Tail::Value) => {
                     let v = self.expr(e, ctx, depth, Tail::Value);
                     let _ = writeln!(out, "{}{v}", ind(depth));
+                }
+                (Stmt::Let { value, .. }, _, _) if matches!(self.ty(value), Ty::Never) => {
+                    // The value always returns: nothing after it runs, and
+                    // the binding has no type, so the rest is not emitted.
+                    let v = self.expr(value, ctx, depth, Tail::Value);
+                    let _ = writeln!(out, "{}let _ = {v};", ind(depth));
+                    break;
                 }
                 _ => out.push_str(&self.stmt(s, ctx, depth)),
             }
