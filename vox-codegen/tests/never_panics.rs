@@ -1,6 +1,7 @@
 //! The frontend never panics and never hangs, whatever bytes it is given
 //! (SPEC §3), and every diagnostic points inside its file on char
-//! boundaries.
+//! boundaries. The formatter (`vox_codegen::fmt`) gets the same inputs: it
+//! never panics, and whatever it formats formats to itself again.
 //!
 //! Inputs are random bytes, random token soups, mutations of every fixture
 //! (valid and invalid) and hand-written torture cases (huge lines, deep
@@ -13,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use vox_codegen::diagnostic::{payload, render, RenderOptions};
-use vox_codegen::{check, SourceFile, SourceMap, Span};
+use vox_codegen::{check, FileId, SourceFile, SourceMap, Span};
 
 /// xorshift64*: tiny, deterministic, good enough to pick mutations.
 struct Rng(u64);
@@ -162,6 +163,14 @@ fn check_one(label: &str, files: &[&[u8]]) {
             let mut sources = SourceMap::new();
             for (i, bytes) in owned.iter().enumerate() {
                 sources.add(SourceFile::from_bytes(format!("f{i}.vox"), bytes));
+            }
+            // The formatter takes the same inputs: it must not panic
+            // either, and what it returns must be formatted and error-free.
+            for (_, file) in sources.files() {
+                if let Ok(once) = vox_codegen::fmt::format_source(FileId(0), &file.text) {
+                    let twice = vox_codegen::fmt::format_source(FileId(0), &once);
+                    assert_eq!(twice.as_ref(), Ok(&once), "fmt is not idempotent");
+                }
             }
             let _ = tx.send(check(sources));
         })
