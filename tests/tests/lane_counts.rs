@@ -7,8 +7,9 @@
 //! with a warning that is not reported.
 //!
 //! Expected, for all targets: unit tests 3 passed, 3 failed, 1 ignored
-//! (the Vox `@test` passes); integration tests 2 passed; the
-//! `harness = false` target 1 failed; doctests 1 passed, 1 failed.
+//! (the Vox `@test` passes); integration tests 2 passed; the binary that
+//! aborts 1 failed; the `harness = false` target 1 failed; doctests 1
+//! passed, 1 failed.
 
 use std::path::Path;
 
@@ -105,7 +106,7 @@ fn failing_doctest_name(lib_rs: &str) -> String {
 fn assert_failures(t: &Value, panic_text: &str, doctest: &str) {
     let list = failures(t);
     let names: Vec<&str> = list.iter().filter_map(|f| f["name"].as_str()).collect();
-    assert_eq!(list.len(), 5, "five failures, no more: {names:?}\n{t}");
+    assert_eq!(list.len(), 6, "six failures, no more: {names:?}\n{t}");
 
     let fake = failure(&list, "tests::panics_with_fake_output");
     assert_eq!(
@@ -141,6 +142,13 @@ fn assert_failures(t: &Value, panic_text: &str, doctest: &str) {
         "the target's stderr is in the excerpt: {raw}"
     );
 
+    let aborted = failure(&list, "aborts");
+    assert_eq!(aborted["target"], "aborts", "{aborted}");
+    assert!(
+        message(aborted).contains("test binary `aborts`"),
+        "a binary that died without a summary is one failure: {aborted}"
+    );
+
     let doc = failure(&list, doctest);
     assert!(message(doc).contains("doctest says no"), "{doc}");
 }
@@ -166,7 +174,7 @@ fn counts_are_exact_whatever_the_tests_print() {
     assert_eq!(build["ok"], true, "{}", r.dump());
     assert_eq!(
         counts(&t),
-        (6, 5, 1),
+        (6, 6, 1),
         "passed, failed, ignored: {t}\n{}",
         r.dump()
     );
@@ -196,7 +204,7 @@ fn counts_are_exact_whatever_the_tests_print() {
     let r = lane(&root, &["--json", "test", "--", "--", "--nocapture"]);
     r.assert_code(1);
     let (_, t) = envelopes(&r);
-    assert_eq!(counts(&t), (6, 5, 1), "with --nocapture: {t}\n{}", r.dump());
+    assert_eq!(counts(&t), (6, 6, 1), "with --nocapture: {t}\n{}", r.dump());
     assert_failures(&t, &panic_text, &doctest);
 
     // 3. One thread, and only the unit tests.
@@ -216,11 +224,23 @@ fn counts_are_exact_whatever_the_tests_print() {
     let (_, t) = envelopes(&r);
     assert_eq!(counts(&t), (3, 3, 1), "unit tests alone: {t}\n{}", r.dump());
 
-    // 4. For people: stdout carries the tests' own output, the summary is on stderr.
+    // 4. The doctests alone.
+    let r = lane(&root, &["--json", "test", "--", "--doc"]);
+    r.assert_code(1);
+    let (build, t) = envelopes(&r);
+    assert_eq!(build["ok"], true, "{}", r.dump());
+    assert_eq!(counts(&t), (1, 1, 0), "doctests alone: {t}\n{}", r.dump());
+    let list = failures(&t);
+    assert!(
+        message(failure(&list, &doctest)).contains("doctest says no"),
+        "{t}"
+    );
+
+    // 5. For people: stdout carries the tests' own output, the summary is on stderr.
     let r = lane(&root, &["test"]);
     r.assert_code(1);
     assert!(
-        r.stderr.contains("test: 6 passed, 5 failed, 1 ignored"),
+        r.stderr.contains("test: 6 passed, 6 failed, 1 ignored"),
         "{}",
         r.dump()
     );

@@ -177,7 +177,14 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 
     let mut build_args = common_args("test", global, global.json);
     build_args.push("--no-run".into());
-    build_args.extend(cargo_only);
+    // Cargo refuses `--doc --no-run`; the doctests need the library built.
+    build_args.extend(cargo_only.into_iter().map(|a| {
+        if is_flag(&a, "--doc") {
+            "--lib".into()
+        } else {
+            a
+        }
+    }));
     let (ws, build_run) = match cargo_beside_metadata("test", global, &build_args) {
         Ok(done) => done,
         Err(code) => return Ok(code),
@@ -502,8 +509,15 @@ fn run_binaries(
     let _ = std::fs::remove_dir_all(&records);
     if binaries.is_empty() {
         // No binary went through the runner (none ran, or a runner the
-        // user configured for the target took precedence).
-        return (libtest::parse_text(&run.text), run.status, run.stderr_tail);
+        // user configured for the target took precedence): read what
+        // cargo printed, with the tests' output captured unless asked not to.
+        let mut report = libtest::parse_text(&run.text);
+        if let [only] = ws.members.as_slice() {
+            for f in &mut report.failures {
+                f.package = Some(only.name.clone());
+            }
+        }
+        return (report, run.status, run.stderr_tail);
     }
     let harness_free = harness_free_targets(&ws.members);
     let mut report = TestReport::default();
@@ -612,4 +626,171 @@ fn harness_free_targets(members: &[Member]) -> HashSet<(String, String)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binary(code: Option<i32>, signal: Option<i32>, stdout: &str, stderr: &str) -> BinaryRun {
+        BinaryRun {
+            executable: "/t/debug/deps/x-1".into(),
+            code,
+            signal,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            ..BinaryRun::default()
+        }
+    }
+
+    const SUMMARY_OK: &str = "\nrunning 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n";
+
+    fn counts(r: &TestReport) -> (usize, usize, usize) {
+        (r.passed, r.failed, r.ignored)
+    }
+
+    #[test]
+    fn a_binary_without_a_summary() {
+        // A `harness = false` target: one test, named after the target.
+        let r = binary_report(
+            &binary(Some(0), None, "all good\n", ""),
+            Some("p".into()),
+            "raw".into(),
+            false,
+        );
+        assert_eq!(counts(&r), (1, 0, 0));
+        let r = binary_report(
+            &binary(Some(3), None, "test ghost ... ok\n", "it broke\n"),
+            Some("p".into()),
+            "raw".into(),
+            false,
+        );
+        assert_eq!(counts(&r), (0, 1, 0));
+        let f = &r.failures[0];
+        assert_eq!(
+            (f.name.as_str(), f.package.as_deref(), f.target.as_deref()),
+            ("raw", Some("p"), Some("raw"))
+        );
+        assert_eq!(
+            f.message,
+            "`harness = false` target `raw` exited with status 3"
+        );
+        assert_eq!(f.output_excerpt, "it broke");
+        // A libtest binary that died (an abort), or printed only a list.
+        let r = binary_report(
+            &binary(None, Some(6), "\nrunning 1 test\n", ""),
+            None,
+            "aborts".into(),
+            true,
+        );
+        assert_eq!(counts(&r), (0, 1, 0));
+        assert_eq!(
+            r.failures[0].message,
+            "test binary `aborts` was killed by signal 6"
+        );
+        assert_eq!(r.failures[0].output_excerpt, "running 1 test");
+        let r = binary_report(
+            &binary(Some(0), None, "a: test\n\n1 test, 0 benchmarks\n", ""),
+            None,
+            "x".into(),
+            true,
+        );
+        assert_eq!(counts(&r), (0, 0, 0));
+        assert!(r.failures.is_empty());
+    }
+
+    #[test]
+    fn a_summary_then_a_failing_exit_is_one_more_failure() {
+        let r = binary_report(
+            &binary(Some(0), None, SUMMARY_OK, ""),
+            None,
+            "x".into(),
+            true,
+        );
+        assert_eq!(counts(&r), (1, 0, 0));
+        let r = binary_report(
+            &binary(Some(1), None, SUMMARY_OK, ""),
+            Some("p".into()),
+            "x".into(),
+            true,
+        );
+        assert_eq!(counts(&r), (1, 1, 0));
+        assert_eq!(
+            r.failures[0].message,
+            "test binary `x` exited with status 1"
+        );
+        // A custom harness (`harness = false`) printing libtest's summary is read like libtest.
+        let r = binary_report(
+            &binary(Some(0), None, SUMMARY_OK, ""),
+            None,
+            "mimic".into(),
+            false,
+        );
+        assert_eq!(counts(&r), (1, 0, 0));
+    }
+
+    #[test]
+    fn flags_and_doctest_arguments() {
+        assert!(is_flag(&"--test".into(), "--test"));
+        assert!(is_flag(&"--test=raw".into(), "--test"));
+        assert!(!is_flag(&"--tests".into(), "--test"));
+        assert!(!is_flag(&"--testx=1".into(), "--test"));
+        let args: Vec<OsString> = ["--nocapture", "--no-capture", "--test-threads=1"]
+            .map(OsString::from)
+            .to_vec();
+        assert_eq!(
+            doctest_args(&args),
+            ["--show-output", "--test-threads=1"].map(OsString::from)
+        );
+    }
+
+    #[test]
+    fn harness_free_targets_and_doctest_packages_from_manifests() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::fs::create_dir_all(a.join("src")).unwrap();
+        std::fs::create_dir_all(b.join("lib")).unwrap();
+        std::fs::write(a.join("src/lib.rs"), "").unwrap();
+        std::fs::write(b.join("lib/x.rs"), "").unwrap();
+        std::fs::write(
+            a.join("Cargo.toml"),
+            "[package]\nname = \"my-a\"\n[lib]\nharness = false\n[[test]]\nname = \"raw\"\nharness = false\n[[test]]\nname = \"normal\"\n[[bench]]\nname = \"speed\"\nharness = false\n",
+        )
+        .unwrap();
+        std::fs::write(b.join("Cargo.toml"), "not toml [").unwrap();
+        let member = |name: &str, dir: &Path| Member {
+            id: name.into(),
+            name: name.into(),
+            manifest_path: dir.join("Cargo.toml"),
+            doctests: true,
+        };
+        let members = [member("my-a", &a), member("b", &b)];
+        let free = harness_free_targets(&members);
+        let mut free: Vec<_> = free.into_iter().collect();
+        free.sort();
+        let pair = |p: &str, t: &str| (p.to_string(), t.to_string());
+        assert_eq!(
+            free,
+            [
+                pair("my-a", "my_a"),
+                pair("my-a", "raw"),
+                pair("my-a", "speed")
+            ]
+        );
+
+        assert_eq!(
+            doctest_package("src/lib.rs - f (line 3)", &members).as_deref(),
+            Some("my-a")
+        );
+        assert_eq!(
+            doctest_package("lib/x.rs - g (line 1)", &members).as_deref(),
+            Some("b")
+        );
+        assert_eq!(doctest_package("nowhere.rs - g (line 1)", &members), None);
+        assert_eq!(
+            doctest_package("nowhere.rs - g (line 1)", &members[..1]).as_deref(),
+            Some("my-a")
+        );
+    }
 }
