@@ -97,6 +97,10 @@ fn soundness_fixture_is_clippy_clean_and_its_tests_pass() {
         "vox_tests::constructor_as_match_head ... ok",
         "vox_tests::statements_compile_and_run ... ok",
         "vox_tests::names_as_written ... ok",
+        "vox_tests::arith_edges_in_range ... ok",
+        "arith_errors::max_plus_one - should panic ... ok",
+        "vox_tests::decimal_arithmetic_is_exact ... ok",
+        "decimal_errors::decimal_sum_overflows - should panic ... ok",
     ] {
         assert!(
             r.stdout.contains(needle),
@@ -104,6 +108,45 @@ fn soundness_fixture_is_clippy_clean_and_its_tests_pass() {
             r.dump()
         );
     }
+}
+
+/// `int` overflow, division by zero and the failing `Decimal` operations are
+/// the same run-time errors with optimizations and without overflow checks
+/// (docs/language.md, "Numbers"): the soundness crate's arithmetic tests,
+/// the `should_panic` ones included, pass under `cargo test --release` too.
+#[test]
+fn arithmetic_errors_are_the_same_in_release() {
+    let copy = copy_fixture("soundness", "fixture-soundness-release");
+    let r = run(
+        without_rustflags(&mut cargo(&copy)).args([
+            "test",
+            "--release",
+            "--lib",
+            "--",
+            "arith",
+            "decimal",
+        ]),
+        BUILD,
+    );
+    r.assert_success();
+    for needle in [
+        "vox_tests::arith_edges_in_range ... ok",
+        "vox_tests::arith_division_truncates ... ok",
+        "arith_errors::max_plus_one - should panic ... ok",
+        "arith_errors::min_div_minus_one - should panic ... ok",
+        "arith_errors::neg_min - should panic ... ok",
+        "arith_errors::rem_by_zero - should panic ... ok",
+        "arith_errors::int_of_nan - should panic ... ok",
+        "vox_tests::decimal_arithmetic_is_exact ... ok",
+        "decimal_errors::decimal_sum_overflows - should panic ... ok",
+    ] {
+        assert!(
+            r.stdout.contains(needle),
+            "missing {needle:?}\n{}",
+            r.dump()
+        );
+    }
+    assert!(!r.stdout.contains("FAILED"), "{}", r.dump());
 }
 
 #[test]
