@@ -13,7 +13,7 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::prompt::RequestParts;
+use crate::prompt::{RequestParts, Wire};
 
 /// The strict JSON Schema of one structured output (SPEC §5), a
 /// compile-time constant in generated code. The JSON text is parsed at most
@@ -129,6 +129,8 @@ pub struct AiFunction {
     model: Option<&'static str>,
     temperature: Option<f64>,
     max_iterations: u32,
+    max_tokens: Option<u32>,
+    fallback: Option<&'static [&'static str]>,
     output: &'static OutputSchema,
     request_parts: OnceLock<RequestParts>,
 }
@@ -149,12 +151,16 @@ impl AiFunction {
             model: None,
             temperature: None,
             max_iterations: 1,
+            max_tokens: None,
+            fallback: None,
             output,
             request_parts: OnceLock::new(),
         }
     }
 
-    /// `@ai(model = "…")`.
+    /// `@ai(model = "…")`. A `provider:` prefix (`"anthropic:claude-sonnet-4-5"`)
+    /// sends this function's calls to that provider instead of the
+    /// configured one (see [`crate::Provider::split_model`]).
     pub const fn with_model(mut self, model: &'static str) -> AiFunction {
         self.model = Some(model);
         self
@@ -170,6 +176,31 @@ impl AiFunction {
     pub const fn with_max_iterations(mut self, attempts: u32) -> AiFunction {
         self.max_iterations = attempts;
         self
+    }
+
+    /// `@ai(max_tokens = N)`: the completion limit of this function's
+    /// requests (else the configured one).
+    pub const fn with_max_tokens(mut self, tokens: u32) -> AiFunction {
+        self.max_tokens = Some(tokens);
+        self
+    }
+
+    /// `@ai(fallback = ["provider:model", …])`: tried in order when a call
+    /// fails with a transport error or a retryable status; replaces the
+    /// configured fallbacks (an empty list means none).
+    pub const fn with_fallback(mut self, models: &'static [&'static str]) -> AiFunction {
+        self.fallback = Some(models);
+        self
+    }
+
+    /// The completion limit set on the function.
+    pub fn max_tokens(&self) -> Option<u32> {
+        self.max_tokens
+    }
+
+    /// The fallbacks set on the function; `None` uses the configured ones.
+    pub fn fallback(&self) -> Option<&'static [&'static str]> {
+        self.fallback
     }
 
     /// The Vox function name.
@@ -207,21 +238,30 @@ impl AiFunction {
         self.output
     }
 
-    /// The constant parts of this function's requests to `model`: built on
-    /// the first call and kept (for the first model asked for; a function
-    /// called with another model too builds those per call).
-    pub(crate) fn request_parts(&self, model: &str) -> Result<Cow<'_, RequestParts>, Error> {
+    /// The constant parts of this function's requests in the shape `wire`
+    /// to `model` with the completion limit `max_tokens`: built on the first
+    /// call and kept (for the first such combination asked for; a function
+    /// also called another way, say through a fallback, builds those per
+    /// call).
+    pub(crate) fn request_parts(
+        &self,
+        wire: Wire,
+        model: &str,
+        max_tokens: u32,
+    ) -> Result<Cow<'_, RequestParts>, Error> {
+        let fits = |parts: &RequestParts| parts.is_for(wire, model, max_tokens);
+        let build = || RequestParts::new(self, wire, model, max_tokens);
         if let Some(parts) = self.request_parts.get() {
-            if parts.model() == model {
+            if fits(parts) {
                 return Ok(Cow::Borrowed(parts));
             }
-            return RequestParts::new(self, model).map(Cow::Owned);
+            return build().map(Cow::Owned);
         }
-        let parts = RequestParts::new(self, model)?;
+        let parts = build()?;
         // Another thread may have got there first, possibly for another
         // model: use whatever is kept if it fits, else this call's parts.
         let kept = self.request_parts.get_or_init(|| parts.clone());
-        if kept.model() == model {
+        if fits(kept) {
             Ok(Cow::Borrowed(kept))
         } else {
             Ok(Cow::Owned(parts))
@@ -237,6 +277,8 @@ impl fmt::Debug for AiFunction {
             .field("model", &self.model)
             .field("temperature", &self.temperature)
             .field("max_iterations", &self.max_iterations)
+            .field("max_tokens", &self.max_tokens)
+            .field("fallback", &self.fallback)
             .field("output", &self.output.name())
             .finish()
     }

@@ -1,7 +1,10 @@
-//! The `@ai` call itself: provider dispatch and the re-prompt loop.
+//! The `@ai` call itself: provider dispatch, fallbacks and the re-prompt
+//! loop.
 //!
-//! A [`Client`] pairs a [`Config`] with one pooled transport; clones share
-//! it. Generated code goes through the process-wide default client
+//! A [`Client`] pairs a [`Config`] with one pooled transport per provider it
+//! talks to (the configured one at once, others — `provider:` prefixes,
+//! fallbacks — on first use), all under one concurrency cap; clones share
+//! them. Generated code goes through the process-wide default client
 //! ([`crate::call_ai`]), configured once from code ([`configure`]) or from
 //! the environment on first use. Tests and embedders can build their own
 //! `Client` and never touch global state.
@@ -16,14 +19,15 @@ use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
 use crate::ai_function::{AiFunction, Args};
-use crate::config::{Config, Provider};
-use crate::error::{truncate_chars, Error, LAST_REPLY_CHARS};
-use crate::prompt::{Conversation, RequestParts};
-use crate::reply::{parse_content, parse_response, ChatResponse, RejectedReply};
-use crate::transport::Transport;
+use crate::config::{Config, ModelRef, Provider, PROVIDER_COUNT};
+use crate::error::{truncate_chars, Error, ProviderFailure, LAST_REPLY_CHARS};
+use crate::in_flight::InFlight;
+use crate::prompt::{Conversation, RequestParts, Wire};
+use crate::reply::{parse_content, parse_response, RejectedReply, Usage};
+use crate::transport::{is_request_validation_error, is_retryable_status, Transport};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
-/// the connection pool and the concurrency limit.
+/// the connection pools and the concurrency limit.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<ClientInner>,
@@ -32,7 +36,16 @@ pub struct Client {
 struct ClientInner {
     config: Config,
     /// `None` for the fixture provider, which never opens a connection.
-    transport: Option<Transport>,
+    network: Option<Network>,
+}
+
+/// The transports of a client under a network provider.
+struct Network {
+    /// One cap on requests in flight for all providers.
+    in_flight: Arc<InFlight>,
+    /// By `Provider::index`, built on first use (the configured provider's
+    /// when the client is built).
+    transports: [OnceLock<Result<Transport, Error>>; PROVIDER_COUNT],
 }
 
 impl fmt::Debug for Client {
@@ -43,16 +56,37 @@ impl fmt::Debug for Client {
     }
 }
 
+/// One provider and model to ask.
+#[derive(Debug, Clone, Copy)]
+struct Target<'a> {
+    provider: Provider,
+    model: &'a str,
+}
+
 impl Client {
-    /// A client for `config`. Builds the HTTP client unless the provider is
-    /// `fixture`.
+    /// A client for `config`. Builds the HTTP client of the configured
+    /// provider unless it is `fixture`.
     pub fn new(config: Config) -> Result<Client, Error> {
-        let transport = match config.provider {
+        let network = match config.provider {
             Provider::Fixture => None,
-            _ => Some(Transport::new(&config)?),
+            provider => {
+                let in_flight = Arc::new(InFlight::new(
+                    config.max_concurrent_requests,
+                    config.request_timeout,
+                ));
+                let transports: [OnceLock<Result<Transport, Error>>; PROVIDER_COUNT] =
+                    Default::default();
+                let endpoint = config.endpoint_for(provider)?;
+                let primary = Transport::new(&config, provider, &endpoint, in_flight.clone())?;
+                let _ = transports[provider.index()].set(Ok(primary));
+                Some(Network {
+                    in_flight,
+                    transports,
+                })
+            }
         };
         Ok(Client {
-            inner: Arc::new(ClientInner { config, transport }),
+            inner: Arc::new(ClientInner { config, network }),
         })
     }
 
@@ -61,10 +95,11 @@ impl Client {
         &self.inner.config
     }
 
-    /// Runs one `@ai` call: under the `fixture` provider, returns
-    /// `fixture.await` without any request; otherwise asks the model, up to
-    /// `function.max_iterations` times, for a value of type `T`, and never
-    /// polls `fixture`.
+    /// Runs one `@ai` call: under the `fixture` provider (or for a function
+    /// whose model says `fixture:`), returns `fixture.await` without any
+    /// request; otherwise asks the model, up to `function.max_iterations`
+    /// times, for a value of type `T`, then its fallbacks if it could not
+    /// be reached, and never polls `fixture`.
     pub async fn call_ai<T, F>(
         &self,
         function: &AiFunction,
@@ -75,11 +110,61 @@ impl Client {
         T: DeserializeOwned + Send,
         F: Future<Output = Result<T, Error>>,
     {
-        let Some(transport) = &self.inner.transport else {
+        let Some(network) = &self.inner.network else {
             return fixture.await;
         };
+        let target = self.primary_target(function);
+        if target.provider == Provider::Fixture {
+            return fixture.await;
+        }
         drop(fixture);
-        self.ask_model(transport, function, &args).await
+        self.ask_model(network, function, &args, target).await
+    }
+
+    /// Where `function`'s calls go first: the provider of its model's
+    /// `provider:` prefix, else the configured one.
+    fn primary_target<'f>(&'f self, function: &'f AiFunction) -> Target<'f> {
+        let config = &self.inner.config;
+        match function.model().map(Provider::split_model) {
+            Some((Some(provider), model)) => Target {
+                provider,
+                model: self.model_or_default(provider, model),
+            },
+            Some((None, model)) => Target {
+                provider: config.provider,
+                model: self.model_or_default(config.provider, model),
+            },
+            None => Target {
+                provider: config.provider,
+                model: config.default_model(),
+            },
+        }
+    }
+
+    fn model_or_default<'m>(&'m self, provider: Provider, model: &'m str) -> &'m str {
+        if !model.trim().is_empty() {
+            model
+        } else if provider == self.inner.config.provider {
+            self.inner.config.default_model()
+        } else {
+            provider.default_model()
+        }
+    }
+
+    /// The transport for `provider`, built on first use.
+    fn transport<'n>(
+        &self,
+        network: &'n Network,
+        provider: Provider,
+    ) -> Result<&'n Transport, Error> {
+        let config = &self.inner.config;
+        network.transports[provider.index()]
+            .get_or_init(|| {
+                let endpoint = config.endpoint_for(provider)?;
+                Transport::new(config, provider, &endpoint, network.in_flight.clone())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The network side of `call_ai`. Generic over the return type only
@@ -88,44 +173,118 @@ impl Client {
     /// conversation is deserializing into `T`.
     async fn ask_model<T: DeserializeOwned + Send>(
         &self,
-        transport: &Transport,
+        network: &Network,
         function: &AiFunction,
         args: &Args,
+        target: Target<'_>,
     ) -> Result<T, Error> {
         let wrapped = function.output().is_wrapped();
         let mut value = None;
-        self.converse(transport, function, args, &mut |content| {
+        let mut accept = |content: &str| {
             value = Some(parse_content::<T>(content, wrapped)?);
             Ok(())
-        })
-        .await?;
+        };
+        match self
+            .converse(network, function, args, target, &mut accept)
+            .await
+        {
+            Ok(()) => {}
+            Err(error) => {
+                self.fall_back(network, function, args, target, error, &mut accept)
+                    .await?
+            }
+        }
         // `converse` succeeds only once `accept` has stored a value.
         value.ok_or_else(|| {
             Error::MalformedResponse("internal error: an accepted reply left no value".into())
         })
     }
 
-    /// The re-prompt loop, compiled once: asks until `accept` takes a
-    /// reply's content, re-prompting with its error, for up to
-    /// `max_iterations` attempts.
-    async fn converse(
+    /// After `first` failed with `error`: the function's fallbacks (else
+    /// the configured ones) in order, while each failure is one worth
+    /// falling back from (docs/runtime.md, "Fallbacks").
+    async fn fall_back(
         &self,
-        transport: &Transport,
+        network: &Network,
         function: &AiFunction,
         args: &Args,
+        first: Target<'_>,
+        error: Error,
         accept: &mut (dyn FnMut(&str) -> Result<(), String> + Send),
     ) -> Result<(), Error> {
-        let mut call = Call::start(transport, &self.inner.config, function, args)?;
+        let config = &self.inner.config;
+        let fallbacks: Vec<Result<ModelRef, Error>> = match function.fallback() {
+            Some(list) => list.iter().map(|m| m.parse::<ModelRef>()).collect(),
+            None => config.fallback.iter().cloned().map(Ok).collect(),
+        };
+        if fallbacks.is_empty() || !falls_back(&error) {
+            return Err(error);
+        }
+        let mut tried = vec![failure(first.provider, first.model, error)];
+        for fallback in fallbacks {
+            let previous = &tried[tried.len() - 1];
+            let result = match &fallback {
+                Ok(next) if next.provider == Provider::Fixture => Err(Error::Config(
+                    "`fixture` cannot be a fallback (it never fails)".into(),
+                )),
+                Ok(next) => {
+                    tracing::warn!(
+                        function = function.name(),
+                        from = %format_args!("{}:{}", previous.provider, previous.model),
+                        to = %next,
+                        error = %previous.error,
+                        "vox.provider_fallback"
+                    );
+                    let target = Target {
+                        provider: next.provider,
+                        model: self.model_or_default(next.provider, &next.model),
+                    };
+                    self.converse(network, function, args, target, accept).await
+                }
+                Err(e) => Err(e.clone()),
+            };
+            let error = match result {
+                Ok(()) => return Ok(()),
+                Err(error) => error,
+            };
+            // A fallback that cannot be used (no key, a bad entry) does not
+            // end the search; a model that answered badly does.
+            let go_on = falls_back(&error) || matches!(error, Error::Config(_));
+            let (provider, model) = match &fallback {
+                Ok(next) => (next.provider, next.model.as_str()),
+                Err(_) => (first.provider, "(invalid fallback)"),
+            };
+            tried.push(failure(provider, model, error));
+            if !go_on {
+                break;
+            }
+        }
+        Err(Error::AllProvidersFailed {
+            function: function.name().to_owned(),
+            tried,
+        })
+    }
+
+    /// The re-prompt loop against one provider and model, compiled once:
+    /// asks until `accept` takes a reply's content, re-prompting with its
+    /// error, for up to `max_iterations` attempts.
+    async fn converse(
+        &self,
+        network: &Network,
+        function: &AiFunction,
+        args: &Args,
+        target: Target<'_>,
+        accept: &mut (dyn FnMut(&str) -> Result<(), String> + Send),
+    ) -> Result<(), Error> {
+        let transport = self.transport(network, target.provider)?;
+        let mut call = Call::start(transport, &self.inner.config, function, args, target)?;
         loop {
             let body = call.ask().await?;
             // serde_json quotes the reply in its errors: redact them.
-            let response = parse_response(&body).map_err(|e| transport.redact_error(e))?;
-            call.record_usage(&response);
-            let verdict = response.content().and_then(|content| {
-                accept(content).map_err(|error| RejectedReply {
-                    error,
-                    reply: content.to_owned(),
-                })
+            let answer = parse_response(call.wire, &body).map_err(|e| transport.redact_error(e))?;
+            call.record_usage(&answer.usage);
+            let verdict = answer.content().and_then(|content| {
+                accept(content).map_err(|error| answer.rejection(error, content))
             });
             match verdict {
                 Ok(()) => return Ok(()),
@@ -135,11 +294,38 @@ impl Client {
     }
 }
 
+fn failure(provider: Provider, model: &str, error: Error) -> ProviderFailure {
+    ProviderFailure {
+        provider: provider.name().to_owned(),
+        model: model.to_owned(),
+        error: Box::new(error),
+    }
+}
+
+/// Whether a failure is one to try a fallback after: the server could not
+/// be reached or answered with a retryable status (429, 408, 5xx — 529
+/// included) after the transport's retries, but not a 5xx that says the
+/// request is invalid, another 4xx, or a model that answered badly.
+fn falls_back(error: &Error) -> bool {
+    match error {
+        Error::Transport { .. } => true,
+        Error::Http {
+            status,
+            body_excerpt,
+        } => {
+            is_retryable_status(*status)
+                && !(*status >= 500 && is_request_validation_error(body_excerpt))
+        }
+        _ => false,
+    }
+}
+
 /// The state of one `@ai` call against a server: the conversation so far,
 /// the attempt number and the tracing span.
 struct Call<'a> {
     transport: &'a Transport,
     function: &'a AiFunction,
+    wire: Wire,
     /// The function's constant request parts, kept by the function.
     parts: Cow<'a, RequestParts>,
     conversation: Conversation,
@@ -150,18 +336,26 @@ struct Call<'a> {
 impl<'a> Call<'a> {
     fn start(
         transport: &'a Transport,
-        config: &'a Config,
+        config: &Config,
         function: &'a AiFunction,
         args: &Args,
+        target: Target<'_>,
     ) -> Result<Call<'a>, Error> {
-        let model = function.model().unwrap_or_else(|| config.default_model());
+        let wire = Wire::of(target.provider, config);
+        let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
         Ok(Call {
             transport,
             function,
-            parts: function.request_parts(model)?,
-            conversation: Conversation::start(args),
+            wire,
+            parts: function.request_parts(wire, target.model, max_tokens)?,
+            conversation: Conversation::start(wire, args),
             attempt: 0,
-            span: tracing::info_span!("vox.ai_call", function = function.name(), model = model),
+            span: tracing::info_span!(
+                "vox.ai_call",
+                function = function.name(),
+                model = target.model,
+                provider = target.provider.name()
+            ),
         })
     }
 
@@ -169,7 +363,7 @@ impl<'a> Call<'a> {
     async fn ask(&mut self) -> Result<Bytes, Error> {
         self.attempt += 1;
         let body = self.parts.request_body(&self.conversation);
-        let post = self.transport.post(body);
+        let post = self.transport.post(self.parts.model(), body);
         // Without a subscriber listening, entering the span on every poll
         // is pure overhead.
         if self.span.is_disabled() {
@@ -179,8 +373,7 @@ impl<'a> Call<'a> {
         }
     }
 
-    fn record_usage(&self, response: &ChatResponse<'_>) {
-        let usage = response.usage.unwrap_or_default();
+    fn record_usage(&self, usage: &Usage) {
         self.span.in_scope(|| {
             tracing::info!(
                 attempt = self.attempt,
@@ -202,8 +395,7 @@ impl<'a> Call<'a> {
         });
         let attempts_allowed = self.function.attempts_allowed();
         if attempt < attempts_allowed {
-            self.conversation
-                .push_correction(&rejection.reply, &rejection.error);
+            self.conversation.push_correction(&rejection);
             return Ok(());
         }
         Err(Error::InvalidOutput {

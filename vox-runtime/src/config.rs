@@ -36,6 +36,12 @@ pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
 pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(8);
 /// Default longest wait honored from a `Retry-After` header.
 pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+/// Default completion limit sent with every request (`max_tokens`,
+/// `max_completion_tokens`, `maxOutputTokens` or `num_predict`, as the
+/// provider names it): enough for large structured values, and accepted
+/// by every current model of the providers (some older Anthropic models
+/// allow no more).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// Whether the client follows redirects from the model server
 /// (docs/runtime.md, "Security").
@@ -99,22 +105,52 @@ pub enum Provider {
     OpenAi,
     /// OpenRouter; needs `OPENROUTER_API_KEY`.
     OpenRouter,
-    /// Any OpenAI-compatible server (Ollama, llama.cpp, vLLM…) at
+    /// Anthropic's Messages API; needs `ANTHROPIC_API_KEY`. Structured
+    /// output through a forced tool call.
+    Anthropic,
+    /// Google's Gemini API (`generateContent`); needs `GEMINI_API_KEY` (or
+    /// `GOOGLE_API_KEY`).
+    Gemini,
+    /// Ollama's native `/api/chat` at `http://127.0.0.1:11434` unless
+    /// `VOX_LLM_BASE_URL` says otherwise; no key needed.
+    Ollama,
+    /// Any OpenAI-compatible server (llama.cpp, vLLM…) at
     /// `VOX_LLM_BASE_URL`; the key (`VOX_LLM_API_KEY`) is optional.
     Compatible,
     /// No network: each `@ai` function runs its Vox body instead.
     Fixture,
 }
 
+/// Number of [`Provider`]s (for per-provider tables).
+pub(crate) const PROVIDER_COUNT: usize = 7;
+
 impl Provider {
-    /// The name used in `VOX_LLM_PROVIDER`.
+    /// Every provider, in the order `VOX_LLM_PROVIDER` lists them.
+    pub const ALL: [Provider; PROVIDER_COUNT] = [
+        Provider::OpenAi,
+        Provider::OpenRouter,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Ollama,
+        Provider::Compatible,
+        Provider::Fixture,
+    ];
+
+    /// The name used in `VOX_LLM_PROVIDER` and in `provider:` model prefixes.
     pub fn name(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
             Provider::OpenRouter => "openrouter",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::Ollama => "ollama",
             Provider::Compatible => "compatible",
             Provider::Fixture => "fixture",
         }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
     }
 
     /// The base URL used when none is configured.
@@ -122,22 +158,62 @@ impl Provider {
         match self {
             Provider::OpenAi => Some("https://api.openai.com/v1"),
             Provider::OpenRouter => Some("https://openrouter.ai/api/v1"),
+            Provider::Anthropic => Some("https://api.anthropic.com/v1"),
+            Provider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
+            Provider::Ollama => Some("http://127.0.0.1:11434"),
             Provider::Compatible | Provider::Fixture => None,
         }
     }
 
-    /// The environment variable holding this provider's API key.
-    pub fn api_key_variable(self) -> Option<&'static str> {
+    /// The model used when neither the function nor the configuration
+    /// names one.
+    pub fn default_model(self) -> &'static str {
         match self {
-            Provider::OpenAi => Some("OPENAI_API_KEY"),
-            Provider::OpenRouter => Some("OPENROUTER_API_KEY"),
-            Provider::Compatible => Some("VOX_LLM_API_KEY"),
-            Provider::Fixture => None,
+            Provider::Anthropic => "claude-haiku-4-5",
+            Provider::Gemini => "gemini-2.5-flash",
+            Provider::Ollama => "llama3.2",
+            _ => DEFAULT_MODEL,
         }
     }
 
-    fn requires_api_key(self) -> bool {
-        matches!(self, Provider::OpenAi | Provider::OpenRouter)
+    /// The environment variable holding this provider's API key (the first
+    /// of [`Provider::api_key_variables`]).
+    pub fn api_key_variable(self) -> Option<&'static str> {
+        self.api_key_variables().first().copied()
+    }
+
+    /// The environment variables holding this provider's API key, in the
+    /// order they are read. `VOX_LLM_API_KEY`, when set, is the selected
+    /// provider's key whatever it is.
+    pub fn api_key_variables(self) -> &'static [&'static str] {
+        match self {
+            Provider::OpenAi => &["OPENAI_API_KEY"],
+            Provider::OpenRouter => &["OPENROUTER_API_KEY"],
+            Provider::Anthropic => &["ANTHROPIC_API_KEY"],
+            Provider::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            Provider::Compatible => &["VOX_LLM_API_KEY"],
+            Provider::Ollama | Provider::Fixture => &[],
+        }
+    }
+
+    pub(crate) fn requires_api_key(self) -> bool {
+        matches!(
+            self,
+            Provider::OpenAi | Provider::OpenRouter | Provider::Anthropic | Provider::Gemini
+        )
+    }
+
+    /// Splits a `provider:model` reference: `"anthropic:claude-sonnet-4-5"`
+    /// is `(Some(Anthropic), "claude-sonnet-4-5")`. Only an exact provider
+    /// name before the first `:` is a prefix, so model names with colons of
+    /// their own (`llama3.2:3b`) stay whole: `(None, "llama3.2:3b")`.
+    pub fn split_model(model: &str) -> (Option<Provider>, &str) {
+        if let Some((prefix, rest)) = model.split_once(':') {
+            if let Some(provider) = Provider::ALL.into_iter().find(|p| p.name() == prefix) {
+                return (Some(provider), rest);
+            }
+        }
+        (None, model)
     }
 }
 
@@ -153,20 +229,112 @@ impl FromStr for Provider {
     /// Parses a provider name, ignoring ASCII case and surrounding spaces.
     fn from_str(s: &str) -> Result<Self, Error> {
         let name = s.trim().to_ascii_lowercase();
-        [
-            Provider::OpenAi,
-            Provider::OpenRouter,
-            Provider::Compatible,
-            Provider::Fixture,
-        ]
-        .into_iter()
-        .find(|p| p.name() == name)
-        .ok_or_else(|| {
-            Error::Config(format!(
-                "unknown provider `{}` (expected one of: openai, openrouter, compatible, fixture)",
-                s.trim()
-            ))
-        })
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "unknown provider `{}` (expected one of: openai, openrouter, anthropic, \
+                     gemini, ollama, compatible, fixture)",
+                    s.trim()
+                ))
+            })
+    }
+}
+
+/// How a `compatible` server is given the schema (docs/runtime.md,
+/// "Compatible servers").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResponseFormat {
+    /// `response_format: {"type": "json_schema", "json_schema": {name,
+    /// strict, schema}}`, as OpenAI documents it. The default.
+    #[default]
+    JsonSchema,
+    /// `response_format: {"type": "json_object", "schema": {…}}`, the form
+    /// llama-cpp-python's OpenAI-compatible server accepts.
+    JsonObject,
+}
+
+impl ResponseFormat {
+    /// The name used in `VOX_LLM_RESPONSE_FORMAT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResponseFormat::JsonSchema => "json_schema",
+            ResponseFormat::JsonObject => "json_object",
+        }
+    }
+}
+
+impl FromStr for ResponseFormat {
+    type Err = Error;
+
+    /// Parses `json_schema` or `json_object` (`-` for `_` also accepted).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let name = s.trim().to_ascii_lowercase().replace('-', "_");
+        [ResponseFormat::JsonSchema, ResponseFormat::JsonObject]
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "VOX_LLM_RESPONSE_FORMAT must be `json_schema` or `json_object`, got `{}`",
+                    s.trim()
+                ))
+            })
+    }
+}
+
+/// One `provider:model` to try (a fallback), parsed from text such as
+/// `"anthropic:claude-haiku-4-5"`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ModelRef {
+    /// The provider.
+    pub provider: Provider,
+    /// The model, as that provider names it.
+    pub model: String,
+}
+
+impl FromStr for ModelRef {
+    type Err = Error;
+
+    /// Parses `provider:model`; the provider prefix is required.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let text = s.trim();
+        match Provider::split_model(text) {
+            (Some(provider), model) if !model.trim().is_empty() => Ok(ModelRef {
+                provider,
+                model: model.trim().to_owned(),
+            }),
+            _ => Err(Error::Config(format!(
+                "fallback `{text}` must be `provider:model`, e.g. `openai:gpt-4o-mini` \
+                 (providers: openai, openrouter, anthropic, gemini, ollama, compatible)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for ModelRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.provider, self.model)
+    }
+}
+
+/// Where one provider is reached and with which key.
+#[derive(Clone, Default)]
+pub(crate) struct Endpoint {
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(redact_url_passwords),
+            )
+            .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
+            .finish()
     }
 }
 
@@ -189,6 +357,17 @@ pub struct Config {
     pub(crate) backoff_max: Duration,
     pub(crate) max_retry_after: Duration,
     pub(crate) follow_redirects: RedirectPolicy,
+    /// Completion limit for functions without `max_tokens = …`.
+    pub(crate) max_tokens: u32,
+    /// Tried in order when a function without `fallback = […]` fails with
+    /// a transport error or a retryable status.
+    pub(crate) fallback: Vec<ModelRef>,
+    /// How `compatible` servers are given the schema.
+    pub(crate) response_format: ResponseFormat,
+    /// Base URLs and keys of the providers other than `provider` (used by
+    /// functions with a `provider:` prefix and by fallbacks), by
+    /// `Provider::index`.
+    pub(crate) endpoints: [Endpoint; PROVIDER_COUNT],
     /// True when the environment named no provider and no key, so `fixture`
     /// was chosen by default (the runtime warns once on stderr).
     pub(crate) fixture_by_default: bool,
@@ -213,6 +392,24 @@ impl fmt::Debug for Config {
             .field("backoff_max", &self.backoff_max)
             .field("max_retry_after", &self.max_retry_after)
             .field("follow_redirects", &self.follow_redirects)
+            .field("max_tokens", &self.max_tokens)
+            .field("fallback", &self.fallback)
+            .field("response_format", &self.response_format)
+            .field(
+                "other_providers",
+                &Provider::ALL
+                    .iter()
+                    .zip(&self.endpoints)
+                    .filter(|(_, e)| e.base_url.is_some() || e.api_key.is_some())
+                    .map(|(p, e)| {
+                        (
+                            p.name(),
+                            e.base_url.as_deref().map(redact_url_passwords),
+                            e.api_key.as_ref().map(|_| "[REDACTED]"),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -221,6 +418,7 @@ impl Config {
     /// Starts a configuration for `provider` with the documented defaults.
     pub fn builder(provider: Provider) -> ConfigBuilder {
         ConfigBuilder {
+            error: None,
             config: Config {
                 provider,
                 base_url: None,
@@ -235,6 +433,10 @@ impl Config {
                 backoff_max: DEFAULT_BACKOFF_MAX,
                 max_retry_after: DEFAULT_MAX_RETRY_AFTER,
                 follow_redirects: RedirectPolicy::None,
+                max_tokens: DEFAULT_MAX_TOKENS,
+                fallback: Vec::new(),
+                response_format: ResponseFormat::JsonSchema,
+                endpoints: Default::default(),
                 fixture_by_default: false,
             },
         }
@@ -245,10 +447,13 @@ impl Config {
     ///
     /// | variable | meaning |
     /// |---|---|
-    /// | `VOX_LLM_PROVIDER` | `openai`, `openrouter`, `compatible` or `fixture`. Unset: `openai` if `OPENAI_API_KEY` is set, else `openrouter` if `OPENROUTER_API_KEY` is set, else `fixture` |
-    /// | `OPENAI_API_KEY`, `OPENROUTER_API_KEY` | the key of that provider (required by it) |
-    /// | `VOX_LLM_BASE_URL` | required for `compatible`; overrides the default URL of the others |
-    /// | `VOX_LLM_API_KEY` | optional key for `compatible` |
+    /// | `VOX_LLM_PROVIDER` | `openai`, `openrouter`, `anthropic`, `gemini`, `ollama`, `compatible` or `fixture`. Unset: the first provider whose key is set, in the order `OPENAI_API_KEY`, `OPENROUTER_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`/`GOOGLE_API_KEY`; else `fixture` |
+    /// | `OPENAI_API_KEY`, `OPENROUTER_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` (or `GOOGLE_API_KEY`) | the key of that provider (required by it) |
+    /// | `VOX_LLM_BASE_URL` | the selected provider's server (required for `compatible`) |
+    /// | `VOX_LLM_API_KEY` | the selected provider's key, before its own variable |
+    /// | `VOX_LLM_MAX_TOKENS` | completion limit (default [`DEFAULT_MAX_TOKENS`]) |
+    /// | `VOX_LLM_FALLBACK` | comma-separated `provider:model` list tried when a call fails with a transport error or retryable status |
+    /// | `VOX_LLM_RESPONSE_FORMAT` | `json_schema` (default) or `json_object`, for `compatible` |
     /// | `VOX_LLM_MODEL` | default model (else [`DEFAULT_MODEL`]) |
     /// | `VOX_LLM_TIMEOUT_SECS` | request timeout in seconds, e.g. `60` or `2.5` |
     /// | `VOX_LLM_MAX_RETRIES` | transport retries |
@@ -262,19 +467,62 @@ impl Config {
     /// Like [`Config::from_env`], reading variables through `lookup`.
     pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, Error> {
         let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let key_of = |provider: Provider| {
+            provider
+                .api_key_variables()
+                .iter()
+                .find_map(|name| var(name))
+        };
         let (provider, fixture_by_default) = match var("VOX_LLM_PROVIDER") {
             Some(name) => (name.parse::<Provider>()?, false),
-            None if var("OPENAI_API_KEY").is_some() => (Provider::OpenAi, false),
-            None if var("OPENROUTER_API_KEY").is_some() => (Provider::OpenRouter, false),
-            None => (Provider::Fixture, true),
+            None => AUTO_DETECTED
+                .into_iter()
+                .find(|p| key_of(*p).is_some())
+                .map_or((Provider::Fixture, true), |p| (p, false)),
         };
         let mut builder = Config::builder(provider);
         builder.config.fixture_by_default = fixture_by_default;
-        if let Some(key) = provider.api_key_variable().and_then(var) {
-            builder = builder.api_key(key.trim());
+        if provider != Provider::Fixture {
+            // Every other provider's own key, for `provider:` prefixes and
+            // fallbacks.
+            for other in Provider::ALL {
+                if other != provider && other != Provider::Compatible {
+                    if let Some(key) = key_of(other) {
+                        builder = builder.provider_api_key(other, key.trim());
+                    }
+                }
+            }
+            if let Some(key) = var("VOX_LLM_API_KEY").or_else(|| key_of(provider)) {
+                builder = builder.api_key(key.trim());
+            }
         }
         if let Some(url) = var("VOX_LLM_BASE_URL") {
             builder = builder.base_url(url.trim());
+        }
+        if let Some(tokens) = var("VOX_LLM_MAX_TOKENS") {
+            let tokens = tokens
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "VOX_LLM_MAX_TOKENS must be a positive integer, got `{}`",
+                        tokens.trim()
+                    ))
+                })?;
+            builder = builder.max_tokens(tokens);
+        }
+        if let Some(list) = var("VOX_LLM_FALLBACK") {
+            let fallback = list
+                .split(',')
+                .filter(|entry| !entry.trim().is_empty())
+                .map(str::parse::<ModelRef>)
+                .collect::<Result<Vec<_>, _>>()?;
+            builder.config.fallback = fallback;
+        }
+        if let Some(format) = var("VOX_LLM_RESPONSE_FORMAT") {
+            builder = builder.response_format(format.parse()?);
         }
         if let Some(model) = var("VOX_LLM_MODEL") {
             builder = builder.default_model(model.trim());
@@ -316,7 +564,9 @@ impl Config {
     }
     /// The model used by `@ai` functions without `model = …`.
     pub fn default_model(&self) -> &str {
-        self.default_model.as_deref().unwrap_or(DEFAULT_MODEL)
+        self.default_model
+            .as_deref()
+            .unwrap_or(self.provider.default_model())
     }
     /// Total time allowed for one HTTP request.
     pub fn request_timeout(&self) -> Duration {
@@ -342,6 +592,83 @@ impl Config {
     pub fn follow_redirects(&self) -> RedirectPolicy {
         self.follow_redirects
     }
+    /// The completion limit of functions without `max_tokens = …`.
+    pub fn max_tokens(&self) -> u32 {
+        self.max_tokens
+    }
+    /// The fallbacks of functions without `fallback = […]`.
+    pub fn fallback(&self) -> &[ModelRef] {
+        &self.fallback
+    }
+    /// How `compatible` servers are given the schema.
+    pub fn response_format(&self) -> ResponseFormat {
+        self.response_format
+    }
+
+    /// The base URL and key for calls to `provider`: the configured ones
+    /// for the selected provider, else that provider's own (set with
+    /// [`ConfigBuilder::provider_base_url`] / [`ConfigBuilder::provider_api_key`],
+    /// or its key variable) and its default URL.
+    pub(crate) fn endpoint_for(&self, provider: Provider) -> Result<Endpoint, Error> {
+        if provider == self.provider {
+            return Ok(Endpoint {
+                base_url: self.base_url.clone(),
+                api_key: self.api_key.clone(),
+            });
+        }
+        let configured = &self.endpoints[provider.index()];
+        let base_url = match configured
+            .base_url
+            .clone()
+            .or_else(|| provider.default_base_url().map(str::to_owned))
+        {
+            Some(url) => check_base_url(&url)?,
+            None => {
+                return Err(Error::Config(format!(
+                    "provider `{provider}` needs a base URL (set it with \
+                     ConfigBuilder::provider_base_url, or select it with VOX_LLM_PROVIDER \
+                     and set VOX_LLM_BASE_URL)"
+                )))
+            }
+        };
+        let api_key = clean_key(configured.api_key.clone());
+        if provider.requires_api_key() && api_key.is_none() {
+            return Err(Error::Config(format!(
+                "provider `{provider}` needs an API key (set {})",
+                provider.api_key_variables().join(" or ")
+            )));
+        }
+        Ok(Endpoint {
+            base_url: Some(base_url),
+            api_key,
+        })
+    }
+}
+
+/// Providers chosen by their key variable when `VOX_LLM_PROVIDER` is unset,
+/// in this order (docs/runtime.md, "Configuration").
+const AUTO_DETECTED: [Provider; 4] = [
+    Provider::OpenAi,
+    Provider::OpenRouter,
+    Provider::Anthropic,
+    Provider::Gemini,
+];
+
+fn clean_key(key: Option<String>) -> Option<String> {
+    key.filter(|k| !k.trim().is_empty())
+        .map(|k| k.trim().to_owned())
+}
+
+/// `url` trimmed, without trailing slashes, if it is `http(s)://…`.
+fn check_base_url(url: &str) -> Result<String, Error> {
+    let base_url = url.trim().trim_end_matches('/').to_owned();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(Error::Config(format!(
+            "base URL `{}` must start with http:// or https://",
+            redact_unparsed_url(&base_url)
+        )));
+    }
+    Ok(base_url)
 }
 
 /// `url` with its password hidden, also when it lacks the `scheme://`
@@ -371,16 +698,22 @@ fn parse_timeout_secs(text: &str) -> Result<Duration, Error> {
 #[derive(Debug, Clone)]
 pub struct ConfigBuilder {
     config: Config,
+    /// A setting that could not be taken, reported by `build`.
+    error: Option<Error>,
 }
 
 impl ConfigBuilder {
-    /// Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:11434/v1`;
-    /// requests go to `{base_url}/chat/completions`.
+    /// Base URL of the selected provider's API, e.g.
+    /// `http://127.0.0.1:8080/v1`: requests go to `{base_url}/chat/completions`
+    /// (`openai`, `openrouter`, `compatible`), `{base_url}/messages`
+    /// (`anthropic`), `{base_url}/models/{model}:generateContent` (`gemini`)
+    /// or `{base_url}/api/chat` (`ollama`).
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.config.base_url = Some(url.into());
         self
     }
-    /// API key sent as `Authorization: Bearer …`.
+    /// The selected provider's API key, sent as `Authorization: Bearer …`
+    /// (`x-api-key` for `anthropic`, `x-goog-api-key` for `gemini`).
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.config.api_key = Some(key.into());
         self
@@ -434,6 +767,58 @@ impl ConfigBuilder {
         self.config.follow_redirects = policy;
         self
     }
+    /// Completion limit for functions without `max_tokens = …` (default
+    /// [`DEFAULT_MAX_TOKENS`]); a reply that reaches it is truncated.
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.config.max_tokens = tokens;
+        self
+    }
+    /// `provider:model` references tried in order when a function without
+    /// `fallback = […]` fails with a transport error or a retryable status.
+    /// An entry that is not `provider:model` is an error from
+    /// [`ConfigBuilder::build`].
+    pub fn fallback<I, S>(mut self, models: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        match models
+            .into_iter()
+            .map(|m| m.as_ref().parse::<ModelRef>())
+            .collect::<Result<_, _>>()
+        {
+            Ok(fallback) => self.config.fallback = fallback,
+            Err(e) => self.error = Some(e),
+        }
+        self
+    }
+    /// How a `compatible` server is given the schema (default
+    /// [`ResponseFormat::JsonSchema`]).
+    pub fn response_format(mut self, format: ResponseFormat) -> Self {
+        self.config.response_format = format;
+        self
+    }
+    /// The server of `provider` when it is not the selected one (a
+    /// function's `provider:` prefix or a fallback); the selected
+    /// provider's is [`ConfigBuilder::base_url`].
+    pub fn provider_base_url(mut self, provider: Provider, url: impl Into<String>) -> Self {
+        if provider == self.config.provider {
+            self.config.base_url = Some(url.into());
+        } else {
+            self.config.endpoints[provider.index()].base_url = Some(url.into());
+        }
+        self
+    }
+    /// The key of `provider` when it is not the selected one; the selected
+    /// provider's is [`ConfigBuilder::api_key`].
+    pub fn provider_api_key(mut self, provider: Provider, key: impl Into<String>) -> Self {
+        if provider == self.config.provider {
+            self.config.api_key = Some(key.into());
+        } else {
+            self.config.endpoints[provider.index()].api_key = Some(key.into());
+        }
+        self
+    }
 
     /// Validates and returns the configuration.
     ///
@@ -442,6 +827,9 @@ impl ConfigBuilder {
     /// timeouts, body limit or concurrency; concurrency above
     /// [`MAX_CONCURRENT_REQUESTS_LIMIT`].
     pub fn build(self) -> Result<Config, Error> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
         let mut config = self.config;
         let provider = config.provider;
         if provider == Provider::Fixture {
@@ -452,30 +840,23 @@ impl ConfigBuilder {
             .take()
             .or_else(|| provider.default_base_url().map(str::to_owned))
         {
-            Some(url) => url.trim().trim_end_matches('/').to_owned(),
+            Some(url) => check_base_url(&url)?,
             None => {
                 return Err(Error::Config(format!(
-                    "provider `{provider}` needs a base URL (set VOX_LLM_BASE_URL, e.g. http://127.0.0.1:11434/v1)"
+                    "provider `{provider}` needs a base URL (set VOX_LLM_BASE_URL, e.g. http://127.0.0.1:8080/v1)"
                 )))
             }
         };
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(Error::Config(format!(
-                "base URL `{}` must start with http:// or https://",
-                redact_unparsed_url(&base_url)
-            )));
-        }
         config.base_url = Some(base_url);
-        config.api_key = config
-            .api_key
-            .take()
-            .filter(|k| !k.trim().is_empty())
-            .map(|k| k.trim().to_owned());
+        config.api_key = clean_key(config.api_key.take());
         if provider.requires_api_key() && config.api_key.is_none() {
             return Err(Error::Config(format!(
-                "provider `{provider}` needs an API key (set {})",
-                provider.api_key_variable().unwrap_or("an API key")
+                "provider `{provider}` needs an API key (set {} or VOX_LLM_API_KEY)",
+                provider.api_key_variables().join(" or ")
             )));
+        }
+        if config.max_tokens == 0 {
+            return Err(Error::Config("max_tokens must be greater than zero".into()));
         }
         if config.request_timeout.is_zero() || config.connect_timeout.is_zero() {
             return Err(Error::Config("timeouts must be greater than zero".into()));
@@ -585,7 +966,17 @@ mod tests {
         );
         let err = from_vars(&[("VOX_LLM_PROVIDER", "anthropic")]).unwrap_err();
         assert!(
-            matches!(&err, Error::Config(m) if m.contains("unknown provider `anthropic`")),
+            matches!(&err, Error::Config(m) if m.contains("ANTHROPIC_API_KEY")),
+            "{err}"
+        );
+        let err = from_vars(&[("VOX_LLM_PROVIDER", "gemini")]).unwrap_err();
+        assert!(
+            matches!(&err, Error::Config(m) if m.contains("GEMINI_API_KEY or GOOGLE_API_KEY")),
+            "{err}"
+        );
+        let err = from_vars(&[("VOX_LLM_PROVIDER", "claude")]).unwrap_err();
+        assert!(
+            matches!(&err, Error::Config(m) if m.contains("unknown provider `claude`")),
             "{err}"
         );
     }
@@ -662,5 +1053,138 @@ mod tests {
         let debug = format!("{config:?}");
         assert!(!debug.contains("sk-secret-123"), "{debug}");
         assert!(debug.contains("[REDACTED]"), "{debug}");
+    }
+
+    #[test]
+    fn auto_detection_order_covers_the_new_keys() {
+        let config =
+            from_vars(&[("ANTHROPIC_API_KEY", "sk-ant"), ("GEMINI_API_KEY", "g")]).unwrap();
+        assert_eq!(config.provider(), Provider::Anthropic);
+        assert_eq!(config.base_url(), Some("https://api.anthropic.com/v1"));
+        assert_eq!(config.default_model(), "claude-haiku-4-5");
+        // The other keys are kept for prefixes and fallbacks.
+        assert_eq!(
+            config
+                .endpoint_for(Provider::Gemini)
+                .unwrap()
+                .api_key
+                .as_deref(),
+            Some("g")
+        );
+        let config = from_vars(&[("GOOGLE_API_KEY", "g2")]).unwrap();
+        assert_eq!(config.provider(), Provider::Gemini);
+        assert_eq!(config.api_key.as_deref(), Some("g2"));
+        let config = from_vars(&[("GOOGLE_API_KEY", "g2"), ("GEMINI_API_KEY", "g1")]).unwrap();
+        assert_eq!(
+            config.api_key.as_deref(),
+            Some("g1"),
+            "GEMINI_API_KEY first"
+        );
+        let config =
+            from_vars(&[("OPENROUTER_API_KEY", "or"), ("ANTHROPIC_API_KEY", "a")]).unwrap();
+        assert_eq!(config.provider(), Provider::OpenRouter);
+        // Ollama needs no key and has a default server.
+        let config = from_vars(&[("VOX_LLM_PROVIDER", "ollama")]).unwrap();
+        assert_eq!(config.base_url(), Some("http://127.0.0.1:11434"));
+        assert!(!config.has_api_key());
+    }
+
+    #[test]
+    fn base_url_and_api_key_variables_override_the_selected_provider() {
+        let config = from_vars(&[
+            ("VOX_LLM_PROVIDER", "anthropic"),
+            ("ANTHROPIC_API_KEY", "own-key"),
+            ("VOX_LLM_API_KEY", "gateway-key"),
+            ("VOX_LLM_BASE_URL", "http://127.0.0.1:9/proxy/"),
+        ])
+        .unwrap();
+        assert_eq!(config.api_key.as_deref(), Some("gateway-key"));
+        assert_eq!(config.base_url(), Some("http://127.0.0.1:9/proxy"));
+        // Without a key of its own, VOX_LLM_API_KEY is enough.
+        let config =
+            from_vars(&[("VOX_LLM_PROVIDER", "gemini"), ("VOX_LLM_API_KEY", "k")]).unwrap();
+        assert_eq!(config.api_key.as_deref(), Some("k"));
+        // Other providers keep their defaults and need their own key.
+        let err = config.endpoint_for(Provider::Anthropic).unwrap_err();
+        assert!(
+            matches!(&err, Error::Config(m) if m.contains("ANTHROPIC_API_KEY")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn max_tokens_fallback_and_response_format_from_env_and_builder() {
+        let config = from_vars(&[
+            ("VOX_LLM_PROVIDER", "ollama"),
+            ("VOX_LLM_MAX_TOKENS", "512"),
+            (
+                "VOX_LLM_FALLBACK",
+                " openai:gpt-4o-mini , ollama:llama3.2:3b,",
+            ),
+            ("VOX_LLM_RESPONSE_FORMAT", "json-object"),
+        ])
+        .unwrap();
+        assert_eq!(config.max_tokens(), 512);
+        assert_eq!(
+            config.fallback(),
+            [
+                ModelRef {
+                    provider: Provider::OpenAi,
+                    model: "gpt-4o-mini".into()
+                },
+                ModelRef {
+                    provider: Provider::Ollama,
+                    model: "llama3.2:3b".into()
+                },
+            ]
+        );
+        assert_eq!(config.response_format(), ResponseFormat::JsonObject);
+        assert_eq!(from_vars(&[]).unwrap().max_tokens(), DEFAULT_MAX_TOKENS);
+        for (name, bad) in [
+            ("VOX_LLM_MAX_TOKENS", "0"),
+            ("VOX_LLM_MAX_TOKENS", "lots"),
+            ("VOX_LLM_FALLBACK", "gpt-4o-mini"),
+            ("VOX_LLM_FALLBACK", "openai:"),
+            ("VOX_LLM_RESPONSE_FORMAT", "yaml"),
+        ] {
+            let err = from_vars(&[(name, bad)]).unwrap_err();
+            assert!(matches!(err, Error::Config(_)), "{name}={bad}: {err}");
+        }
+        let err = Config::builder(Provider::Ollama)
+            .fallback(["anthropc:claude"])
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Config(m) if m.contains("provider:model")),
+            "{err}"
+        );
+        let config = Config::builder(Provider::Ollama)
+            .max_tokens(77)
+            .fallback(["gemini:gemini-2.5-flash"])
+            .provider_base_url(Provider::Gemini, "http://127.0.0.1:1/g")
+            .provider_api_key(Provider::Gemini, "gk")
+            .build()
+            .unwrap();
+        assert_eq!(config.max_tokens(), 77);
+        let gemini = config.endpoint_for(Provider::Gemini).unwrap();
+        assert_eq!(gemini.base_url.as_deref(), Some("http://127.0.0.1:1/g"));
+        assert_eq!(gemini.api_key.as_deref(), Some("gk"));
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("gk\""), "{debug}");
+    }
+
+    #[test]
+    fn model_prefixes_split_only_at_known_providers() {
+        assert_eq!(
+            Provider::split_model("anthropic:claude-sonnet-4-5"),
+            (Some(Provider::Anthropic), "claude-sonnet-4-5")
+        );
+        assert_eq!(
+            Provider::split_model("ollama:llama3.2:3b"),
+            (Some(Provider::Ollama), "llama3.2:3b")
+        );
+        assert_eq!(Provider::split_model("llama3.2:3b"), (None, "llama3.2:3b"));
+        assert_eq!(Provider::split_model("gpt-4o"), (None, "gpt-4o"));
+        assert_eq!(Provider::split_model("Anthropic:x"), (None, "Anthropic:x"));
     }
 }

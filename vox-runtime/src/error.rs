@@ -107,6 +107,47 @@ pub enum Error {
         /// truncated, credentials redacted.
         location: Option<String>,
     },
+
+    /// The function's model failed with a transport error or a retryable
+    /// status, and so did every fallback tried after it (or a fallback
+    /// failed otherwise, which ends the search): each provider tried, in
+    /// order, with its error.
+    #[error(
+        "@ai function `{function}` failed on every provider tried: {}",
+        list_failures(tried)
+    )]
+    AllProvidersFailed {
+        /// The Vox name of the `@ai` function.
+        function: String,
+        /// Each provider and model tried, in order, and why it failed.
+        tried: Vec<ProviderFailure>,
+    },
+}
+
+/// One provider tried for a call that fell back, and how it failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderFailure {
+    /// The provider's name (`openai`, `anthropic`…).
+    pub provider: String,
+    /// The model asked.
+    pub model: String,
+    /// Why it failed (already redacted).
+    pub error: Box<Error>,
+}
+
+impl fmt::Display for ProviderFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{} ({})", self.provider, self.model, self.error)
+    }
+}
+
+/// `tried`, one failure after the other.
+fn list_failures(tried: &[ProviderFailure]) -> String {
+    tried
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; then ")
 }
 
 /// The kind of an [`Error::Transport`].

@@ -12,8 +12,8 @@
 //! `ai_function` (what is asked), `prompt` (the conversation and request
 //! body), `transport` (HTTP, retries), `in_flight` (the concurrency cap and
 //! request timeouts), `reply` (judging an answer), `redact` (credentials
-//! out of anything a server sent back), `client` (the re-prompt loop),
-//! plus [`builtins`], [`arith`] (checked
+//! out of anything a server sent back),
+//! `client` (the re-prompt loop), plus [`builtins`], [`arith`] (checked
 //! `int` arithmetic) and [`decimal`] for generated code.
 
 mod ai_function;
@@ -34,12 +34,13 @@ use std::future::Future;
 pub use ai_function::{AiFunction, Args, OutputSchema};
 pub use client::{configure, default_client, Client};
 pub use config::{
-    Config, ConfigBuilder, Provider, RedirectPolicy, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX,
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REQUESTS,
-    DEFAULT_MAX_RETRY_AFTER, DEFAULT_MAX_TRANSPORT_RETRIES, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT,
+    Config, ConfigBuilder, ModelRef, Provider, RedirectPolicy, ResponseFormat,
+    DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_RETRY_AFTER, DEFAULT_MAX_TOKENS,
+    DEFAULT_MAX_TRANSPORT_RETRIES, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT,
     MAX_CONCURRENT_REQUESTS_LIMIT, MAX_REDIRECTS,
 };
-pub use error::{Error, TransportErrorKind};
+pub use error::{Error, ProviderFailure, TransportErrorKind};
 pub use reply::strip_code_fences;
 
 /// Re-exported so generated code can write

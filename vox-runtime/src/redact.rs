@@ -39,10 +39,23 @@ pub(crate) struct Redactor {
 impl Redactor {
     /// The redactor for a client sending `api_key` as a bearer token to
     /// `base_url` (whose userinfo reqwest sends as basic credentials).
+    #[cfg(test)]
     pub fn new(api_key: Option<&str>, base_url: Option<&str>) -> Redactor {
+        Redactor::with_key_header(api_key, base_url, "Bearer")
+    }
+
+    /// Like [`Redactor::new`] for a key sent as `<scheme> <key>`: `Bearer`
+    /// in `Authorization`, or a header of its own written `x-api-key:`
+    /// (Anthropic) or `x-goog-api-key:` (Gemini), as a server echoing the
+    /// request would show it.
+    pub fn with_key_header(
+        api_key: Option<&str>,
+        base_url: Option<&str>,
+        scheme: &'static str,
+    ) -> Redactor {
         let mut redactor = Redactor::default();
         if let Some(key) = api_key.filter(|k| !k.is_empty()) {
-            redactor.sent.push(("Bearer", key.to_owned()));
+            redactor.sent.push((scheme, key.to_owned()));
             redactor.add_secret(key);
         }
         if let Some((user, password)) = base_url.and_then(userinfo) {

@@ -1,27 +1,30 @@
-//! What the model said back: reading a chat-completions response and
-//! judging one attempt.
+//! What the model said back: reading a provider's response and judging one
+//! attempt.
 //!
 //! An attempt is rejected — and the re-prompt loop asks again, quoting the
-//! reason — when the reply is a refusal, was cut off, has no content, is not
-//! JSON (after stripping code fences) or does not deserialize into the
-//! return type. All of it is pure and unit-tested; only the last step,
-//! [`parse_content`], depends on the return type.
+//! reason — when the reply is a refusal or was blocked, was cut off, has no
+//! content, is not JSON (after stripping code fences) or does not
+//! deserialize into the return type. Each provider's response shape is
+//! read into one [`Answer`]; all of it is pure and unit-tested; only the
+//! last step, [`parse_content`], depends on the return type.
 
 use std::borrow::Cow;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::error::Error;
+use crate::prompt::Wire;
 
 /// The parts of a chat-completions response the runtime uses, borrowing
 /// from the body where JSON escapes allow.
 #[derive(Debug, Deserialize)]
-pub(crate) struct ChatResponse<'a> {
+struct ChatResponse<'a> {
     #[serde(default, borrow)]
     choices: Vec<Choice<'a>>,
     #[serde(default)]
-    pub usage: Option<Usage>,
+    usage: Option<ChatUsage>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -40,21 +43,274 @@ struct ReplyMessage<'a> {
     refusal: Option<Cow<'a, str>>,
 }
 
-/// Token usage of one request, when the server reports it.
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
+struct ChatUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+/// An Anthropic Messages API response ("Messages" API reference: `content`
+/// blocks, `stop_reason`, `usage.input_tokens`/`output_tokens`).
+#[derive(Debug, Deserialize)]
+struct AnthropicResponse<'a> {
+    #[serde(default, borrow)]
+    content: Vec<&'a RawValue>,
+    #[serde(default, borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<AnthropicUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AnthropicBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    input: Option<&'a RawValue>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+struct AnthropicUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+}
+
+/// A Gemini `GenerateContentResponse` (Gemini API reference, "Generating
+/// content": `candidates[].content.parts[].text`, `finishReason`,
+/// `promptFeedback.blockReason`, `usageMetadata`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiResponse<'a> {
+    #[serde(default, borrow)]
+    candidates: Vec<GeminiCandidate<'a>>,
+    #[serde(default, borrow)]
+    prompt_feedback: Option<GeminiFeedback<'a>>,
+    #[serde(default)]
+    usage_metadata: Option<GeminiUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiCandidate<'a> {
+    #[serde(default, borrow)]
+    content: Option<GeminiContent<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GeminiContent<'a> {
+    #[serde(default, borrow)]
+    parts: Vec<GeminiPart<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GeminiPart<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    /// A thinking model's thought summary, not the answer.
+    #[serde(default)]
+    thought: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiFeedback<'a> {
+    #[serde(default, borrow)]
+    block_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiUsage {
+    #[serde(default)]
+    prompt_token_count: Option<u64>,
+    #[serde(default)]
+    candidates_token_count: Option<u64>,
+}
+
+/// An Ollama `/api/chat` response with `stream: false` (Ollama API docs,
+/// "Generate a chat completion": `message.content`, `done_reason`,
+/// `prompt_eval_count`, `eval_count`).
+#[derive(Debug, Deserialize)]
+struct OllamaResponse<'a> {
+    #[serde(default, borrow)]
+    message: Option<ReplyMessage<'a>>,
+    #[serde(default, borrow)]
+    done_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    prompt_eval_count: Option<u64>,
+    #[serde(default)]
+    eval_count: Option<u64>,
+}
+
+/// Token usage of one request, when the server reports it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Usage {
-    #[serde(default)]
     pub prompt_tokens: Option<u64>,
-    #[serde(default)]
     pub completion_tokens: Option<u64>,
 }
 
-/// Parses a successful response body (which must be UTF-8 JSON).
-pub(crate) fn parse_response(body: &[u8]) -> Result<ChatResponse<'_>, Error> {
+/// The model's answer to one request, whatever the provider.
+#[derive(Debug, Default)]
+pub(crate) struct Answer<'a> {
+    /// The text (or, for a forced tool call, the tool's input as JSON).
+    content: Option<Cow<'a, str>>,
+    /// Why there is no usable answer although the request succeeded: a
+    /// refusal, a safety block.
+    refused: Option<String>,
+    /// What goes back into the conversation when there is no content (a
+    /// refusal's text).
+    reply_otherwise: Option<Cow<'a, str>>,
+    /// Set when the reply hit the completion limit: how the server said so.
+    truncated: Option<&'static str>,
+    /// Anthropic's `tool_use` block (as sent) and its id, for the
+    /// `tool_result` that answers it.
+    tool_use: Option<(&'a str, Cow<'a, str>)>,
+    pub usage: Usage,
+}
+
+/// Parses a successful response body (which must be UTF-8 JSON) of the
+/// shape `wire` speaks.
+pub(crate) fn parse_response(wire: Wire, body: &[u8]) -> Result<Answer<'_>, Error> {
     let text = std::str::from_utf8(body).map_err(|e| Error::InvalidUtf8 {
         valid_up_to: e.valid_up_to(),
     })?;
-    serde_json::from_str(text).map_err(|e| Error::MalformedResponse(e.to_string()))
+    let malformed = |e: serde_json::Error| Error::MalformedResponse(e.to_string());
+    match wire {
+        Wire::Chat { .. } => {
+            let response: ChatResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
+            let usage = response.usage.unwrap_or_default();
+            let (message, finish_reason) = match response.choices.into_iter().next() {
+                Some(choice) => (choice.message, choice.finish_reason),
+                None => (None, None),
+            };
+            let (content, refusal) = message.map_or((None, None), |m| (m.content, m.refusal));
+            Ok(Answer {
+                content,
+                refused: refusal.as_ref().map(|r| format!("the model refused: {r}")),
+                reply_otherwise: refusal,
+                truncated: (finish_reason.as_deref() == Some("length"))
+                    .then_some("finish_reason = \"length\""),
+                tool_use: None,
+                usage: Usage {
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                },
+            })
+        }
+        Wire::Anthropic => {
+            let response: AnthropicResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
+            let usage = response.usage.unwrap_or_default();
+            let mut answer = Answer {
+                usage: Usage {
+                    prompt_tokens: usage.input_tokens,
+                    completion_tokens: usage.output_tokens,
+                },
+                ..Answer::default()
+            };
+            let mut texts: Vec<Cow<'_, str>> = Vec::new();
+            for raw in response.content {
+                let block: AnthropicBlock<'_> =
+                    serde_json::from_str(raw.get()).map_err(malformed)?;
+                match block.kind.as_ref() {
+                    "tool_use" if answer.tool_use.is_none() => {
+                        answer.content = block.input.map(|input| Cow::Borrowed(input.get()));
+                        answer.tool_use = Some((raw.get(), block.id.unwrap_or_default()));
+                    }
+                    "text" => texts.extend(block.text),
+                    _ => {}
+                }
+            }
+            if answer.content.is_none() && !texts.is_empty() {
+                // No tool call (it was forced, but a reply may lack it):
+                // the text may still hold the JSON.
+                answer.content = Some(Cow::Owned(texts.concat()));
+            }
+            match response.stop_reason.as_deref() {
+                Some("max_tokens") => answer.truncated = Some("stop_reason = \"max_tokens\""),
+                Some("refusal") => {
+                    answer.refused = Some(format!(
+                        "the model refused (stop_reason = \"refusal\"){}",
+                        answer
+                            .content
+                            .as_deref()
+                            .filter(|t| !t.trim().is_empty())
+                            .map(|t| format!(": {t}"))
+                            .unwrap_or_default()
+                    ))
+                }
+                _ => {}
+            }
+            Ok(answer)
+        }
+        Wire::Gemini => {
+            let response: GeminiResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
+            let usage = response.usage_metadata.unwrap_or_default();
+            let mut answer = Answer {
+                usage: Usage {
+                    prompt_tokens: usage.prompt_token_count,
+                    completion_tokens: usage.candidates_token_count,
+                },
+                ..Answer::default()
+            };
+            if let Some(reason) = response.prompt_feedback.and_then(|f| f.block_reason) {
+                answer.refused = Some(format!("the prompt was blocked (blockReason = {reason})"));
+                return Ok(answer);
+            }
+            let Some(candidate) = response.candidates.into_iter().next() else {
+                return Ok(answer);
+            };
+            let mut texts = candidate
+                .content
+                .map(|c| c.parts)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| !p.thought)
+                .filter_map(|p| p.text);
+            answer.content = match (texts.next(), texts.next()) {
+                (Some(only), None) => Some(only),
+                (Some(first), Some(second)) => {
+                    let mut all = first.into_owned();
+                    all.push_str(&second);
+                    texts.for_each(|t| all.push_str(&t));
+                    Some(Cow::Owned(all))
+                }
+                (None, _) => None,
+            };
+            match candidate.finish_reason.as_deref() {
+                None | Some("STOP") | Some("FINISH_REASON_UNSPECIFIED") => {}
+                Some("MAX_TOKENS") => answer.truncated = Some("finishReason = \"MAX_TOKENS\""),
+                Some(other) => {
+                    answer.refused = Some(format!("the reply was blocked (finishReason = {other})"))
+                }
+            }
+            Ok(answer)
+        }
+        Wire::Ollama => {
+            let response: OllamaResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
+            Ok(Answer {
+                content: response.message.and_then(|m| m.content),
+                refused: None,
+                reply_otherwise: None,
+                truncated: (response.done_reason.as_deref() == Some("length"))
+                    .then_some("done_reason = \"length\""),
+                tool_use: None,
+                usage: Usage {
+                    prompt_tokens: response.prompt_eval_count,
+                    completion_tokens: response.eval_count,
+                },
+            })
+        }
+    }
 }
 
 /// Why one attempt was rejected, and what the model said.
@@ -65,32 +321,40 @@ pub(crate) struct RejectedReply {
     /// The reply as it goes back into the conversation (content, else the
     /// refusal text, else empty).
     pub reply: String,
+    /// Anthropic: the `tool_use` block as the model sent it, and its id.
+    pub tool_use: Option<(String, String)>,
 }
 
-impl ChatResponse<'_> {
-    /// The first choice's content, or why the attempt is rejected without
-    /// looking at it: a refusal, a truncated reply, no content at all.
+impl Answer<'_> {
+    /// The answer's content, or why the attempt is rejected without
+    /// looking at it: a refusal or block, a truncated reply, no content.
     pub fn content(&self) -> Result<&str, RejectedReply> {
-        let (message, finish_reason) = match self.choices.first() {
-            Some(choice) => (choice.message.as_ref(), choice.finish_reason.as_deref()),
-            None => (None, None),
-        };
-        let content = message.and_then(|m| m.content.as_deref());
-        let refusal = message.and_then(|m| m.refusal.as_deref());
-        let reject = |error: String| RejectedReply {
-            error,
-            reply: content.or(refusal).unwrap_or_default().to_owned(),
-        };
-        if let Some(refusal) = refusal {
-            return Err(reject(format!("the model refused: {refusal}")));
+        let content = self.content.as_deref();
+        let reply = content
+            .or(self.reply_otherwise.as_deref())
+            .unwrap_or_default();
+        let reject = |error: String| self.rejection(error, reply);
+        if let Some(refused) = &self.refused {
+            return Err(reject(refused.clone()));
         }
-        if finish_reason == Some("length") {
-            return Err(reject(
-                "the reply was truncated (finish_reason = \"length\"); answer with a shorter value"
-                    .to_owned(),
-            ));
+        if let Some(how) = self.truncated {
+            return Err(reject(format!(
+                "the reply was truncated ({how}); answer with a shorter value"
+            )));
         }
         content.ok_or_else(|| reject("the reply had no content".to_owned()))
+    }
+
+    /// `error` about this answer, whose content was `reply`.
+    pub fn rejection(&self, error: String, reply: &str) -> RejectedReply {
+        RejectedReply {
+            error,
+            reply: reply.to_owned(),
+            tool_use: self
+                .tool_use
+                .as_ref()
+                .map(|(block, id)| ((*block).to_owned(), id.clone().into_owned())),
+        }
     }
 }
 
@@ -143,15 +407,17 @@ mod tests {
 
     /// What the re-prompt loop decides about one response.
     fn judge<T: DeserializeOwned>(
-        response: &ChatResponse<'_>,
+        response: &Answer<'_>,
         wrapped: bool,
     ) -> Result<T, RejectedReply> {
         let content = response.content()?;
-        parse_content(content, wrapped).map_err(|error| RejectedReply {
-            error,
-            reply: content.to_owned(),
-        })
+        parse_content(content, wrapped).map_err(|error| response.rejection(error, content))
     }
+
+    const CHAT: Wire = Wire::Chat {
+        limit: "max_tokens",
+        format: crate::config::ResponseFormat::JsonSchema,
+    };
 
     #[test]
     fn fences_are_stripped() {
@@ -166,12 +432,16 @@ mod tests {
         assert_eq!(strip_code_fences("```"), "```");
     }
 
-    fn response(json: serde_json::Value) -> ChatResponse<'static> {
-        let text: &'static str = Box::leak(json.to_string().into_boxed_str());
-        parse_response(text.as_bytes()).unwrap()
+    fn response(json: serde_json::Value) -> Answer<'static> {
+        response_of(CHAT, json)
     }
 
-    fn reply(content: &str) -> ChatResponse<'static> {
+    fn response_of(wire: Wire, json: serde_json::Value) -> Answer<'static> {
+        let text: &'static str = Box::leak(json.to_string().into_boxed_str());
+        parse_response(wire, text.as_bytes()).unwrap()
+    }
+
+    fn reply(content: &str) -> Answer<'static> {
         response(
             serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}),
         )
@@ -239,15 +509,110 @@ mod tests {
 
     #[test]
     fn usage_is_read_when_present() {
-        let r = parse_response(br#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#).unwrap();
-        let usage = r.usage.unwrap();
+        let r = parse_response(CHAT, br#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#).unwrap();
         assert_eq!(
-            (usage.prompt_tokens, usage.completion_tokens),
+            (r.usage.prompt_tokens, r.usage.completion_tokens),
             (Some(12), Some(3))
         );
-        assert!(matches!(
-            parse_response(b"not json"),
-            Err(Error::MalformedResponse(_))
-        ));
+        for wire in [CHAT, Wire::Anthropic, Wire::Gemini, Wire::Ollama] {
+            assert!(matches!(
+                parse_response(wire, b"not json"),
+                Err(Error::MalformedResponse(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn anthropic_tool_use_is_the_content_and_is_kept_for_the_tool_result() {
+        let answer = response_of(
+            Wire::Anthropic,
+            serde_json::json!({"type": "message", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"value": 3}}
+            ], "stop_reason": "tool_use", "usage": {"input_tokens": 9, "output_tokens": 4}}),
+        );
+        assert_eq!(answer.content().unwrap(), r#"{"value":3}"#);
+        assert_eq!(answer.usage.completion_tokens, Some(4));
+        let rejected = answer.rejection("bad".into(), r#"{"value":3}"#);
+        let (block, id) = rejected.tool_use.unwrap();
+        assert_eq!(id, "toolu_1");
+        assert!(block.contains(r#""type":"tool_use""#), "{block}");
+
+        let cut = response_of(
+            Wire::Anthropic,
+            serde_json::json!({"content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}], "stop_reason": "max_tokens"}),
+        );
+        assert!(cut
+            .content()
+            .unwrap_err()
+            .error
+            .contains("stop_reason = \"max_tokens\""));
+        let refused = response_of(
+            Wire::Anthropic,
+            serde_json::json!({"content": [{"type": "text", "text": "No."}], "stop_reason": "refusal"}),
+        );
+        let e = refused.content().unwrap_err();
+        assert_eq!(
+            e.error,
+            "the model refused (stop_reason = \"refusal\"): No."
+        );
+        assert_eq!(e.reply, "No.");
+    }
+
+    #[test]
+    fn gemini_parts_finish_reasons_and_blocks() {
+        let answer = response_of(
+            Wire::Gemini,
+            serde_json::json!({"candidates": [{"content": {"role": "model", "parts": [
+                {"text": "thinking…", "thought": true}, {"text": "{\"value\":"}, {"text": "1}"}
+            ]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2}}),
+        );
+        assert_eq!(answer.content().unwrap(), r#"{"value":1}"#);
+        assert_eq!(answer.usage.prompt_tokens, Some(5));
+        let cut = response_of(
+            Wire::Gemini,
+            serde_json::json!({"candidates": [{"content": {"parts": [{"text": "{"}]}, "finishReason": "MAX_TOKENS"}]}),
+        );
+        assert!(cut.content().unwrap_err().error.contains("truncated"));
+        let unsafe_reply = response_of(
+            Wire::Gemini,
+            serde_json::json!({"candidates": [{"finishReason": "SAFETY"}]}),
+        );
+        assert_eq!(
+            unsafe_reply.content().unwrap_err().error,
+            "the reply was blocked (finishReason = SAFETY)"
+        );
+        let blocked = response_of(
+            Wire::Gemini,
+            serde_json::json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}}),
+        );
+        assert_eq!(
+            blocked.content().unwrap_err().error,
+            "the prompt was blocked (blockReason = PROHIBITED_CONTENT)"
+        );
+    }
+
+    #[test]
+    fn ollama_message_and_length() {
+        let answer = response_of(
+            Wire::Ollama,
+            serde_json::json!({"model": "m", "message": {"role": "assistant", "content": "{}"}, "done": true, "done_reason": "stop", "prompt_eval_count": 3, "eval_count": 1}),
+        );
+        assert_eq!(answer.content().unwrap(), "{}");
+        assert_eq!(
+            answer.usage,
+            Usage {
+                prompt_tokens: Some(3),
+                completion_tokens: Some(1)
+            }
+        );
+        let cut = response_of(
+            Wire::Ollama,
+            serde_json::json!({"message": {"content": "{"}, "done_reason": "length"}),
+        );
+        assert!(cut
+            .content()
+            .unwrap_err()
+            .error
+            .contains("done_reason = \"length\""));
     }
 }

@@ -10,12 +10,15 @@
 //! an [`Error::Redirect`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER,
+};
 
-use crate::config::{Config, RedirectPolicy, MAX_REDIRECTS};
+use crate::config::{Config, Endpoint, Provider, RedirectPolicy, MAX_REDIRECTS};
 use crate::error::{truncate_chars, Error, TransportErrorKind, BODY_EXCERPT_CHARS};
 use crate::in_flight::InFlight;
 use crate::redact::{redact_url_passwords, Redactor};
@@ -23,17 +26,32 @@ use crate::redact::{redact_url_passwords, Redactor};
 /// At most this much of an error response's body is read for the excerpt.
 const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
 
-/// Sends chat-completions requests to one endpoint.
+/// Gemini URLs kept per model, at most this many (more are parsed per call).
+const MAX_CACHED_URLS: usize = 64;
+
+/// Where requests go.
+enum Target {
+    /// One URL for every model. Parsed once: parsing a URL per request
+    /// costs more than the rest of the runtime's per-call work.
+    Fixed(reqwest::Url),
+    /// Gemini: `{base}/models/{model}:generateContent`, parsed once per
+    /// model.
+    PerModel {
+        base_url: String,
+        urls: Mutex<Vec<(Box<str>, reqwest::Url)>>,
+    },
+}
+
+/// Sends one provider's requests to its server.
 pub(crate) struct Transport {
     http: reqwest::Client,
-    /// Parsed once: parsing a URL per request costs more than the rest of
-    /// the runtime's per-call work.
-    endpoint: reqwest::Url,
+    target: Target,
     /// Removes the credentials this client sends from reply text.
     redactor: Redactor,
     /// At most `max_concurrent_requests` tries at once, each of which
-    /// (sending, waiting, reading the body) must fit in `request_timeout`.
-    in_flight: InFlight,
+    /// (sending, waiting, reading the body) must fit in `request_timeout`;
+    /// shared by the transports of one client.
+    in_flight: Arc<InFlight>,
     request_timeout: Duration,
     max_body_bytes: usize,
     retry: RetryPolicy,
@@ -66,20 +84,48 @@ impl FailedTry {
 }
 
 impl Transport {
-    pub fn new(config: &Config) -> Result<Transport, Error> {
-        let base_url = config.base_url.as_deref().ok_or_else(|| {
-            Error::Config(format!("provider `{}` has no base URL", config.provider))
-        })?;
+    /// The transport for `provider` at `endpoint` (its base URL and key),
+    /// with `config`'s limits, sharing `in_flight` with the client's other
+    /// transports.
+    pub fn new(
+        config: &Config,
+        provider: Provider,
+        endpoint: &Endpoint,
+        in_flight: Arc<InFlight>,
+    ) -> Result<Transport, Error> {
+        let base_url = endpoint
+            .base_url
+            .as_deref()
+            .ok_or_else(|| Error::Config(format!("provider `{provider}` has no base URL")))?;
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(key) = &config.api_key {
-            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+        // How each API takes its key: Anthropic's "Messages" reference
+        // (`x-api-key`, `anthropic-version`), Gemini's API reference
+        // (`x-goog-api-key`), `Authorization: Bearer` for the others.
+        let (key_header, scheme) = match provider {
+            Provider::Anthropic => (HeaderName::from_static("x-api-key"), "x-api-key:"),
+            Provider::Gemini => (HeaderName::from_static("x-goog-api-key"), "x-goog-api-key:"),
+            _ => (AUTHORIZATION, "Bearer"),
+        };
+        if provider == Provider::Anthropic {
+            headers.insert(
+                HeaderName::from_static("anthropic-version"),
+                HeaderValue::from_static("2023-06-01"),
+            );
+        }
+        if let Some(key) = &endpoint.api_key {
+            let text = if key_header == AUTHORIZATION {
+                format!("Bearer {key}")
+            } else {
+                key.clone()
+            };
+            let mut value = HeaderValue::from_str(&text).map_err(|_| {
                 Error::Config(
                     "the API key contains characters not allowed in an HTTP header".into(),
                 )
             })?;
             value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
+            headers.insert(key_header, value);
         }
         let http = reqwest::Client::builder()
             .default_headers(headers)
@@ -89,18 +135,33 @@ impl Transport {
             .tcp_nodelay(true)
             .build()
             .map_err(|e| Error::Config(format!("could not build the HTTP client: {e}")))?;
-        let endpoint =
-            reqwest::Url::parse(&format!("{base_url}/chat/completions")).map_err(|e| {
-                Error::Config(format!(
-                    "base URL `{}` is not a valid URL: {e}",
-                    redact_url_passwords(base_url)
-                ))
-            })?;
+        let path = match provider {
+            Provider::Anthropic => Some("/messages"),
+            Provider::Ollama => Some("/api/chat"),
+            Provider::Gemini => None,
+            _ => Some("/chat/completions"),
+        };
+        let target = match path {
+            Some(path) => Target::Fixed(parse_url(&format!("{base_url}{path}"), base_url)?),
+            None => {
+                // Checked now, so that a bad base URL is a configuration
+                // error when the client is built.
+                parse_url(&format!("{base_url}/models/m:generateContent"), base_url)?;
+                Target::PerModel {
+                    base_url: base_url.to_owned(),
+                    urls: Mutex::new(Vec::new()),
+                }
+            }
+        };
         Ok(Transport {
             http,
-            endpoint,
-            redactor: Redactor::new(config.api_key.as_deref(), Some(base_url)),
-            in_flight: InFlight::new(config.max_concurrent_requests, config.request_timeout),
+            target,
+            redactor: Redactor::with_key_header(
+                endpoint.api_key.as_deref(),
+                Some(base_url),
+                scheme,
+            ),
+            in_flight,
             request_timeout: config.request_timeout,
             max_body_bytes: config.max_body_bytes,
             retry: RetryPolicy {
@@ -110,6 +171,30 @@ impl Transport {
                 max_retry_after: config.max_retry_after,
             },
         })
+    }
+
+    /// The URL a request for `model` goes to.
+    fn url_for(&self, model: &str) -> Result<reqwest::Url, Error> {
+        match &self.target {
+            Target::Fixed(url) => Ok(url.clone()),
+            Target::PerModel { base_url, urls } => {
+                let mut urls = urls.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some((_, url)) = urls.iter().find(|(m, _)| &**m == model) {
+                    return Ok(url.clone());
+                }
+                // Gemini's reference names models `models/{model}`; accept
+                // either spelling.
+                let bare = model.strip_prefix("models/").unwrap_or(model);
+                let url = parse_url(
+                    &format!("{base_url}/models/{bare}:generateContent"),
+                    base_url,
+                )?;
+                if urls.len() < MAX_CACHED_URLS {
+                    urls.push((model.into(), url.clone()));
+                }
+                Ok(url)
+            }
+        }
     }
 
     /// Removes the credentials this client sends from text that came from
@@ -154,18 +239,29 @@ impl Transport {
                 status,
                 location: location.map(redact),
             },
+            Error::AllProvidersFailed { function, tried } => Error::AllProvidersFailed {
+                function,
+                tried: tried
+                    .into_iter()
+                    .map(|mut failure| {
+                        failure.error = Box::new(self.redact_error(*failure.error));
+                        failure
+                    })
+                    .collect(),
+            },
             other @ (Error::Serialize { .. }
             | Error::ResponseTooLarge { .. }
             | Error::InvalidUtf8 { .. }) => other,
         }
     }
 
-    /// POSTs `body` and returns the response body of a 2xx answer, retrying
-    /// transient failures.
-    pub async fn post(&self, body: Bytes) -> Result<Bytes, Error> {
+    /// POSTs `body` (a request for `model`) and returns the response body
+    /// of a 2xx answer, retrying transient failures.
+    pub async fn post(&self, model: &str, body: Bytes) -> Result<Bytes, Error> {
+        let url = self.url_for(model)?;
         let mut retries_done = 0;
         loop {
-            let failure = match self.try_once(body.clone()).await {
+            let failure = match self.try_once(url.clone(), body.clone()).await {
                 Ok(text) => return Ok(text),
                 Err(failure) => failure,
             };
@@ -192,7 +288,7 @@ impl Transport {
 
     /// One try: waits for a slot, then sends and reads within the request
     /// timeout (time spent waiting for a slot does not count).
-    async fn try_once(&self, body: Bytes) -> Result<Bytes, FailedTry> {
+    async fn try_once(&self, url: reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
         // The slot is held until the body is read, so at most
         // `max_concurrent_requests` requests (and so connections) are in
         // flight.
@@ -200,7 +296,7 @@ impl Transport {
         // which every enclosing future (retries, the re-prompt loop, the
         // generated function) would otherwise embed and copy; one small
         // allocation is cheaper than moving kilobytes on each call.
-        match self.in_flight.run(Box::pin(self.exchange(body))).await {
+        match self.in_flight.run(Box::pin(self.exchange(url, body))).await {
             Some(result) => result,
             None => Err(FailedTry {
                 error: Error::Transport {
@@ -217,10 +313,10 @@ impl Transport {
     }
 
     /// Sends the request and reads the response.
-    async fn exchange(&self, body: Bytes) -> Result<Bytes, FailedTry> {
+    async fn exchange(&self, url: reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
         let response = self
             .http
-            .post(self.endpoint.clone())
+            .post(url)
             .body(body)
             .send()
             .await
@@ -257,12 +353,13 @@ impl Transport {
                 Err(ReadFailure::TooLarge) => "(body too large to show)".to_owned(),
                 Err(ReadFailure::Transport(_)) => "(body could not be read)".to_owned(),
             };
+        let retry_after = retry_after.or_else(|| retry_delay_in_body(&excerpt));
         Err(FailedTry {
+            retryable: is_retryable_failure(status.as_u16(), &excerpt),
             error: Error::Http {
                 status: status.as_u16(),
                 body_excerpt: truncate_chars(self.redact(&excerpt).trim(), BODY_EXCERPT_CHARS),
             },
-            retryable: is_retryable_status(status.as_u16()),
             retry_after,
         })
     }
@@ -384,9 +481,50 @@ fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
-/// Statuses worth retrying: rate limiting, request timeout, server errors.
+/// Statuses worth retrying: rate limiting, request timeout, server errors
+/// (Anthropic's 529 "overloaded" among them).
 pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 429 | 500..=599)
+}
+
+/// Whether an error answer with `status` and `body` is worth another try:
+/// a retryable status, unless it is a 5xx that says the request itself is
+/// invalid — llama-cpp-python's server answers a request it cannot
+/// validate with a 500, and sending it again cannot help.
+pub(crate) fn is_retryable_failure(status: u16, body: &str) -> bool {
+    is_retryable_status(status) && !(status >= 500 && is_request_validation_error(body))
+}
+
+/// Whether an error body says the request failed validation: pydantic's
+/// "N validation error(s) for …" (FastAPI servers such as
+/// llama-cpp-python), OpenAI's `invalid_request_error` type.
+pub(crate) fn is_request_validation_error(body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    lower.contains("validation error")
+        || lower.contains("invalid_request_error")
+        || lower.contains("requestvalidationerror")
+}
+
+/// Gemini's retry hint: a `google.rpc.RetryInfo` detail in the error body,
+/// `"retryDelay": "22s"` (Gemini API "Troubleshooting", rate-limit errors).
+pub(crate) fn retry_delay_in_body(body: &str) -> Option<Duration> {
+    let at = body.find("\"retryDelay\"")?;
+    let rest = body[at + "\"retryDelay\"".len()..].trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let value = &rest[..rest.find('"')?];
+    let seconds = value.trim().strip_suffix('s')?.trim().parse::<f64>().ok()?;
+    (seconds.is_finite() && seconds >= 0.0)
+        .then(|| Duration::try_from_secs_f64(seconds).ok())
+        .flatten()
+}
+
+fn parse_url(url: &str, base_url: &str) -> Result<reqwest::Url, Error> {
+    reqwest::Url::parse(url).map_err(|e| {
+        Error::Config(format!(
+            "base URL `{}` is not a valid URL: {e}",
+            redact_url_passwords(base_url)
+        ))
+    })
 }
 
 /// Parses a `Retry-After` value given in seconds. HTTP-date values are not
