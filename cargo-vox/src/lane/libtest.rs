@@ -87,6 +87,10 @@ pub fn parse_text(output: &str) -> TestReport {
                     summary = Some(j);
                     break;
                 }
+            } else if last_candidate.is_some() && running_count(line).is_some() {
+                // The next run began and none of this one's summaries
+                // agreed with its results (`--quiet` prints none).
+                break;
             } else if seen.total() < expected {
                 seen.record(line);
             }
@@ -472,6 +476,33 @@ test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; 
         let r = parse_text(FAKES);
         assert_eq!(r.suites, 1);
         check_fakes(&r);
+    }
+
+    #[test]
+    fn quiet_runs_stay_apart() {
+        let quiet = "
+running 2 tests
+.F
+failures:
+
+---- a stdout ----
+thread 'a' (1) panicked at src/lib.rs:1:1:
+no
+
+failures:
+    a
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+
+running 3 tests
+..i
+test result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        let r = parse_text(quiet);
+        assert_eq!((r.passed, r.failed, r.ignored, r.suites), (3, 1, 1, 2));
+        assert_eq!(r.failures.len(), 1);
+        assert_eq!(r.failures[0].message, "no");
     }
 
     #[test]
