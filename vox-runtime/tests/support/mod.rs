@@ -51,6 +51,8 @@ pub struct Reply {
     pub delay: Duration,
     /// Put the request's `Authorization` header into the body.
     pub echo_authorization: bool,
+    /// Put this request header, as `name: value`, into the body.
+    pub echo_header: Option<String>,
     /// Send no `Content-Length`; end the body by closing the connection.
     pub close_delimited: bool,
     /// Send the head and half the body, then wait this long before the rest.
@@ -65,6 +67,7 @@ impl Reply {
             body: body.into(),
             delay: Duration::ZERO,
             echo_authorization: false,
+            echo_header: None,
             close_delimited: false,
             stall_body: Duration::ZERO,
         }
@@ -108,6 +111,11 @@ impl Reply {
 
     pub fn echo_authorization(mut self) -> Reply {
         self.echo_authorization = true;
+        self
+    }
+
+    pub fn echo_header(mut self, name: &str) -> Reply {
+        self.echo_header = Some(name.to_owned());
         self
     }
 
@@ -243,6 +251,11 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
         };
         state.request_count.fetch_add(1, Ordering::SeqCst);
         let authorization = request.header("authorization").unwrap_or("").to_owned();
+        let echoed = state.script.lock().unwrap().front().and_then(|r| {
+            r.echo_header
+                .as_ref()
+                .map(|name| format!("{name}: {}", request.header(name).unwrap_or("")))
+        });
         if state.record_requests {
             state.requests.lock().unwrap().push(request);
         }
@@ -261,6 +274,10 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
         let mut body = reply.body.clone();
         if reply.echo_authorization {
             body = format!(r#"{{"error":{{"message":"invalid credentials: {authorization}"}}}}"#)
+                .into_bytes();
+        }
+        if let (Some(_), Some(echoed)) = (&reply.echo_header, &echoed) {
+            body = format!(r#"{{"error":{{"message":"invalid credentials: {echoed}"}}}}"#)
                 .into_bytes();
         }
         let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
