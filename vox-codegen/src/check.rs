@@ -2212,15 +2212,24 @@ impl<'a> Checker<'a> {
                         );
                     }
                     (Ty::Str | Ty::Int | Ty::Decimal | Ty::Error, _) => {}
-                    (Ty::Float, _) => self.err(
-                        Diagnostic::error(
+                    (Ty::Float, _) => {
+                        let mut d = Diagnostic::error(
                             Code::Mismatch,
                             a0.span,
                             "`decimal` needs a `str`, `int` or `Decimal`",
                         )
                         .types("str | int | Decimal", "float")
-                        .hint("a `float` is binary and holds most decimals only approximately: write the number as text, `decimal(\"0.1\")`, or convert its shortest text, `decimal(str(x))`"),
-                    ),
+                        .hint("a `float` is binary and holds most decimals only approximately: write the number as text, `decimal(\"0.1\")`, or convert its shortest text, `decimal(str(x))`");
+                        let written = self.source_text(a0.span).to_string();
+                        if matches!(a0.kind, ExprKind::Float(_)) && is_decimal_text(&written) {
+                            d = d.fix(
+                                "write the number as text",
+                                a0.span,
+                                format!("\"{written}\""),
+                            );
+                        }
+                        self.err(d);
+                    }
                     _ => bad(
                         self,
                         &t,

@@ -105,3 +105,26 @@ fn non_exhaustive_matches_name_a_nested_missing_value() {
     let codes: Vec<&str> = ok.diagnostics.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["vox/match/unreachable"], "{:?}", ok.diagnostics);
 }
+
+#[test]
+fn decimal_of_a_float_literal_offers_the_literal_as_text() {
+    let c = run("fn price() to Decimal {\n    return decimal(12.50)\n}\n");
+    let [d] = c.diagnostics.as_slice() else {
+        panic!("{:#?}", c.diagnostics);
+    };
+    assert_eq!(d.code.as_str(), "vox/type/mismatch");
+    let [fix] = d.fixes.as_slice() else {
+        panic!("{d:#?}");
+    };
+    let [edit] = fix.edits.as_slice() else {
+        panic!("{fix:#?}");
+    };
+    assert_eq!(edit.replacement, "\"12.50\"");
+    assert_eq!(
+        &c.sources.get(edit.span.file).text[edit.span.range()],
+        "12.50"
+    );
+    // A float that is no decimal text (an exponent) gets the hint only.
+    let c = run("fn price() to Decimal {\n    return decimal(1e3)\n}\n");
+    assert!(c.diagnostics[0].fixes.is_empty(), "{:#?}", c.diagnostics);
+}
