@@ -883,7 +883,8 @@ impl Gen {
             Ty::Bool => Expr::Bool(self.rng.chance(50)),
             Ty::Str => Expr::Str(self.rng.pick(STRINGS).to_string()),
             Ty::List(t) => {
-                if self.f.empty_literals && self.rng.chance(50) {
+                // A recursive element type must stop somewhere: `[]`.
+                if self.f.empty_literals && self.rng.chance(50) || self.is_self_nest(t) {
                     Expr::List(Vec::new())
                 } else {
                     Expr::List(vec![self.leaf(t)])
@@ -897,7 +898,7 @@ impl Gen {
                 }
             }
             Ty::Res(t) => {
-                if self.rng.chance(50) {
+                if self.rng.chance(50) || self.is_self_nest(t) {
                     Expr::Err(Box::new(Expr::Str(self.rng.pick(STRINGS).to_string())))
                 } else {
                     Expr::Ok(Box::new(self.leaf(t)))
@@ -1038,10 +1039,14 @@ impl Gen {
                         Box::new(self.expr(ty, d)),
                     ),
                     1 => {
-                        let t = self
-                            .rng
-                            .pick(&[Ty::Int, Ty::Float, Ty::Bool, Ty::Str])
-                            .clone();
+                        // Scalars print plainly; everything else as JSON.
+                        let t = if self.rng.chance(35) {
+                            self.base_ty(1)
+                        } else {
+                            self.rng
+                                .pick(&[Ty::Int, Ty::Float, Ty::Bool, Ty::Str])
+                                .clone()
+                        };
                         Expr::ToStr(Box::new(self.expr(&t, d)))
                     }
                     _ => self.leaf(ty),
@@ -2777,7 +2782,7 @@ impl<'m> Interp<'m> {
                 Val::Int(n) => Val::Str(n.to_string()),
                 Val::Float(x) => Val::Str(x.to_string()),
                 Val::Bool(b) => Val::Str(b.to_string()),
-                v => panic!("generator bug: str of {v:?}"),
+                v => Val::Str(self.json(&v)),
             },
             Expr::ToInt(a) => match self.expr(a)? {
                 Val::Int(n) => Val::Int(n),
@@ -2838,6 +2843,50 @@ impl<'m> Interp<'m> {
             }
             Expr::Paren(x) => self.expr(x)?,
         })
+    }
+
+    /// A value as compact JSON, the way the generated serde derives write
+    /// it: records as objects in field order under their Vox names, sum
+    /// types tagged with `kind`, `Option` as the value or `null`, `Result`
+    /// as `{"Ok": …}` / `{"Err": …}`.
+    pub fn json(&self, v: &Val) -> String {
+        let text = |s: &str| serde_json::to_string(s).expect("a string is JSON");
+        let object = |tag: Option<&str>, fields: &[Field], vals: &[Val]| {
+            let mut parts = Vec::new();
+            if let Some(tag) = tag {
+                parts.push(format!("\"kind\":{}", text(tag)));
+            }
+            for (f, v) in fields.iter().zip(vals) {
+                parts.push(format!("{}:{}", text(&f.name), self.json(v)));
+            }
+            format!("{{{}}}", parts.join(","))
+        };
+        match v {
+            Val::Int(n) => n.to_string(),
+            Val::Float(x) => serde_json::to_string(x).expect("a finite float is JSON"),
+            Val::Bool(b) => b.to_string(),
+            Val::Str(s) => text(s),
+            Val::Unit => "null".into(),
+            Val::List(xs) => format!(
+                "[{}]",
+                xs.iter()
+                    .map(|x| self.json(x))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            Val::Opt(None) => "null".into(),
+            Val::Opt(Some(x)) => self.json(x),
+            Val::Res(Ok(x)) => format!("{{\"Ok\":{}}}", self.json(x)),
+            Val::Res(Err(e)) => format!("{{\"Err\":{}}}", text(e)),
+            Val::Rec(t, vals) => match &self.m.types[*t].kind {
+                TypeKind::Record(fs) => object(None, fs, vals),
+                TypeKind::Sum(_) => panic!("generator bug: record value of a sum type"),
+            },
+            Val::Var(t, vi, vals) => match &self.m.types[*t].kind {
+                TypeKind::Sum(vs) => object(Some(&vs[*vi].name), &vs[*vi].fields, vals),
+                TypeKind::Record(_) => panic!("generator bug: variant value of a record"),
+            },
+        }
     }
 
     fn binary(&mut self, op: Op, l: &Expr, r: &Expr) -> Ev<Val> {

@@ -160,6 +160,12 @@ fn build_batch(tag: &str, modules: Vec<Emitted>, out: &mut BTreeMap<u64, Failure
         if r.status.success() {
             return;
         }
+        // Not a finding: the runtime itself is broken (or mid-edit).
+        assert!(
+            !r.stderr.contains("could not compile `vox-runtime`"),
+            "vox-runtime does not compile; nothing was tested\n{}",
+            r.dump()
+        );
         // Compile errors: `src/m_<seed>.rs:L:C: error…` lines (warnings are
         // denied, so every finding is an error).
         let mut broken: Vec<u64> = Vec::new();
