@@ -88,7 +88,7 @@ fn pipeline{i}(text: str) to float {{
     out.push('\n');
 }
 
-fn generate() -> (String, usize) {
+pub(crate) fn generate() -> (String, usize) {
     let mut src = String::with_capacity(TARGET_LINES * 32);
     let mut groups = 0;
     while src.lines().count() < TARGET_LINES {
@@ -106,7 +106,7 @@ fn workspace_root() -> PathBuf {
 }
 
 /// The release binary; built when missing.
-fn cargo_vox_binary() -> PathBuf {
+pub(crate) fn cargo_vox_binary() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"));
@@ -146,7 +146,7 @@ fn children_peak_rss_mb() -> f64 {
     usage.ru_maxrss as f64 / 1024.0
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
     name = "cargo-vox",
     bin_name = "cargo vox",
     version,
-    about = "Typed LLM functions for Cargo: check, build, test, run, schema, doctor"
+    about = "Typed LLM functions for Cargo: check, fmt, build, test, run, schema, doctor"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -37,6 +37,8 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Check Vox sources (frontend only, no cargo build).
     Check(crate::check::CheckArgs),
+    /// Rewrite Vox sources in the canonical layout; `--check` lists files that would change.
+    Fmt(crate::fmt::FmtArgs),
     /// Build with cargo; one envelope with rustc and Vox diagnostics.
     Build(crate::lane::commands::BuildArgs),
     /// Build, then run the tests; a build envelope and a test envelope.

@@ -15,7 +15,7 @@ pub const ENVELOPE_VERSION: u32 = 1;
 pub struct Envelope {
     /// Always [`ENVELOPE_VERSION`].
     pub envelope_version: u32,
-    /// `check`, `build`, `test`, `run` or `schema`.
+    /// `check`, `build`, `test`, `run`, `schema`, `fmt` or `fix`.
     pub command: String,
     /// What the command worked on: the manifest, or the first path given.
     pub file_path: String,
@@ -43,6 +43,30 @@ pub struct Envelope {
     /// `test` only: each failed test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failures: Option<Vec<TestFailure>>,
+    /// `fmt` and `fix` only: the files rewritten (with `--check` or
+    /// `--dry-run`: the files that would be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_files: Option<Vec<String>>,
+    /// `fix` only: every fix applied (or, with `--dry-run`, that would be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_fixes: Option<Vec<AppliedFix>>,
+    /// `fix --dry-run` only: the unified diff of every change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+/// One fix `cargo vox fix` applied.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedFix {
+    pub file_path: String,
+    /// 1-based line of the diagnostic in the file as it was when the fix applied.
+    pub line: usize,
+    /// The code of the diagnostic the fix resolves.
+    pub error_code: String,
+    /// The fix's message, e.g. "replace `elif` with `else if`".
+    pub message: String,
+    /// The edits, spans in the file as it was when the fix applied.
+    pub edits: Vec<EditPayload>,
 }
 
 /// One failed test in a `test` envelope.
@@ -88,6 +112,9 @@ impl Envelope {
             failed: None,
             ignored: None,
             failures: None,
+            changed_files: None,
+            applied_fixes: None,
+            diff: None,
         }
     }
 
@@ -138,7 +165,7 @@ pub struct DiagnosticPayload {
 }
 
 /// 1-based lines and columns (columns count characters); byte offsets when known.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SpanPayload {
     pub start_line: usize,
     pub start_col: usize,
@@ -158,7 +185,7 @@ pub struct FixPayload {
     pub edits: Vec<EditPayload>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct EditPayload {
     pub file_path: String,
     pub span: SpanPayload,

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod doctor;
 pub mod envelope;
 pub mod exit;
+pub mod fmt;
 pub mod lane;
 pub mod output;
 pub mod schema;
@@ -19,6 +20,7 @@ pub mod workspace;
 pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     match cli.command {
         cli::Command::Check(args) => check::run(&args, &cli.global),
+        cli::Command::Fmt(args) => fmt::run(&args, &cli.global),
         cli::Command::Build(args) => lane::commands::build(&args, &cli.global),
         cli::Command::Test(args) => lane::commands::test(&args, &cli.global),
         cli::Command::Run(args) => lane::commands::run(&args, &cli.global),

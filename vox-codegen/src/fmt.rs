@@ -19,8 +19,9 @@
 //!   `(` of a call and the `[` of type arguments; `{ x }` has spaces,
 //!   `{}` none; one space before a trailing comment;
 //! - blank lines: at most one in a row, none at the start or end of the file
-//!   or just inside a bracket, and exactly one after each top-level item
-//!   that ends with `}`;
+//!   or just inside a bracket, and one between two top-level items (with
+//!   their doc comments, comments and decorators) when either of them spans
+//!   several lines;
 //! - `}` and `else` on separate lines are joined into `} else`;
 //! - trailing whitespace is removed, line ends become `\n`, and the file
 //!   ends with exactly one newline.
@@ -261,16 +262,16 @@ fn render(lines: &[Line<'_>]) -> String {
             };
         }
     }
-    // Pass 2: write, deciding blank lines. An item's head is the comments
-    // and decorators before its `fn` or `type` line; one blank line goes
-    // before each head (or item without one) that follows other code.
-    let mut out = String::with_capacity(lines.iter().map(|l| l.toks.len() * 6 + 8).sum());
-    let mut prev: Option<usize> = None; // last non-blank line written
-    let mut pending_blank = false;
+    // Pass 2: top-level items. An item's head is the comments and
+    // decorators before its `fn` or `type` line; a group is a head and its
+    // item. `group[i]` is the group of line `i`, `starts[g]` its first line.
+    let mut group = vec![0usize; n];
+    let mut starts: Vec<usize> = Vec::new();
+    let mut body_lines: Vec<usize> = Vec::new();
     let mut in_head = false;
     for (i, line) in lines.iter().enumerate() {
         if line.is_blank() {
-            pending_blank = true;
+            group[i] = starts.len().saturating_sub(1);
             continue;
         }
         let top = inner[i] == 0 && indent[i] == 0;
@@ -279,16 +280,43 @@ fn render(lines: &[Line<'_>]) -> String {
                 None => true,
                 Some(k) => matches!(k, T::At | T::Fn | T::Type | T::Pub),
             };
+        if starts_item && !in_head {
+            starts.push(i);
+            body_lines.push(0);
+        }
+        let is_head = if inner[i] == 0 {
+            in_head = starts_item && matches!(line.first(), None | Some(T::At));
+            in_head
+        } else {
+            in_head
+        };
+        if let Some(b) = body_lines.last_mut() {
+            if !is_head && !line.toks.is_empty() {
+                *b += 1;
+            }
+        }
+        group[i] = starts.len().saturating_sub(1);
+    }
+    // Pass 3: write. Blank lines: the author's (at most one in a row, none
+    // just inside brackets), and one between two groups when either spans
+    // several lines (one-line items, such as short types, may stay together).
+    let mut out = String::with_capacity(lines.iter().map(|l| l.toks.len() * 6 + 8).sum());
+    let mut prev: Option<usize> = None; // last non-blank line written
+    let mut pending_blank = false;
+    for (i, line) in lines.iter().enumerate() {
+        if line.is_blank() {
+            pending_blank = true;
+            continue;
+        }
         if let Some(p) = prev {
             let after_open = lines[p].last().is_some_and(is_open);
             let before_close = line.first().is_some_and(is_close);
-            let item_gap = starts_item && !in_head;
+            let g = group[i];
+            let item_gap =
+                starts.get(g) == Some(&i) && g > 0 && (body_lines[g] > 1 || body_lines[g - 1] > 1);
             if (pending_blank || item_gap) && !after_open && !before_close {
                 out.push('\n');
             }
-        }
-        if inner[i] == 0 {
-            in_head = starts_item && matches!(line.first(), None | Some(T::At));
         }
         pending_blank = false;
         prev = Some(i);
@@ -353,6 +381,15 @@ mod tests {
         assert!(once.contains("Invoice {}"), "{once}");
         assert!(once.contains("\n        .x\n"), "{once}");
         assert_eq!(fmt(&once), once);
+    }
+
+    #[test]
+    fn one_line_items_may_stay_together_longer_ones_are_separated() {
+        let src = "type A { x: int }\n/// B.\ntype B = | P | Q\n@test\nfn t() {\n    assert(true)\n}\n@ai(\n    model = \"m\"\n)\n@uses(net)\nfn g() to int { 1 }\ntype C { y: int }\n";
+        assert_eq!(
+            fmt(src),
+            "type A { x: int }\n/// B.\ntype B = | P | Q\n\n@test\nfn t() {\n    assert(true)\n}\n\n@ai(\n    model = \"m\"\n)\n@uses(net)\nfn g() to int { 1 }\ntype C { y: int }\n"
+        );
     }
 
     #[test]
