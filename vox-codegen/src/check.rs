@@ -200,6 +200,8 @@ pub fn check_module(
         current: None,
         calls: Vec::new(),
         lints: true,
+        pat_origin: None,
+        var_origins: Vec::new(),
     };
     c.collect_types();
     c.collect_fns();
@@ -219,6 +221,8 @@ struct Local {
     used: bool,
     /// Report when never read.
     lint_unused: bool,
+    /// Where its value comes from, when that can leave holes in its type.
+    origin: Option<Origin>,
 }
 
 struct Checker<'a> {
@@ -236,6 +240,27 @@ struct Checker<'a> {
     calls: Vec<Vec<(usize, Span)>>,
     /// Lints that assume a complete body (off when the body had syntax errors).
     lints: bool,
+    /// Where the value matched by the pattern being checked comes from.
+    pat_origin: Option<Origin>,
+    /// In the body being checked: each variable use and where its binding's
+    /// value comes from (to settle `[]`/`None` types, see [`settle_fn`]).
+    var_origins: Vec<(ExprId, Origin)>,
+}
+
+/// Where a binding's value comes from: the value of `expr`, unwrapped
+/// through `wrap` (`for x in xs`: the elements of `xs`; `Some(v)` in a
+/// pattern: the `Option`'s content).
+#[derive(Clone, Debug)]
+struct Origin {
+    expr: ExprId,
+    wrap: Vec<Wrap>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Wrap {
+    List,
+    Option,
+    Result,
 }
 
 /// How an expression's value is used.
@@ -1069,6 +1094,7 @@ impl<'a> Checker<'a> {
         let is_ai = self.info.fns[idx].ai.is_some();
         let params = self.info.fns[idx].params.clone();
         self.scopes.push(Vec::new());
+        self.var_origins.clear();
         self.lints = !decl.recovered;
         let mut seen: Vec<String> = Vec::new();
         for ((name, ty), p) in params.into_iter().zip(&decl.params) {
@@ -1115,8 +1141,15 @@ impl<'a> Checker<'a> {
             );
         }
         self.pop_scope();
-        settle_block(&mut self.info, &decl.body);
+        settle_fn(&mut self.info, &decl.body, &self.var_origins);
         self.current = None;
+    }
+
+    /// Records where the binding declared last gets its value.
+    fn set_origin(&mut self, origin: Origin) {
+        if let Some((_, l)) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+            l.origin = Some(origin);
+        }
     }
 
     fn declare(&mut self, name: String, ty: Ty, mutable: bool, span: Span, lint_unused: bool) {
@@ -1129,6 +1162,7 @@ impl<'a> Checker<'a> {
                     span,
                     used: false,
                     lint_unused,
+                    origin: None,
                 },
             ));
         }
@@ -1259,6 +1293,12 @@ impl<'a> Checker<'a> {
                 let diverges = matches!(vt, Ty::Never);
                 let vt = if diverges { Ty::Error } else { vt };
                 self.declare(name.name.clone(), vt, *mutable, name.span, true);
+                if ty.is_none() {
+                    self.set_origin(Origin {
+                        expr: value.id,
+                        wrap: Vec::new(),
+                    });
+                }
                 // `let x = if c { return 1 } else { return 2 }` never binds.
                 diverges
             }
@@ -1338,6 +1378,10 @@ impl<'a> Checker<'a> {
                 };
                 self.scopes.push(Vec::new());
                 self.declare(var.name.clone(), elem, false, var.span, true);
+                self.set_origin(Origin {
+                    expr: iter.id,
+                    wrap: vec![Wrap::List],
+                });
                 self.check_block(body, Want::Nothing);
                 self.pop_scope();
                 false
@@ -1610,7 +1654,11 @@ impl<'a> Checker<'a> {
     fn infer_var(&mut self, e: &Expr, name: &str) -> Ty {
         if let Some(l) = self.lookup(name) {
             l.used = true;
-            return l.ty.clone();
+            let (ty, origin) = (l.ty.clone(), l.origin.clone());
+            if let Some(o) = origin {
+                self.var_origins.push((e.id, o));
+            }
+            return ty;
         }
         if self.fn_index.contains_key(name) || Builtin::lookup(name).is_some() {
             self.err(
@@ -2495,7 +2543,12 @@ impl<'a> Checker<'a> {
         let check_coverage = !matches!(st, Ty::Error | Ty::Unknown | Ty::Never);
         for arm in arms {
             self.scopes.push(Vec::new());
+            self.pat_origin = Some(Origin {
+                expr: scrutinee.id,
+                wrap: Vec::new(),
+            });
             self.check_pattern(&arm.pattern, &st);
+            self.pat_origin = None;
             self.report_duplicate_bindings();
             if check_coverage {
                 let pat = crate::exhaustive::lower(&arm.pattern, &st, &self.info.types);
@@ -2599,6 +2652,9 @@ impl<'a> Checker<'a> {
             PatternKind::Invalid => false,
             PatternKind::Binding(name) => {
                 self.declare(name.clone(), t.clone(), false, p.span, true);
+                if let Some(o) = self.pat_origin.clone() {
+                    self.set_origin(o);
+                }
                 true
             }
             PatternKind::Int(_) => literal(self, Ty::Int),
@@ -2608,7 +2664,20 @@ impl<'a> Checker<'a> {
                 false
             }
             PatternKind::Ctor { name, args } => {
-                self.check_ctor_pattern(p, name, args.as_deref(), t)
+                // Sub-patterns of `Some`/`Ok` match the content; others
+                // (variant fields, `Error`'s text) have concrete types.
+                let saved = self.pat_origin.take();
+                self.pat_origin = saved.clone().and_then(|mut o| {
+                    o.wrap.push(match name.name.as_str() {
+                        "Some" => Wrap::Option,
+                        "Ok" => Wrap::Result,
+                        _ => return None,
+                    });
+                    Some(o)
+                });
+                let irrefutable = self.check_ctor_pattern(p, name, args.as_deref(), t);
+                self.pat_origin = saved;
+                irrefutable
             }
         }
     }
@@ -2762,40 +2831,94 @@ fn direct_named(t: &Ty, out: &mut Vec<TypeId>) {
 /// type of a `match`, `if`, block, list, `Some`/`Ok` or list `+` flows into
 /// the parts that produce its value, and the two sides of `==` share
 /// theirs. Only holes (`Unknown`) are filled; emission relies on it.
-fn settle_block(info: &mut ModuleInfo, b: &Block) {
+fn settle_block(info: &mut ModuleInfo, b: &Block) -> bool {
+    let mut changed = false;
     for s in &b.stmts {
         match s {
-            Stmt::Let { value, .. } => settle_expr(info, value),
+            Stmt::Let { value, .. } => changed |= settle_expr(info, value),
             Stmt::Assign { target, value, .. } => {
-                settle_expr(info, target);
-                settle_expr(info, value);
+                let tt = info.expr_type(target.id).clone();
+                let vt = info.expr_type(value.id).clone();
+                changed |= fill_holes_from(info, target, &vt);
+                changed |= fill_holes_from(info, value, &tt);
+                changed |= settle_expr(info, target);
+                changed |= settle_expr(info, value);
             }
             Stmt::Return { value, .. } => {
                 if let Some(v) = value {
-                    settle_expr(info, v);
+                    changed |= settle_expr(info, v);
                 }
             }
             Stmt::For { iter, body, .. } => {
-                settle_expr(info, iter);
-                settle_block(info, body);
+                changed |= settle_expr(info, iter);
+                changed |= settle_block(info, body);
             }
-            Stmt::Expr(e) => settle_expr(info, e),
+            Stmt::Expr(e) => changed |= settle_expr(info, e),
+        }
+    }
+    changed
+}
+
+/// Settles a checked body: [`settle_block`], plus what the uses of each
+/// `let`, `for` and pattern binding say about the value it was bound to
+/// (`let xs = []` then `f(xs)` with `f(xs: list[int])`: the `[]` holds
+/// `int`s), and back, until nothing changes.
+fn settle_fn(info: &mut ModuleInfo, body: &Block, var_origins: &[(ExprId, Origin)]) {
+    // Each round fills at least one hole or stops; types are small.
+    for _ in 0..16 {
+        let mut changed = false;
+        for (var, origin) in var_origins {
+            let vt = info.expr_type(*var).clone();
+            let mut wrapped = vt;
+            for w in origin.wrap.iter().rev() {
+                wrapped = match w {
+                    Wrap::List => Ty::List(Box::new(wrapped)),
+                    Wrap::Option => Ty::Option(Box::new(wrapped)),
+                    Wrap::Result => Ty::Result(Box::new(wrapped)),
+                };
+            }
+            changed |= fill_holes_at(info, origin.expr, &wrapped);
+            let mut ot = info.expr_type(origin.expr).clone();
+            for w in &origin.wrap {
+                ot = match (w, ot) {
+                    (Wrap::List, Ty::List(i))
+                    | (Wrap::Option, Ty::Option(i))
+                    | (Wrap::Result, Ty::Result(i)) => *i,
+                    _ => Ty::Unknown,
+                };
+            }
+            changed |= fill_holes_at(info, *var, &ot);
+        }
+        changed |= settle_block(info, body);
+        if !changed {
+            break;
         }
     }
 }
 
 /// Fills the holes of `e`'s recorded type from `t`.
-fn fill_holes_from(info: &mut ModuleInfo, e: &Expr, t: &Ty) {
-    let Some(slot) = info.expr_types.get_mut(e.id.0 as usize) else {
-        return;
+fn fill_holes_from(info: &mut ModuleInfo, e: &Expr, t: &Ty) -> bool {
+    fill_holes_at(info, e.id, t)
+}
+
+/// Fills the holes of the recorded type of expression `id` from `t`;
+/// returns whether it changed.
+fn fill_holes_at(info: &mut ModuleInfo, id: ExprId, t: &Ty) -> bool {
+    let Some(slot) = info.expr_types.get_mut(id.0 as usize) else {
+        return false;
     };
     if slot.is_concrete() || matches!(slot, Ty::Never | Ty::Error) {
-        return;
+        return false;
     }
     if matches!(t, Ty::Never | Ty::Error | Ty::Unknown) {
-        return;
+        return false;
     }
-    *slot = slot.join(t);
+    let joined = slot.join(t);
+    if joined == *slot {
+        return false;
+    }
+    *slot = joined;
+    true
 }
 
 fn block_tail(b: &Block) -> Option<&Expr> {
@@ -2805,34 +2928,35 @@ fn block_tail(b: &Block) -> Option<&Expr> {
     }
 }
 
-fn settle_expr(info: &mut ModuleInfo, e: &Expr) {
+fn settle_expr(info: &mut ModuleInfo, e: &Expr) -> bool {
     let t = info.expr_type(e.id).clone();
+    let mut changed = false;
     match &e.kind {
         ExprKind::Binary { op, lhs, rhs } => {
             match op {
                 BinaryOp::Add if matches!(t, Ty::List(_)) => {
-                    fill_holes_from(info, lhs, &t);
-                    fill_holes_from(info, rhs, &t);
+                    changed |= fill_holes_from(info, lhs, &t);
+                    changed |= fill_holes_from(info, rhs, &t);
                 }
                 BinaryOp::Eq | BinaryOp::NotEq => {
                     let lt = info.expr_type(lhs.id).clone();
                     let rt = info.expr_type(rhs.id).clone();
-                    fill_holes_from(info, lhs, &rt);
-                    fill_holes_from(info, rhs, &lt);
+                    changed |= fill_holes_from(info, lhs, &rt);
+                    changed |= fill_holes_from(info, rhs, &lt);
                 }
                 _ => {}
             }
-            settle_expr(info, lhs);
-            settle_expr(info, rhs);
+            changed |= settle_expr(info, lhs);
+            changed |= settle_expr(info, rhs);
         }
         ExprKind::List(items) => {
             if let Ty::List(el) = &t {
                 for i in items {
-                    fill_holes_from(info, i, el);
+                    changed |= fill_holes_from(info, i, el);
                 }
             }
             for i in items {
-                settle_expr(info, i);
+                changed |= settle_expr(info, i);
             }
         }
         ExprKind::Ctor { args, .. } => {
@@ -2841,58 +2965,59 @@ fn settle_expr(info: &mut ModuleInfo, e: &Expr) {
                 (info.ctors.get(&e.id), &t, args.first())
             {
                 let inner = (**inner).clone();
-                fill_holes_from(info, &a.value, &inner);
+                changed |= fill_holes_from(info, &a.value, &inner);
             }
             for a in args {
-                settle_expr(info, &a.value);
+                changed |= settle_expr(info, &a.value);
             }
         }
         ExprKind::If { cond, then, els } => {
             for b in std::iter::once(then).chain(els.iter()) {
                 if let Some(x) = block_tail(b) {
-                    fill_holes_from(info, x, &t);
+                    changed |= fill_holes_from(info, x, &t);
                 }
             }
-            settle_expr(info, cond);
-            settle_block(info, then);
+            changed |= settle_expr(info, cond);
+            changed |= settle_block(info, then);
             if let Some(b) = els {
-                settle_block(info, b);
+                changed |= settle_block(info, b);
             }
         }
         ExprKind::Match { scrutinee, arms } => {
             for a in arms {
-                fill_holes_from(info, &a.body, &t);
+                changed |= fill_holes_from(info, &a.body, &t);
             }
-            settle_expr(info, scrutinee);
+            changed |= settle_expr(info, scrutinee);
             for a in arms {
-                settle_expr(info, &a.body);
+                changed |= settle_expr(info, &a.body);
             }
         }
         ExprKind::Block(b) => {
             if let Some(x) = block_tail(b) {
-                fill_holes_from(info, x, &t);
+                changed |= fill_holes_from(info, x, &t);
             }
-            settle_block(info, b);
+            changed |= settle_block(info, b);
         }
         ExprKind::Call { args, .. } => {
             for a in args {
-                settle_expr(info, &a.value);
+                changed |= settle_expr(info, &a.value);
             }
         }
         ExprKind::Record { fields, .. } => {
             for f in fields {
-                settle_expr(info, &f.value);
+                changed |= settle_expr(info, &f.value);
             }
         }
-        ExprKind::Field { base, .. } => settle_expr(info, base),
-        ExprKind::Unary { expr, .. } => settle_expr(info, expr),
+        ExprKind::Field { base, .. } => changed |= settle_expr(info, base),
+        ExprKind::Unary { expr, .. } => changed |= settle_expr(info, expr),
         ExprKind::Poison(parts) => {
             for p in parts {
-                settle_expr(info, p);
+                changed |= settle_expr(info, p);
             }
         }
         _ => {}
     }
+    changed
 }
 
 fn fn_decl(module: &Module, item: usize) -> Option<&FnDecl> {

@@ -51,7 +51,6 @@ pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
         current_fn: String::new(),
         current: usize::MAX,
         in_test: false,
-        unread_lets: HashSet::new(),
         recursive_net: recursive_net_fns(module, info),
     };
     e.run();
@@ -83,8 +82,6 @@ struct Emitter<'a> {
     current: usize,
     /// Whether it is emitted inside `mod vox_tests` (user functions are `super::f`).
     in_test: bool,
-    /// `let` values whose type has holes and whose binding is never read.
-    unread_lets: HashSet<ExprId>,
     /// For each `net` function, the `net` functions it can reach through calls
     /// (calls that can come back to the caller are boxed: async recursion).
     recursive_net: HashMap<usize, HashSet<usize>>,
@@ -442,29 +439,6 @@ impl<'a> Emitter<'a> {
         out
     }
 
-    /// Remembers the `let`s among `stmts` whose value's type has holes
-    /// (`let xs = []`) and whose name no later statement mentions: their
-    /// holes are filled with `Unit`, since no use can fill them.
-    fn note_unread_lets(&mut self, stmts: &[Stmt]) {
-        for (i, s) in stmts.iter().enumerate() {
-            let Stmt::Let { name, value, .. } = s else {
-                continue;
-            };
-            if self.ty(value).is_concrete() {
-                continue;
-            }
-            let mut read = false;
-            walk_stmts(&stmts[i + 1..], &mut |e| {
-                if matches!(&e.kind, ExprKind::Var(n) if *n == name.name) {
-                    read = true;
-                }
-            });
-            if !read {
-                self.unread_lets.insert(value.id);
-            }
-        }
-    }
-
     /// Does the block (transitively through nested expressions) call a net function?
     fn calls_net(&self, b: &Block) -> bool {
         let mut found = false;
@@ -486,7 +460,6 @@ impl<'a> Emitter<'a> {
         let unit = matches!(ret, Ty::Unit);
         let tail = if unit { Tail::Discard } else { Tail::Value };
         let stmts = &d.body.stmts;
-        self.note_unread_lets(stmts);
         for (i, s) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
             match (s, last, tail) {
@@ -527,8 +500,9 @@ impl<'a> Emitter<'a> {
                 let vt = self.info.expr_type(value.id).clone();
                 let annot = if vt.is_concrete() && !matches!(vt, Ty::Never) {
                     format!(": {}", self.rust_type(&vt))
-                } else if self.unread_lets.contains(&value.id) {
-                    // Nothing later can decide what `[]`/`None` holds.
+                } else if !matches!(vt, Ty::Never) {
+                    // The checker settled what later uses say about the
+                    // value (`settle_fn`); nothing decides what is left.
                     format!(": {}", self.rust_type(&fill_holes(&vt)))
                 } else {
                     String::new()
@@ -586,7 +560,6 @@ impl<'a> Emitter<'a> {
     /// The statements of a block (without braces) at `depth`.
     fn block_body(&mut self, b: &Block, ctx: Ctx, depth: usize, tail: Tail) -> String {
         let mut out = String::new();
-        self.note_unread_lets(&b.stmts);
         for (i, s) in b.stmts.iter().enumerate() {
             let last = i + 1 == b.stmts.len();
             match (s, last, tail) {
@@ -1580,12 +1553,7 @@ pub(crate) fn calls_anything(e: &Expr) -> bool {
 
 /// Visits every expression of a block.
 fn walk_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
-    walk_stmts(&b.stmts, f);
-}
-
-/// Visits every expression of a run of statements.
-fn walk_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Expr)) {
-    for s in stmts {
+    for s in &b.stmts {
         match s {
             Stmt::Let { value, .. } => walk_expr(value, f),
             Stmt::Assign { target, value, .. } => {
