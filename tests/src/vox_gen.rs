@@ -666,6 +666,8 @@ impl Gen {
 
     fn gen_types(&mut self) {
         let count = 2 + self.rng.below(4);
+        // Types on a cycle through a later type: values stop at None/[] there.
+        let mut cyclic: Vec<usize> = Vec::new();
         for i in 0..count {
             let name = self.fresh_type_name();
             let recursive = self.rng.chance(45);
@@ -692,10 +694,29 @@ impl Gen {
                 }
                 TypeKind::Sum(vs)
             };
+            let mut kind = kind;
+            if i + 1 < count && self.rng.chance(25) {
+                // Mutual recursion: a field of a later type, through a wrapper.
+                let j = i + 1 + self.rng.below(count - i - 1);
+                let ty = self.self_ref(j);
+                let fields = match &mut kind {
+                    TypeKind::Record(fs) => fs,
+                    TypeKind::Sum(vs) => {
+                        let at = self.rng.below(vs.len());
+                        &mut vs[at].fields
+                    }
+                };
+                let mut taken: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+                taken.push("kind".into());
+                let name = self.distinct_names(1, &taken).remove(0);
+                fields.push(Field { name, ty });
+                cyclic.push(i);
+                cyclic.push(j);
+            }
             self.types.push(TypeDef {
                 name,
                 kind,
-                recursive,
+                recursive: recursive || cyclic.contains(&i),
             });
         }
     }
