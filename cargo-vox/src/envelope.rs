@@ -155,7 +155,7 @@ pub struct DiagnosticPayload {
     pub found_type: Option<String>,
     /// "did you mean", "convert with …": advice for the reader.
     pub correction_hints: Vec<String>,
-    /// Machine-applicable fixes: apply every edit of one fix.
+    /// Fixes: apply every edit of one fix (only `machine-applicable` ones blindly).
     pub suggested_fixes: Vec<FixPayload>,
     /// Other places that explain the diagnostic ("first defined here").
     pub related_spans: Vec<RelatedSpan>,
@@ -180,7 +180,8 @@ pub struct SpanPayload {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FixPayload {
     pub message: String,
-    /// Always `machine-applicable` for Vox fixes.
+    /// `machine-applicable` (`cargo vox fix` applies it), `maybe-incorrect`
+    /// or `has-placeholders` (shown, never applied).
     pub applicability: String,
     pub edits: Vec<EditPayload>,
 }

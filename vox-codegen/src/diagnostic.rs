@@ -108,11 +108,35 @@ pub struct Edit {
     pub replacement: String,
 }
 
-/// A machine-applicable fix: applying all edits resolves the diagnostic.
+/// How sure a [`Fix`] is, as in rustc (docs/diagnostics.md, "Fixes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Applicability {
+    /// Applying it gives the program that was meant: `cargo vox fix` applies it.
+    #[default]
+    MachineApplicable,
+    /// Probably right, but a person should look: shown, never applied.
+    MaybeIncorrect,
+    /// Contains placeholders (`<…>`) a person must fill in: shown, never applied.
+    HasPlaceholders,
+}
+
+impl Applicability {
+    /// The stable string form, e.g. `machine-applicable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::MachineApplicable => "machine-applicable",
+            Applicability::MaybeIncorrect => "maybe-incorrect",
+            Applicability::HasPlaceholders => "has-placeholders",
+        }
+    }
+}
+
+/// A fix: applying all its edits resolves the diagnostic.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fix {
     pub message: String,
     pub edits: Vec<Edit>,
+    pub applicability: Applicability,
 }
 
 /// Another place that helps explain a diagnostic ("first defined here").
@@ -188,6 +212,22 @@ impl Diagnostic {
                 span,
                 replacement: replacement.into(),
             }],
+            applicability: Applicability::MachineApplicable,
+        });
+        self
+    }
+
+    /// Adds a fix of several edits with the given applicability.
+    pub fn fix_with(
+        mut self,
+        applicability: Applicability,
+        message: impl Into<String>,
+        edits: Vec<Edit>,
+    ) -> Self {
+        self.fixes.push(Fix {
+            message: message.into(),
+            edits,
+            applicability,
         });
         self
     }
@@ -309,7 +349,17 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> Strin
         let _ = writeln!(out, "{pad} {} help: {h}", style.paint("1;34", "="));
     }
     for f in &d.fixes {
-        let _ = writeln!(out, "{pad} {} fix: {}", style.paint("1;34", "="), f.message);
+        let what = match f.applicability {
+            Applicability::MachineApplicable => "fix",
+            Applicability::MaybeIncorrect => "suggestion (maybe incorrect)",
+            Applicability::HasPlaceholders => "suggestion (fill in the placeholders)",
+        };
+        let _ = writeln!(
+            out,
+            "{pad} {} {what}: {}",
+            style.paint("1;34", "="),
+            f.message
+        );
     }
     out
 }
@@ -435,7 +485,7 @@ pub fn payload(d: &Diagnostic, sources: &SourceMap) -> Json {
                     .map(|f| {
                         Json::obj([
                             ("message", Json::str(f.message.clone())),
-                            ("applicability", Json::str("machine-applicable")),
+                            ("applicability", Json::str(f.applicability.as_str())),
                             (
                                 "edits",
                                 Json::Arr(
