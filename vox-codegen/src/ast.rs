@@ -112,6 +112,8 @@ pub enum DecoratorValueKind {
     Float(f64),
     Str(String),
     Bool(bool),
+    /// `[v, …]`, e.g. `fallback = ["openai:gpt-4o-mini"]`.
+    List(Vec<DecoratorValue>),
     /// A value that was already reported as invalid.
     Invalid,
 }

@@ -66,6 +66,10 @@ pub struct AiConfig {
     pub max_iterations: u32,
     pub model: Option<String>,
     pub temperature: Option<f64>,
+    /// `max_tokens = N`: the completion limit of the function's requests.
+    pub max_tokens: Option<u32>,
+    /// `fallback = ["provider:model", …]`; `Some(vec![])` means none.
+    pub fallback: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -116,13 +120,82 @@ const BUILTIN_TYPES: [&str; 10] = [
 ];
 const RESERVED_CTORS: [&str; 4] = ["Some", "None", "Ok", "Error"];
 const KNOWN_DECORATORS: [&str; 3] = ["ai", "uses", "test"];
-const AI_ARGS: [&str; 4] = [
+const AI_ARGS: [&str; 6] = [
     "structured_output",
     "max_iterations",
     "model",
     "temperature",
+    "max_tokens",
+    "fallback",
 ];
 const MAX_ITERATIONS_LIMIT: i64 = 100;
+/// The most `max_tokens` may be (no model answers with more).
+const MAX_TOKENS_LIMIT: i64 = 1_000_000;
+/// The providers a `provider:` model prefix may name (vox-runtime's
+/// `Provider` names; docs/runtime.md, "Providers").
+const PROVIDERS: [&str; 7] = [
+    "openai",
+    "openrouter",
+    "anthropic",
+    "gemini",
+    "ollama",
+    "compatible",
+    "fixture",
+];
+
+/// The provider `prefix` (the text before a model's first `:`) looks like a
+/// misspelling of: the same name in another case, or one edit away (two
+/// for names of 8 letters or more). Prefixes with digits or dots are model
+/// names of their own (`llama3.2:3b`), never misspelt providers.
+fn misspelt_provider(prefix: &str) -> Option<&'static str> {
+    if prefix.len() < 3 || !prefix.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
+        return None;
+    }
+    let lower = prefix.to_ascii_lowercase();
+    PROVIDERS.into_iter().find(|p| {
+        let allowed = if p.len() >= 8 { 2 } else { 1 };
+        lower == *p || edit_distance(&lower, p) <= allowed
+    })
+}
+
+/// Optimal string alignment distance (Levenshtein plus transpositions).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// `text` as a Vox string literal.
+fn vox_string_literal(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
 
 /// Whether `text` is a `Decimal` as Vox writes one: an optional `-`, digits,
 /// and optionally `.` and more digits (docs/language.md, "Decimal"; the same
@@ -772,6 +845,8 @@ impl<'a> Checker<'a> {
             max_iterations: 1,
             model: None,
             temperature: None,
+            max_tokens: None,
+            fallback: None,
         };
         if f.ret.is_none() || matches!(ret, Ty::Unit) {
             self.err(
@@ -789,7 +864,8 @@ impl<'a> Checker<'a> {
                     format!("unknown `@ai` argument `{name}`"),
                 )
                 .hint(
-                    "`@ai` takes `structured_output`, `max_iterations`, `model` and `temperature`",
+                    "`@ai` takes `structured_output`, `max_iterations`, `model`, `temperature`, \
+                     `max_tokens` and `fallback`",
                 );
                 if let Some(s) = did_you_mean(name, AI_ARGS) {
                     e = e.fix(format!("replace with `{s}`"), a.name.span, s);
@@ -872,10 +948,47 @@ impl<'a> Checker<'a> {
                 ("model", DecoratorValueKind::Str(s)) => {
                     if s.trim().is_empty() {
                         wrong_kind(self, "a non-empty string");
-                    } else {
+                    } else if self.check_model_ref("model", s, value.span, false) {
                         cfg.model = Some(s.clone());
                     }
                 }
+                ("max_tokens", DecoratorValueKind::Int(n)) => {
+                    if (1..=MAX_TOKENS_LIMIT).contains(n) {
+                        cfg.max_tokens = Some(*n as u32);
+                    } else {
+                        self.err(Diagnostic::error(
+                            Code::AiInvalidValue,
+                            value.span,
+                            format!(
+                                "`max_tokens` must be between 1 and {MAX_TOKENS_LIMIT}, found {n}"
+                            ),
+                        ));
+                    }
+                }
+                ("max_tokens", _) => wrong_kind(self, "an integer of at least 1"),
+                ("fallback", DecoratorValueKind::List(items)) => {
+                    let mut models = Vec::new();
+                    for item in items {
+                        match &item.kind {
+                            DecoratorValueKind::Str(s) => {
+                                if self.check_model_ref("fallback", s, item.span, true) {
+                                    models.push(s.trim().to_owned());
+                                }
+                            }
+                            DecoratorValueKind::Invalid => {}
+                            _ => self.err(Diagnostic::error(
+                                Code::AiInvalidValue,
+                                item.span,
+                                "each fallback must be a string `\"provider:model\"`",
+                            )),
+                        }
+                    }
+                    cfg.fallback = Some(models);
+                }
+                ("fallback", _) => wrong_kind(
+                    self,
+                    "a list of `\"provider:model\"` strings, e.g. `fallback = [\"openai:gpt-4o-mini\"]`",
+                ),
                 ("model", _) => wrong_kind(self, "a string, e.g. `model = \"gpt-4o-mini\"`"),
                 ("temperature", DecoratorValueKind::Float(x)) => {
                     self.temperature(&mut cfg, *x, value.span)
@@ -888,6 +1001,87 @@ impl<'a> Checker<'a> {
             }
         }
         cfg
+    }
+
+    /// Checks the `provider:` prefix of a model reference in `@ai(arg = …)`:
+    /// a misspelt provider is an error with the fix; in a fallback the
+    /// prefix is required (not `fixture`) and so is the model after it.
+    fn check_model_ref(&mut self, arg: &str, text: &str, span: Span, required: bool) -> bool {
+        let providers = "openai, openrouter, anthropic, gemini, ollama, compatible";
+        let trimmed = text.trim();
+        let split = trimmed.split_once(':');
+        match split {
+            Some((prefix, model)) if PROVIDERS.contains(&prefix) => {
+                if required && prefix == "fixture" {
+                    self.err(
+                        Diagnostic::error(
+                            Code::AiInvalidValue,
+                            span,
+                            "`fixture` cannot be a fallback",
+                        )
+                        .hint("a fallback is a network provider tried when another fails"),
+                    );
+                    return false;
+                }
+                if required && model.trim().is_empty() {
+                    self.err(Diagnostic::error(
+                        Code::AiInvalidValue,
+                        span,
+                        format!("the fallback `{trimmed}` names no model"),
+                    ));
+                    return false;
+                }
+                true
+            }
+            Some((prefix, model)) => match misspelt_provider(prefix) {
+                Some(provider) => {
+                    let fixed = format!("{provider}:{model}");
+                    self.err(
+                        Diagnostic::error(
+                            Code::AiInvalidValue,
+                            span,
+                            format!("unknown provider `{prefix}` in `{arg}`"),
+                        )
+                        .hint(format!(
+                            "providers: {providers}; a model whose own name has a colon goes \
+                             after its provider, e.g. `ollama:llama3.2:3b`"
+                        ))
+                        .fix(
+                            format!("did you mean `{provider}`?"),
+                            span,
+                            vox_string_literal(&fixed),
+                        ),
+                    );
+                    false
+                }
+                None if required => {
+                    self.err(
+                        Diagnostic::error(
+                            Code::AiInvalidValue,
+                            span,
+                            format!("unknown provider `{prefix}` in `{arg}`"),
+                        )
+                        .hint(format!("a fallback is `provider:model`; providers: {providers}")),
+                    );
+                    false
+                }
+                None => true,
+            },
+            None if required => {
+                self.err(
+                    Diagnostic::error(
+                        Code::AiInvalidValue,
+                        span,
+                        format!("the fallback `{trimmed}` has no provider"),
+                    )
+                    .hint(format!(
+                        "write `provider:model`, e.g. `openai:{trimmed}`; providers: {providers}"
+                    )),
+                );
+                false
+            }
+            None => true,
+        }
     }
 
     fn temperature(&mut self, cfg: &mut AiConfig, x: f64, span: Span) {

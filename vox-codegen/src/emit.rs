@@ -389,6 +389,13 @@ impl<'a> Emitter<'a> {
             if let Some(temperature) = ai.temperature {
                 let _ = write!(out, "\n    .with_temperature({})", float_lit(temperature));
             }
+            if let Some(tokens) = ai.max_tokens {
+                let _ = write!(out, "\n    .with_max_tokens({tokens})");
+            }
+            if let Some(fallback) = &ai.fallback {
+                let list: Vec<String> = fallback.iter().map(|m| rust_str(m)).collect();
+                let _ = write!(out, "\n    .with_fallback(&[{}])", list.join(", "));
+            }
             let _ = write!(
                 out,
                 "\n    .with_max_iterations({});\n",

@@ -510,6 +510,17 @@ impl Parser<'_> {
                 value: None,
             });
         }
+        let value = self.decorator_value()?;
+        Ok(DecoratorArg {
+            span: name.span.to(value.span),
+            name,
+            value: Some(value),
+        })
+    }
+
+    /// A decorator argument's value: a type, a number, a string, a
+    /// boolean, or a list of values in `[…]`.
+    fn decorator_value(&mut self) -> PResult<DecoratorValue> {
         let vt = self.peek_tok();
         let kind = match vt.kind {
             T::Str => {
@@ -522,18 +533,37 @@ impl Parser<'_> {
                 DecoratorValueKind::Bool(vt.kind == T::True)
             }
             T::Ident | T::TypeName => DecoratorValueKind::Type(self.type_expr()?),
+            T::LBracket => {
+                self.bump();
+                // Nesting is bounded like expressions' (`MAX_DEPTH`).
+                self.enter(vt.span)?;
+                let items = self.decorator_list();
+                self.leave();
+                DecoratorValueKind::List(items?)
+            }
             _ => {
-                return Err(
-                    self.unexpected("expected a value: a type, a number, a string or a boolean")
-                )
+                return Err(self.unexpected(
+                    "expected a value: a type, a number, a string, a boolean or a list",
+                ))
             }
         };
-        let span = vt.span.to(self.prev_span());
-        Ok(DecoratorArg {
-            span: name.span.to(span),
-            name,
-            value: Some(DecoratorValue { kind, span }),
+        Ok(DecoratorValue {
+            kind,
+            span: vt.span.to(self.prev_span()),
         })
+    }
+
+    /// The items of a decorator list value, after its `[`, through its `]`.
+    fn decorator_list(&mut self) -> PResult<Vec<DecoratorValue>> {
+        let mut items = Vec::new();
+        while self.eat(T::RBracket).is_none() {
+            items.push(self.decorator_value()?);
+            if self.eat(T::Comma).is_none() {
+                self.expect(T::RBracket, "to close the list")?;
+                break;
+            }
+        }
+        Ok(items)
     }
 
     fn signed_number(&mut self) -> PResult<DecoratorValueKind> {

@@ -116,8 +116,13 @@ impl OutputSchema {
 /// static EXTRACT: AiFunction = AiFunction::new("extract", "Extract the invoice.", &INVOICE)
 ///     .with_model("gpt-4o-mini")
 ///     .with_temperature(0.2)
-///     .with_max_iterations(3);
+///     .with_max_iterations(3)
+///     .with_max_tokens(512)
+///     .with_fallback(&["anthropic:claude-haiku-4-5", "ollama:llama3.2"]);
+/// static NO_FALLBACK: AiFunction = AiFunction::new("f", "", &INVOICE).with_fallback(&[]);
 /// assert_eq!(EXTRACT.attempts_allowed(), 3);
+/// assert_eq!(EXTRACT.max_tokens(), Some(512));
+/// assert_eq!(NO_FALLBACK.fallback(), Some(&[][..]));
 /// ```
 ///
 /// It also keeps, once built on the first call, the parts of its requests
