@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
     name = "cargo-vox",
     bin_name = "cargo vox",
     version,
-    about = "Typed LLM functions for Cargo: check, fmt, build, test, run, schema, doctor"
+    about = "Typed LLM functions for Cargo: check, fmt, fix, build, test, run, schema, doctor"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -39,6 +39,8 @@ pub enum Command {
     Check(crate::check::CheckArgs),
     /// Rewrite Vox sources in the canonical layout; `--check` lists files that would change.
     Fmt(crate::fmt::FmtArgs),
+    /// Apply every machine-applicable fix, re-check, repeat; `--dry-run` prints the diff.
+    Fix(crate::fix::FixArgs),
     /// Build with cargo; one envelope with rustc and Vox diagnostics.
     Build(crate::lane::commands::BuildArgs),
     /// Build, then run the tests; a build envelope and a test envelope.

@@ -7,9 +7,11 @@
 
 pub mod check;
 pub mod cli;
+pub mod diff;
 pub mod doctor;
 pub mod envelope;
 pub mod exit;
+pub mod fix;
 pub mod fmt;
 pub mod lane;
 pub mod output;
@@ -21,6 +23,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     match cli.command {
         cli::Command::Check(args) => check::run(&args, &cli.global),
         cli::Command::Fmt(args) => fmt::run(&args, &cli.global),
+        cli::Command::Fix(args) => fix::run(&args, &cli.global),
         cli::Command::Build(args) => lane::commands::build(&args, &cli.global),
         cli::Command::Test(args) => lane::commands::test(&args, &cli.global),
         cli::Command::Run(args) => lane::commands::run(&args, &cli.global),

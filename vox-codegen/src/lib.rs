@@ -11,6 +11,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod emit;
 pub mod exhaustive;
+pub mod fix;
 pub mod fmt;
 pub mod json;
 pub mod lexer;

@@ -1,0 +1,165 @@
+//! `cargo vox fix`: applies every machine-applicable fix, checks again, and
+//! repeats until no fix applies (bounded), like `cargo fix`
+//! (docs/diagnostics.md, "Fixes").
+//!
+//! Files are chosen as by `cargo vox check`; each package's sources are one
+//! module. Files are written atomically and only when they change (see
+//! [`crate::fmt::write_source`]); a file that is not valid UTF-8 is never
+//! edited. `--dry-run` writes nothing and prints the unified diff instead.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use vox_codegen::fix::{fix_module, FixFile};
+use vox_codegen::SourceMap;
+
+use crate::check::{display_path, resolve_inputs, CheckArgs, InputError};
+use crate::cli::GlobalArgs;
+use crate::envelope::{vox_payloads, AppliedFix, EditPayload, Envelope, SpanPayload};
+use crate::output::{emit_line, Reporter};
+use crate::{diff, exit, fmt};
+
+#[derive(Debug, Args)]
+pub struct FixArgs {
+    /// Write nothing: print a unified diff of what would change.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// `.vox` files or directories to fix as one module (default: the package's Vox sources).
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+}
+
+pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    let out = Reporter::new(global.json);
+    let first = args
+        .paths
+        .first()
+        .map_or_else(|| "Cargo.toml".to_string(), |p| display_path(p));
+    let check_args = CheckArgs {
+        paths: args.paths.clone(),
+    };
+    let (label, modules) = match resolve_inputs(&check_args, global) {
+        Ok(v) => v,
+        Err(InputError::Usage(msg)) => {
+            out.failure("fix", &first, &msg);
+            return Ok(exit::USAGE);
+        }
+        Err(InputError::Other(err)) => {
+            out.failure("fix", &first, &format!("{err:#}"));
+            return Ok(exit::FAILURE);
+        }
+    };
+    let mut payloads = Vec::new();
+    let mut applied = Vec::new();
+    let mut changed = Vec::new();
+    let mut diff_text = String::new();
+    let mut file_count = 0;
+    for module in &modules {
+        // Read every file first: nothing is written unless all could be read.
+        let mut sources = SourceMap::new();
+        for path in &module.files {
+            if let Err(msg) = fmt::load(&mut sources, path) {
+                out.failure("fix", &label, &msg);
+                return Ok(exit::FAILURE);
+            }
+        }
+        file_count += module.files.len();
+        let files: Vec<FixFile> = sources
+            .files()
+            .map(|(_, f)| FixFile {
+                name: f.name.clone(),
+                text: f.text.clone(),
+                editable: f.invalid_utf8_at.is_none(),
+            })
+            .collect();
+        let outcome = fix_module(&files);
+        for (i, (file, new)) in files.iter().zip(&outcome.texts).enumerate() {
+            if *new == file.text {
+                continue;
+            }
+            changed.push(file.name.clone());
+            if args.dry_run {
+                diff_text.push_str(&diff::unified(&file.name, &file.text, new));
+            } else if let Err(err) = fmt::write_source(&module.files[i], new) {
+                out.failure("fix", &label, &format!("{err:#}"));
+                return Ok(exit::FAILURE);
+            }
+        }
+        for a in &outcome.applied {
+            let name = |i: usize| files.get(i).map_or_else(String::new, |f| f.name.clone());
+            if !global.json {
+                eprintln!(
+                    "{} {}:{}: {}",
+                    if args.dry_run { "would fix" } else { "fixed" },
+                    name(a.file),
+                    a.line,
+                    a.message
+                );
+            }
+            applied.push(AppliedFix {
+                file_path: name(a.file),
+                line: a.line,
+                error_code: a.code.as_str().to_string(),
+                message: a.message.clone(),
+                edits: a
+                    .edits
+                    .iter()
+                    .map(|e| EditPayload {
+                        file_path: name(e.file),
+                        span: SpanPayload {
+                            start_line: e.start.line,
+                            start_col: e.start.col,
+                            end_line: e.end.line,
+                            end_col: e.end.col,
+                            start_byte: Some(e.start_byte),
+                            end_byte: Some(e.end_byte),
+                        },
+                        replacement: e.replacement.clone(),
+                    })
+                    .collect(),
+            });
+        }
+        if !outcome.settled && !global.json {
+            eprintln!(
+                "warning: fixes still applied after {} rounds; run `cargo vox fix` again",
+                vox_codegen::fix::MAX_PASSES
+            );
+        }
+        out.diagnostics(&outcome.checked);
+        payloads.extend(vox_payloads(&outcome.checked));
+    }
+    let mut env = Envelope::new("fix", label, payloads);
+    env.changed_files = Some(changed.clone());
+    let fix_count = applied.len();
+    env.applied_fixes = Some(applied);
+    if args.dry_run {
+        if global.json {
+            env.diff = Some(diff_text);
+        } else {
+            print!("{diff_text}");
+        }
+    }
+    let plural = |n: usize, w: &str| match (n, w) {
+        (1, _) => format!("1 {w}"),
+        (_, "fix") => format!("{n} fixes"),
+        _ => format!("{n} {w}s"),
+    };
+    if global.json {
+        emit_line(&env.to_line());
+    } else {
+        let verb = if args.dry_run {
+            "would apply"
+        } else {
+            "applied"
+        };
+        let remaining = vox_codegen::diagnostic::summary(env.error_count, env.warning_count);
+        eprintln!(
+            "{}: {verb} {} in {} of {}; {remaining}",
+            if env.ok { "ok" } else { "error" },
+            plural(fix_count, "fix"),
+            plural(changed.len(), "file"),
+            plural(file_count, "Vox file"),
+        );
+    }
+    Ok(if env.ok { exit::SUCCESS } else { exit::FAILURE })
+}
