@@ -2136,12 +2136,20 @@ fn if_expr(c: Expr, t: Block, e: Block) -> Expr {
 // ---- rendering --------------------------------------------------------------
 
 impl Module {
+    /// A rendering choice that does not draw from the generator's stream
+    /// (so the same program can be written a few ways across seeds).
+    fn pick(&self, salt: usize, one_in: u64) -> bool {
+        let mut r = Rng::new(self.seed.wrapping_mul(31).wrapping_add(salt as u64));
+        r.next_u64() % one_in < 1
+    }
+
     pub fn ty(&self, t: &Ty) -> String {
         match t {
             Ty::Int => "int".into(),
             Ty::Float => "float".into(),
             Ty::Bool => "bool".into(),
             Ty::Str => "str".into(),
+            Ty::List(i) if self.seed % 4 == 3 => format!("List[{}]", self.ty(i)),
             Ty::List(i) => format!("list[{}]", self.ty(i)),
             Ty::Opt(i) => format!("Option[{}]", self.ty(i)),
             Ty::Res(i) => format!("Result[{}]", self.ty(i)),
@@ -2155,8 +2163,17 @@ impl Module {
         for (ti, t) in self.types.iter().enumerate() {
             match &t.kind {
                 TypeKind::Record(fs) => {
-                    let _ = writeln!(out, "type {} {{", t.name);
+                    let vis = if self.pick(ti, 3) { "pub " } else { "" };
+                    let _ = writeln!(out, "{vis}type {} {{", t.name);
                     for (i, f) in fs.iter().enumerate() {
+                        if self.pick(ti * 31 + i, 4) {
+                            // Doc text is emitted as a Rust string: make it awkward.
+                            let _ = writeln!(
+                                out,
+                                "    /// The `{}` field: \"quoted\" \\ */ {{}} é",
+                                f.name
+                            );
+                        }
                         let sep = if i % 2 == 1 { "," } else { "" };
                         let _ = writeln!(out, "    {}: {}{sep}", f.name, self.ty(&f.ty));
                     }
@@ -2183,9 +2200,14 @@ impl Module {
         for f in &self.fns {
             match f.kind {
                 FnKind::Ai => {
+                    let extra = if self.pick(f.name.len(), 2) {
+                        ", temperature: 0.25, model = \"m\\\\o\\\"del\""
+                    } else {
+                        ""
+                    };
                     let _ = writeln!(
                         out,
-                        "/// Answer for {}.\n@ai(structured_output = {}, max_iterations = 2)\n@uses(net)",
+                        "/// Answer for {}: \"{{}}\" \\ é.\n@ai(structured_output = {}, max_iterations = 2{extra})\n@uses(net)",
                         f.name,
                         self.ty(f.ret.as_ref().expect("ai functions return a value"))
                     );
@@ -2204,7 +2226,14 @@ impl Module {
                 .as_ref()
                 .map(|t| format!(" to {}", self.ty(t)))
                 .unwrap_or_default();
-            let _ = writeln!(out, "fn {}({}){ret} {{", f.name, params.join(", "));
+            let vis = if matches!(f.kind, FnKind::Plain | FnKind::Net | FnKind::Ai)
+                && self.pick(f.name.len() * 7 + f.params.len(), 3)
+            {
+                "pub "
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "{vis}fn {}({}){ret} {{", f.name, params.join(", "));
             self.block_body(&f.body, 1, &mut out);
             out.push_str("}\n\n");
         }
