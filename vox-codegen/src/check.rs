@@ -1499,6 +1499,18 @@ impl<'a> Checker<'a> {
             Stmt::Assign { target, value, .. } => {
                 let tt = self.check_place(target);
                 let vt = self.check_expr(value, Want::Type(&tt));
+                if self.lints && same_place(target, value) {
+                    let span = target.span.to(value.span);
+                    self.diags.push(
+                        Diagnostic::warning(
+                            Code::SelfAssignment,
+                            span,
+                            "this assigns a value to itself",
+                        )
+                        .label("does nothing")
+                        .hint("remove the assignment, or assign the value you meant"),
+                    );
+                }
                 // `let mut xs = []` learns its element type from later assignments.
                 if let ExprKind::Var(name) = &target.kind {
                     if !tt.is_concrete() {
@@ -3113,6 +3125,17 @@ fn fill_holes_at(info: &mut ModuleInfo, id: ExprId, t: &Ty) -> bool {
     }
     *slot = joined;
     true
+}
+
+/// Whether two expressions name the same place (`x` and `x`, `a.b` and `a.b`).
+fn same_place(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        (ExprKind::Field { base: ba, name: na }, ExprKind::Field { base: bb, name: nb }) => {
+            na.name == nb.name && same_place(ba, bb)
+        }
+        _ => false,
+    }
 }
 
 fn block_tail(b: &Block) -> Option<&Expr> {

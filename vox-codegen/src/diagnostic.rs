@@ -84,6 +84,7 @@ codes! {
     TestCalled = "vox/test/called": "a call of an `@test` function (tests exist only in the test build and are run by the harness)",
     UnusedVariable = "vox/lint/unused-variable": "a `let` binding or parameter that is never read (warning)",
     UnusedValue = "vox/lint/unused-value": "an expression statement that computes a value, calls nothing and drops the value (warning)",
+    SelfAssignment = "vox/lint/self-assignment": "an assignment of a variable or field to itself (warning)",
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
