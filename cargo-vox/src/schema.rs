@@ -1,7 +1,11 @@
-//! `cargo vox schema TYPE [PATHS…]`: the exact strict `response_format` a
-//! model is given for a return type, so users can see what it is told.
+//! `cargo vox schema TYPE [PATHS…] [--provider NAME]`: the exact strict
+//! `response_format` a model is given for a return type, or, with
+//! `--provider`, the request fields that carry the schema to that provider
+//! (docs/runtime.md, "Providers"), so users can see what it is told.
 
 use clap::Args;
+
+use vox_codegen::schema::{output_schema, CompatibleFormat};
 
 use crate::check::{check_error_free, resolve_inputs, CheckArgs, InputError};
 use crate::cli::GlobalArgs;
@@ -16,6 +20,23 @@ pub struct SchemaArgs {
     /// `.vox` files or directories forming the module (default: the package's Vox sources).
     #[arg(value_name = "PATHS")]
     pub paths: Vec<std::path::PathBuf>,
+    /// Print the request fields that carry the schema to this provider:
+    /// openai, openrouter, compatible, anthropic, gemini or ollama.
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// The `@ai` function the request is for (names Anthropic's tool);
+    /// default: the first `@ai` function returning TYPE.
+    #[arg(long, value_name = "NAME")]
+    pub function: Option<String>,
+    /// How `--provider compatible` gives the schema: `json_schema` or
+    /// `json_object` (as the runtime reads it).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        env = "VOX_LLM_RESPONSE_FORMAT",
+        default_value = "json_schema"
+    )]
+    pub response_format: String,
 }
 
 pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
@@ -52,6 +73,11 @@ pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
+    if let Some(provider) = &args.provider {
+        return Ok(print_for_provider(
+            args, global, &out, &label, &checked, &schema, provider,
+        ));
+    }
     // Printed exactly as sent: vox-codegen's key order, not a re-serialization.
     let response_format = schema.response_format();
     if global.json {
@@ -80,4 +106,71 @@ pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// `--provider NAME`: the request fields that carry `schema` to `provider`.
+fn print_for_provider(
+    args: &SchemaArgs,
+    global: &GlobalArgs,
+    out: &output::Reporter,
+    label: &str,
+    checked: &vox_codegen::Checked,
+    schema: &vox_codegen::schema::OutputSchema,
+    provider: &str,
+) -> i32 {
+    let provider = provider.trim().to_ascii_lowercase();
+    let compatible = match args.response_format.trim().replace('-', "_").as_str() {
+        "json_schema" => CompatibleFormat::JsonSchema,
+        "json_object" => CompatibleFormat::JsonObject,
+        other => {
+            out.failure(
+                "schema",
+                label,
+                &format!("--response-format must be `json_schema` or `json_object`, got `{other}`"),
+            );
+            return exit::USAGE;
+        }
+    };
+    // Anthropic's tool is named after the function: the one asked for, else
+    // the first `@ai` function whose return type has this schema.
+    let function = args.function.clone().unwrap_or_else(|| {
+        checked
+            .info
+            .fns
+            .iter()
+            .filter(|f| f.ai.is_some())
+            .find(|f| output_schema(&f.ret, &checked.info.types).name == schema.name)
+            .map_or_else(|| schema.name.clone(), |f| f.name.clone())
+    });
+    let request = match schema.for_provider(&provider, &function, compatible) {
+        Ok(request) => request,
+        Err(msg) => {
+            out.failure("schema", label, &msg);
+            return exit::USAGE;
+        }
+    };
+    if global.json {
+        let head = serde_json::json!({
+            "envelope_version": ENVELOPE_VERSION,
+            "command": "schema",
+            "file_path": label,
+            "ok": true,
+            "type": args.ty,
+            "wrapped": schema.wrapped,
+            "provider": provider,
+            "function": function,
+        })
+        .to_string();
+        let head = head.strip_suffix('}').unwrap_or(&head);
+        output::emit_line(&format!("{head},\"request\":{}}}", request.to_compact()));
+    } else {
+        output::emit_line(&request.to_pretty());
+        if schema.wrapped {
+            eprintln!(
+                "note: `{}` is not an object, so it is sent wrapped as {{\"value\": …}} and unwrapped from the reply",
+                args.ty
+            );
+        }
+    }
+    exit::SUCCESS
 }

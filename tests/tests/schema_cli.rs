@@ -96,3 +96,60 @@ fn a_module_with_errors_gives_its_diagnostics_not_a_schema() {
         "{env}"
     );
 }
+
+#[test]
+fn provider_flag_prints_the_fields_that_carry_the_schema_to_that_provider() {
+    let base = envelope(&vox(&["--json", "schema", "Invoice", INVOICE]));
+    let schema = base["response_format"]["json_schema"]["schema"].clone();
+
+    let r = vox(&["schema", "Invoice", INVOICE, "--provider", "anthropic"]);
+    r.assert_code(0);
+    let request: Value = serde_json::from_str(&r.stdout).expect("stdout is the JSON");
+    assert_eq!(request["tools"][0]["name"], "extract_invoice", "{request}");
+    assert_eq!(request["tools"][0]["input_schema"], schema);
+    assert_eq!(
+        request["tool_choice"],
+        json!({"type": "tool", "name": "extract_invoice"})
+    );
+
+    let env = envelope(&vox(&[
+        "--json",
+        "schema",
+        "Invoice",
+        INVOICE,
+        "--provider",
+        "gemini",
+    ]));
+    assert_eq!(env["provider"], "gemini", "{env}");
+    let config = &env["request"]["generationConfig"];
+    assert_eq!(config["responseMimeType"], "application/json");
+    assert_eq!(config["responseJsonSchema"], schema, "nothing to convert");
+
+    let env = envelope(&vox(&[
+        "--json",
+        "schema",
+        "Invoice",
+        INVOICE,
+        "--provider",
+        "ollama",
+    ]));
+    assert_eq!(env["request"], json!({"format": schema}));
+
+    let r = vox(&[
+        "--json",
+        "schema",
+        "Invoice",
+        INVOICE,
+        "--provider",
+        "claude",
+    ]);
+    r.assert_code(2);
+    assert!(
+        envelope(&r)["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown provider `claude`"),
+        "{}",
+        r.dump()
+    );
+}

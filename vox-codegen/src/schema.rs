@@ -40,6 +40,214 @@ impl OutputSchema {
     }
 }
 
+/// The providers vox-runtime speaks to, by the name `VOX_LLM_PROVIDER` and
+/// `provider:` model prefixes use (docs/runtime.md, "Providers").
+pub const PROVIDERS: [&str; 6] = [
+    "openai",
+    "openrouter",
+    "compatible",
+    "anthropic",
+    "gemini",
+    "ollama",
+];
+
+/// How a `compatible` server is given the schema (vox-runtime's
+/// `ResponseFormat`, `VOX_LLM_RESPONSE_FORMAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompatibleFormat {
+    /// `response_format` `json_schema`, as OpenAI's.
+    #[default]
+    JsonSchema,
+    /// `response_format: {"type": "json_object", "schema": …}`.
+    JsonObject,
+}
+
+impl OutputSchema {
+    /// The fields of the request that carry this schema to `provider`,
+    /// exactly as vox-runtime sends them for the `@ai` function `function`
+    /// (docs/runtime.md, "Providers"):
+    ///
+    /// - `openai`, `openrouter`, `compatible`: `{"response_format": …}`;
+    /// - `anthropic`: `{"tools": [{name, description, input_schema}],
+    ///   "tool_choice": {"type": "tool", "name": …}}`, the tool named after
+    ///   the function;
+    /// - `gemini`: `{"generationConfig": {"responseMimeType":
+    ///   "application/json", "responseJsonSchema": …}}`, the schema
+    ///   converted to the subset Gemini accepts ([`gemini_schema`]);
+    /// - `ollama`: `{"format": …}`.
+    pub fn for_provider(
+        &self,
+        provider: &str,
+        function: &str,
+        compatible: CompatibleFormat,
+    ) -> Result<Json, String> {
+        Ok(match provider {
+            "openai" | "openrouter" => Json::obj([("response_format", self.response_format())]),
+            "compatible" => match compatible {
+                CompatibleFormat::JsonSchema => {
+                    Json::obj([("response_format", self.response_format())])
+                }
+                CompatibleFormat::JsonObject => Json::obj([(
+                    "response_format",
+                    Json::obj([
+                        ("type", Json::str("json_object")),
+                        ("schema", self.schema.clone()),
+                    ]),
+                )]),
+            },
+            "anthropic" => {
+                let tool = tool_name(function);
+                Json::obj([
+                    (
+                        "tools",
+                        Json::Arr(vec![Json::obj([
+                            ("name", Json::str(tool.clone())),
+                            (
+                                "description",
+                                Json::str(format!("The result of the function `{function}`.")),
+                            ),
+                            ("input_schema", self.schema.clone()),
+                        ])]),
+                    ),
+                    (
+                        "tool_choice",
+                        Json::obj([("type", Json::str("tool")), ("name", Json::str(tool))]),
+                    ),
+                ])
+            }
+            "gemini" => Json::obj([(
+                "generationConfig",
+                Json::obj([
+                    ("responseMimeType", Json::str("application/json")),
+                    (
+                        "responseJsonSchema",
+                        gemini_schema(&self.schema, &self.name),
+                    ),
+                ]),
+            )]),
+            "ollama" => Json::obj([("format", self.schema.clone())]),
+            other => {
+                return Err(format!(
+                    "unknown provider `{other}` (expected one of: {})",
+                    PROVIDERS.join(", ")
+                ))
+            }
+        })
+    }
+}
+
+/// The tool name vox-runtime gives Anthropic for function `name`
+/// (`^[a-zA-Z0-9_-]{1,64}$`).
+pub fn tool_name(name: &str) -> String {
+    let mut tool: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if tool.is_empty() {
+        tool.push_str("result");
+    }
+    tool
+}
+
+/// The keywords Gemini's `responseJsonSchema` accepts (Gemini API
+/// "Structured output" guide); others are dropped.
+const GEMINI_KEYWORDS: &[&str] = &[
+    "$id",
+    "$defs",
+    "$ref",
+    "$anchor",
+    "type",
+    "format",
+    "title",
+    "description",
+    "enum",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "anyOf",
+    "oneOf",
+    "properties",
+    "additionalProperties",
+    "required",
+    "propertyOrdering",
+];
+
+/// `schema` as vox-runtime gives it to Gemini (docs/runtime.md, "Gemini's
+/// schema"): keywords outside the subset are dropped, and references to the
+/// root (`{"$ref": "#"}`) point at a copy of the root under `$defs/<name>`.
+/// The same conversion as vox-runtime's `prompt::gemini_schema`.
+pub fn gemini_schema(schema: &Json, name: &str) -> Json {
+    fn filter(value: &Json, root_ref: &str, in_map: bool) -> Json {
+        match value {
+            Json::Obj(pairs) => Json::Obj(
+                pairs
+                    .iter()
+                    .filter(|(k, _)| in_map || GEMINI_KEYWORDS.contains(&k.as_str()))
+                    .map(|(k, v)| {
+                        let v = match (k.as_str(), v) {
+                            ("$ref", Json::Str(r)) if r == "#" && !in_map => {
+                                Json::str(root_ref.to_owned())
+                            }
+                            ("properties" | "$defs", _) if !in_map => filter(v, root_ref, true),
+                            ("enum" | "required" | "propertyOrdering", _) if !in_map => v.clone(),
+                            _ => filter(v, root_ref, false),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Json::Arr(items) => {
+                Json::Arr(items.iter().map(|v| filter(v, root_ref, false)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    fn refers_to_root(value: &Json) -> bool {
+        match value {
+            Json::Obj(pairs) => pairs.iter().any(|(k, v)| {
+                (k == "$ref" && matches!(v, Json::Str(r) if r == "#")) || refers_to_root(v)
+            }),
+            Json::Arr(items) => items.iter().any(refers_to_root),
+            _ => false,
+        }
+    }
+    if !refers_to_root(schema) {
+        return filter(schema, "#", false);
+    }
+    let mut def_name = tool_name(name);
+    let has_def = |n: &str| matches!(schema.get("$defs"), Some(Json::Obj(defs)) if defs.iter().any(|(k, _)| k == n));
+    while has_def(&def_name) {
+        def_name.push('_');
+    }
+    let root_ref = format!("#/$defs/{def_name}");
+    let converted = filter(schema, &root_ref, false);
+    let Json::Obj(mut pairs) = converted else {
+        return converted;
+    };
+    let body = Json::Obj(
+        pairs
+            .iter()
+            .filter(|(k, _)| k != "$defs")
+            .cloned()
+            .collect(),
+    );
+    match pairs.iter_mut().find(|(k, _)| k == "$defs") {
+        Some((_, Json::Obj(defs))) => defs.push((def_name, body)),
+        _ => pairs.push(("$defs".into(), Json::Obj(vec![(def_name, body)]))),
+    }
+    Json::Obj(pairs)
+}
+
 /// OpenAI's documented strict-mode limits.
 pub const MAX_NESTING: usize = 10;
 pub const MAX_PROPERTIES: usize = 5000;
@@ -569,5 +777,55 @@ mod tests {
             schema_name(&Ty::Option(Box::new(Ty::List(Box::new(Ty::Int)))), &types),
             "Option_list_int"
         );
+    }
+
+    #[test]
+    fn each_provider_gets_the_schema_in_its_own_field() {
+        let schema = OutputSchema {
+            name: "Node".into(),
+            schema: Json::obj([
+                ("type", Json::str("object")),
+                (
+                    "properties",
+                    Json::obj([(
+                        "next",
+                        Json::obj([(
+                            "anyOf",
+                            Json::Arr(vec![
+                                Json::obj([("$ref", Json::str("#"))]),
+                                Json::obj([("type", Json::str("null"))]),
+                            ]),
+                        )]),
+                    )]),
+                ),
+            ]),
+            wrapped: false,
+        };
+        let gemini = schema
+            .for_provider("gemini", "walk", CompatibleFormat::JsonSchema)
+            .unwrap()
+            .to_compact();
+        assert_eq!(
+            gemini,
+            r##"{"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object","properties":{"next":{"anyOf":[{"$ref":"#/$defs/Node"},{"type":"null"}]}},"$defs":{"Node":{"type":"object","properties":{"next":{"anyOf":[{"$ref":"#/$defs/Node"},{"type":"null"}]}}}}}}}"##
+        );
+        let anthropic = schema
+            .for_provider("anthropic", "walk", CompatibleFormat::JsonSchema)
+            .unwrap();
+        assert_eq!(
+            anthropic.get("tool_choice").unwrap().to_compact(),
+            r#"{"type":"tool","name":"walk"}"#
+        );
+        let object = schema
+            .for_provider("compatible", "walk", CompatibleFormat::JsonObject)
+            .unwrap()
+            .to_compact();
+        assert!(
+            object.starts_with(r#"{"response_format":{"type":"json_object","schema":{"#),
+            "{object}"
+        );
+        assert!(schema
+            .for_provider("claude", "walk", CompatibleFormat::JsonSchema)
+            .is_err());
     }
 }

@@ -226,7 +226,10 @@ impl RequestParts {
                     push_escaped(&mut head, part.as_bytes());
                 }
 
-                let converted = gemini_schema(function.output().try_value()?, schema_name);
+                let ordered: Ordered = serde_json::from_slice(schema).map_err(|e| {
+                    Error::Config(format!("the schema `{schema_name}` is invalid JSON: {e}"))
+                })?;
+                let converted = gemini_schema(&ordered, schema_name);
                 tail.extend_from_slice(
                     br#"],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":"#,
                 );
@@ -338,23 +341,114 @@ const GEMINI_KEYWORDS: &[&str] = &[
     "propertyOrdering",
 ];
 
+/// A JSON value that keeps its objects' key order (serde_json's `Value`
+/// sorts them), so the schema Gemini gets lists properties in the order
+/// Vox declares them — the order Gemini answers in.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Ordered {
+    Object(Vec<(String, Ordered)>),
+    Array(Vec<Ordered>),
+    Scalar(serde_json::Value),
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Ordered>()? {
+                    pairs.push(entry);
+                }
+                Ok(Ordered::Object(pairs))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Ordered>()? {
+                    items.push(item);
+                }
+                Ok(Ordered::Array(items))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(serde_json::Value::Null))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+impl serde::Serialize for Ordered {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Ordered::Object(pairs) => {
+                let mut map = serializer.serialize_map(Some(pairs.len()))?;
+                for (k, v) in pairs {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+            Ordered::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Ordered::Scalar(v) => v.serialize(serializer),
+        }
+    }
+}
+
 /// `schema` in the subset Gemini's `responseJsonSchema` accepts
-/// (docs/runtime.md, "Gemini"): keywords outside [`GEMINI_KEYWORDS`] are
-/// dropped (Vox's schemas use none), and references to the root
-/// (`{"$ref": "#"}`, from recursive return types) point at a copy of the
-/// root under `$defs/<name>` instead, since Gemini resolves references
-/// only into `$defs`.
-pub(crate) fn gemini_schema(schema: &serde_json::Value, name: &str) -> serde_json::Value {
-    use serde_json::Value;
-    fn filter(value: &Value, root_ref: &str, in_map: bool) -> Value {
+/// (docs/runtime.md, "Gemini's schema"): keywords outside
+/// [`GEMINI_KEYWORDS`] are dropped (Vox's schemas use none), and references
+/// to the root (`{"$ref": "#"}`, from recursive return types) point at a
+/// copy of the root under `$defs/<name>` instead, since Gemini resolves
+/// references only into `$defs`. Key order is kept. vox-codegen's
+/// `schema::gemini_schema` (behind `cargo vox schema --provider gemini`)
+/// does the same.
+pub(crate) fn gemini_schema(schema: &Ordered, name: &str) -> Ordered {
+    fn filter(value: &Ordered, root_ref: &str, in_map: bool) -> Ordered {
         match value {
-            Value::Object(map) => Value::Object(
-                map.iter()
+            Ordered::Object(pairs) => Ordered::Object(
+                pairs
+                    .iter()
                     .filter(|(k, _)| in_map || GEMINI_KEYWORDS.contains(&k.as_str()))
                     .map(|(k, v)| {
                         let v = match (k.as_str(), v) {
-                            ("$ref", Value::String(r)) if r == "#" && !in_map => {
-                                Value::String(root_ref.to_owned())
+                            ("$ref", Ordered::Scalar(serde_json::Value::String(r)))
+                                if r == "#" && !in_map =>
+                            {
+                                Ordered::Scalar(root_ref.into())
                             }
                             // Maps from names to schemas: every key is kept.
                             ("properties" | "$defs", _) if !in_map => filter(v, root_ref, true),
@@ -365,42 +459,50 @@ pub(crate) fn gemini_schema(schema: &serde_json::Value, name: &str) -> serde_jso
                     })
                     .collect(),
             ),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|v| filter(v, root_ref, false)).collect())
+            Ordered::Array(items) => {
+                Ordered::Array(items.iter().map(|v| filter(v, root_ref, false)).collect())
             }
             other => other.clone(),
         }
     }
-    fn refers_to_root(value: &Value) -> bool {
+    fn refers_to_root(value: &Ordered) -> bool {
         match value {
-            Value::Object(map) => map
-                .iter()
-                .any(|(k, v)| (k == "$ref" && v == "#") || refers_to_root(v)),
-            Value::Array(items) => items.iter().any(refers_to_root),
-            _ => false,
+            Ordered::Object(pairs) => pairs.iter().any(|(k, v)| {
+                (k == "$ref" && *v == Ordered::Scalar("#".into())) || refers_to_root(v)
+            }),
+            Ordered::Array(items) => items.iter().any(refers_to_root),
+            Ordered::Scalar(_) => false,
         }
     }
     if !refers_to_root(schema) {
         return filter(schema, "#", false);
     }
     let mut def_name = tool_name(name);
-    let existing = schema.get("$defs").and_then(Value::as_object);
-    while existing.is_some_and(|defs| defs.contains_key(&def_name)) {
+    let has_def = |n: &str| match schema {
+        Ordered::Object(pairs) => pairs.iter().any(|(k, v)| {
+            k == "$defs" && matches!(v, Ordered::Object(defs) if defs.iter().any(|(d, _)| d == n))
+        }),
+        _ => false,
+    };
+    while has_def(&def_name) {
         def_name.push('_');
     }
     let root_ref = format!("#/$defs/{def_name}");
-    let mut converted = filter(schema, &root_ref, false);
-    if let Value::Object(map) = &mut converted {
-        let mut body = map.clone();
-        body.remove("$defs");
-        let defs = map
-            .entry("$defs")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Value::Object(defs) = defs {
-            defs.insert(def_name, Value::Object(body));
-        }
+    let Ordered::Object(mut pairs) = filter(schema, &root_ref, false) else {
+        return filter(schema, &root_ref, false);
+    };
+    let body = Ordered::Object(
+        pairs
+            .iter()
+            .filter(|(k, _)| k != "$defs")
+            .cloned()
+            .collect(),
+    );
+    match pairs.iter_mut().find(|(k, _)| k == "$defs") {
+        Some((_, Ordered::Object(defs))) => defs.push((def_name, body)),
+        _ => pairs.push(("$defs".into(), Ordered::Object(vec![(def_name, body)]))),
     }
-    converted
+    Ordered::Object(pairs)
 }
 
 /// What varies in the messages of one call, kept as the JSON text it is
@@ -935,6 +1037,10 @@ mod tests {
 
     #[test]
     fn gemini_schema_keeps_its_subset_and_moves_root_references_into_defs() {
+        let gemini_schema = |value: &serde_json::Value, name: &str| -> serde_json::Value {
+            let ordered: Ordered = serde_json::from_value(value.clone()).unwrap();
+            serde_json::to_value(super::gemini_schema(&ordered, name)).unwrap()
+        };
         let plain = serde_json::json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}},
             "required": ["a"], "additionalProperties": false, "$schema": "x"});
         assert_eq!(
@@ -964,5 +1070,22 @@ mod tests {
         let named =
             serde_json::json!({"type": "object", "properties": {"pattern": {"type": "string"}}});
         assert_eq!(gemini_schema(&named, "N"), named);
+    }
+
+    #[test]
+    fn the_gemini_schema_keeps_the_declared_property_order() {
+        static ZYX: OutputSchema = OutputSchema::new(
+            "Zyx",
+            r#"{"type":"object","properties":{"z":{"type":"string"},"y":{"type":"integer"},"x":{"type":"boolean"}},"required":["z","y","x"],"additionalProperties":false}"#,
+            false,
+        );
+        static F: AiFunction = AiFunction::new("f", "", &ZYX);
+        let parts = RequestParts::new(&F, Wire::Gemini, "m", 10).unwrap();
+        let body = parts.request_body(&Conversation::start(Wire::Gemini, &Args::new()));
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        assert!(
+            text.contains(r#""responseJsonSchema":{"type":"object","properties":{"z":{"type":"string"},"y":{"type":"integer"},"x":{"type":"boolean"}},"required":["z","y","x"],"additionalProperties":false}"#),
+            "{text}"
+        );
     }
 }
