@@ -1432,7 +1432,10 @@ impl Gen {
                 out.push(Stmt::Let(b.clone(), annot, v));
                 if self.f.dead_stores && self.rng.chance(10) {
                     // A dead store: overwritten before any read.
-                    let v = self.expr(&b.ty.clone(), 0);
+                    let mut v = self.expr(&b.ty.clone(), 0);
+                    if same_place(&b, &[], &v) {
+                        v = self.leaf(&b.ty.clone());
+                    }
                     out.push(Stmt::Assign(b.clone(), Vec::new(), v));
                 }
                 self.assign(&b, depth, out);
@@ -1582,6 +1585,12 @@ impl Gen {
             )
         } else {
             self.expr(&ty, depth)
+        };
+        // `x = x` is a warning (vox/lint/self-assignment).
+        let v = if same_place(b, &path, &v) {
+            self.leaf(&ty)
+        } else {
+            v
         };
         b.unread.set(true);
         out.push(Stmt::Assign(b.clone(), path, v));
@@ -2484,6 +2493,18 @@ impl Module {
             }
             Expr::Paren(x) => format!("({})", self.expr(x, depth, true)),
         }
+    }
+}
+
+/// Whether `e` reads exactly the place `b.path…` (a self-assignment).
+fn same_place(b: &B, path: &[(usize, usize)], e: &Expr) -> bool {
+    match (e, path.split_last()) {
+        (Expr::Var(v), None) => Rc::ptr_eq(v, b),
+        (Expr::Field(base, t, fi), Some((&(pt, pfi), rest))) => {
+            *t == pt && *fi == pfi && same_place(b, rest, base)
+        }
+        (Expr::Paren(x), _) => same_place(b, path, x),
+        _ => false,
     }
 }
 

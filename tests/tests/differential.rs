@@ -35,8 +35,8 @@ use vox_e2e::vox_gen::{generate, Features};
 use vox_e2e::{cargo, run, target_dir, workspace_root, BUILD};
 
 /// The seeds every CI run checks, and how many modules share one crate.
-const CI_SEEDS: std::ops::Range<u64> = 0..36;
-const CI_BATCH: usize = 12;
+const CI_SEEDS: std::ops::Range<u64> = 0..60;
+const CI_BATCH: usize = 15;
 
 /// What went wrong with one module.
 #[derive(Debug, Default)]
@@ -319,8 +319,37 @@ fn differential(
     failures
 }
 
+/// The kind of a finding, for the summary: the first error's code.
+fn kind_of(f: &Failure) -> String {
+    let code = |line: &str| {
+        line.find("error[")
+            .map(|at| {
+                let rest = &line[at + 6..];
+                rest[..rest.find(']').unwrap_or(rest.len())].to_string()
+            })
+            .or_else(|| {
+                line.find("error: ")
+                    .map(|at| line[at + 7..].chars().take(60).collect())
+            })
+    };
+    if let Some(d) = f.check.first() {
+        return format!("check {}", code(d).unwrap_or_default());
+    }
+    if let Some(e) = f.rustc.first() {
+        return format!("rustc {}", code(e).unwrap_or_else(|| "(other)".into()));
+    }
+    "a generated @test failed".into()
+}
+
 fn report(failures: &BTreeMap<u64, Failure>, tag: &str) -> String {
+    let mut kinds: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (seed, f) in failures {
+        kinds.entry(kind_of(f)).or_default().push(*seed);
+    }
     let mut out = String::new();
+    for (kind, seeds) in &kinds {
+        let _ = writeln!(out, "{kind}: {} module(s), seeds {seeds:?}", seeds.len());
+    }
     for (seed, f) in failures {
         let _ = writeln!(
             out,
