@@ -7,6 +7,10 @@
 //! multi-thread runtime. A third series, raw POSTs that also parse the reply
 //! and deserialize its content (what any hand-written typed client does),
 //! shows how much of the difference is reading the answer at all.
+//!
+//! `VOX_BENCH_PROVIDER` (`compatible` by default, `anthropic`, `gemini`,
+//! `ollama`) picks the API shape both sides speak: the request call_ai
+//! renders, the server's reply, and the key header.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -78,18 +82,114 @@ fn main() {
     }
 }
 
+/// The provider under test and what differs with it.
+#[derive(Clone, Copy)]
+struct Shape {
+    provider: Provider,
+}
+
+impl Shape {
+    fn from_env() -> Shape {
+        let provider = match std::env::var("VOX_BENCH_PROVIDER").as_deref() {
+            Ok("anthropic") => Provider::Anthropic,
+            Ok("gemini") => Provider::Gemini,
+            Ok("ollama") => Provider::Ollama,
+            _ => Provider::Compatible,
+        };
+        Shape { provider }
+    }
+
+    /// A successful reply holding `ACME`.
+    fn reply(self) -> Reply {
+        let acme = r#"{"vendor":"ACME","total":7.0}"#;
+        match self.provider {
+            Provider::Anthropic => Reply::json(
+                200,
+                &serde_json::json!({"id": "msg_1", "type": "message", "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "extract_invoice",
+                        "input": {"vendor": "ACME", "total": 7.0}}],
+                    "stop_reason": "tool_use", "usage": {"input_tokens": 21, "output_tokens": 7}}),
+            ),
+            Provider::Gemini => Reply::json(
+                200,
+                &serde_json::json!({"candidates": [{"content": {"role": "model",
+                    "parts": [{"text": acme}]}, "finishReason": "STOP"}],
+                    "usageMetadata": {"promptTokenCount": 21, "candidatesTokenCount": 7}}),
+            ),
+            Provider::Ollama => Reply::json(
+                200,
+                &serde_json::json!({"model": "m", "message": {"role": "assistant", "content": acme},
+                    "done": true, "done_reason": "stop", "prompt_eval_count": 21, "eval_count": 7}),
+            ),
+            _ => Reply::chat(acme),
+        }
+    }
+
+    fn config(self, server: &FakeServer) -> Config {
+        Config::builder(self.provider)
+            .base_url(server.base_url())
+            .api_key(KEY)
+            .build()
+            .expect("config")
+    }
+
+    /// The URL call_ai posts to.
+    fn url(self, server: &FakeServer) -> String {
+        let base = server.base_url();
+        match self.provider {
+            Provider::Anthropic => format!("{base}/messages"),
+            Provider::Gemini => format!("{base}/models/gpt-4o-mini:generateContent"),
+            Provider::Ollama => format!("{base}/api/chat"),
+            _ => server.chat_url(),
+        }
+    }
+
+    /// The headers besides `content-type` a hand-written client sends.
+    fn headers(self) -> Vec<(&'static str, String)> {
+        match self.provider {
+            Provider::Anthropic => vec![
+                ("x-api-key", KEY.to_owned()),
+                ("anthropic-version", "2023-06-01".to_owned()),
+            ],
+            Provider::Gemini => vec![("x-goog-api-key", KEY.to_owned())],
+            _ => vec![("authorization", format!("Bearer {KEY}"))],
+        }
+    }
+
+    /// What a hand-written client does with the reply: find the value and
+    /// deserialize it.
+    fn parse(self, bytes: &[u8]) -> Invoice {
+        match self.provider {
+            Provider::Compatible => {
+                let reply: RawReply = serde_json::from_slice(bytes).expect("reply");
+                serde_json::from_str(&reply.choices[0].message.content).expect("content")
+            }
+            _ => {
+                let reply: serde_json::Value = serde_json::from_slice(bytes).expect("reply");
+                let value = match self.provider {
+                    Provider::Anthropic => reply["content"][0]["input"].clone(),
+                    Provider::Gemini => serde_json::from_str(
+                        reply["candidates"][0]["content"]["parts"][0]["text"]
+                            .as_str()
+                            .expect("text"),
+                    )
+                    .expect("content"),
+                    _ => {
+                        serde_json::from_str(reply["message"]["content"].as_str().expect("content"))
+                            .expect("content")
+                    }
+                };
+                serde_json::from_value(value).expect("invoice")
+            }
+        }
+    }
+}
+
 async fn run(trials: usize) {
-    let server = FakeServer::start_with(
-        vec![],
-        Reply::chat(r#"{"vendor":"ACME","total":7.0}"#),
-        false,
-    )
-    .await;
-    let config = Config::builder(Provider::Compatible)
-        .base_url(server.base_url())
-        .api_key(KEY)
-        .build()
-        .expect("config");
+    let shape = Shape::from_env();
+    println!("provider: {}", shape.provider);
+    let server = FakeServer::start_with(vec![], shape.reply(), false).await;
+    let config = shape.config(&server);
     let client = Client::new(config).expect("client");
     let args = || {
         Args::new()
@@ -99,16 +199,8 @@ async fn run(trials: usize) {
 
     // Capture the exact body call_ai sends, from a recording server.
     let body = {
-        let recorder =
-            FakeServer::start(vec![], Reply::chat(r#"{"vendor":"ACME","total":7.0}"#)).await;
-        let recording = Client::new(
-            Config::builder(Provider::Compatible)
-                .base_url(recorder.base_url())
-                .api_key(KEY)
-                .build()
-                .expect("config"),
-        )
-        .expect("client");
+        let recorder = FakeServer::start(vec![], shape.reply()).await;
+        let recording = Client::new(shape.config(&recorder)).expect("client");
         let _: Invoice = recording
             .call_ai(&EXTRACT_INVOICE, args(), async { unreachable!() })
             .await
@@ -119,7 +211,8 @@ async fn run(trials: usize) {
         .tcp_nodelay(true)
         .build()
         .expect("reqwest client");
-    let url = server.chat_url();
+    let url = shape.url(&server);
+    let headers = shape.headers();
 
     let ai_call = || async {
         let started = Instant::now();
@@ -138,20 +231,19 @@ async fn run(trials: usize) {
         let raw = raw.clone();
         let url = url.clone();
         let body = body.clone();
+        let headers = headers.clone();
         async move {
             let started = Instant::now();
-            let request = raw
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("authorization", format!("Bearer {KEY}"))
-                .body(body);
+            let mut request = raw.post(&url).header("content-type", "application/json");
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            let request = request.body(body);
             let response = request.send().await.expect("raw post");
             let bytes = response.bytes().await.expect("raw body");
             assert!(!bytes.is_empty());
             if typed {
-                let reply: RawReply = serde_json::from_slice(&bytes).expect("reply");
-                let _: Invoice =
-                    serde_json::from_str(&reply.choices[0].message.content).expect("content");
+                let _: Invoice = shape.parse(&bytes);
             }
             started.elapsed()
         }
