@@ -226,3 +226,717 @@ mod tests {
         assert!(out.checked.has_errors());
     }
 }
+
+// ---- suggestions --------------------------------------------------------
+//
+// Fixes for mistakes people (and models) make when they write Vox as if it
+// were another language. Each one is attached to a diagnostic the parser or
+// checker already reports, and only where the intended program is
+// unambiguous; docs/diagnostics.md lists them.
+
+use crate::ast::{Block, Expr, ExprKind, Item, Module, Stmt, TypeDeclKind};
+use crate::check::ModuleInfo;
+use crate::diagnostic::Diagnostic;
+use crate::lexer::{Token, TokenKind as T};
+use crate::source::{FileId, Span};
+use crate::types::Ty;
+
+/// Adds fixes to `diagnostics` (as reported for `module`): called by
+/// [`crate::check`] before the diagnostics are sorted.
+pub fn suggest(
+    sources: &SourceMap,
+    module: &Module,
+    info: &ModuleInfo,
+    diagnostics: &mut [Diagnostic],
+) {
+    if diagnostics.is_empty() {
+        return;
+    }
+    token_fixes(sources, diagnostics);
+    ast_fixes(sources, module, info, diagnostics);
+}
+
+fn has_machine_fix(d: &Diagnostic) -> bool {
+    d.fixes
+        .iter()
+        .any(|f| f.applicability == Applicability::MachineApplicable)
+}
+
+fn text_of(sources: &SourceMap, span: Span) -> &str {
+    sources.get(span.file).text.get(span.range()).unwrap_or("")
+}
+
+fn edit(span: Span, replacement: impl Into<String>) -> Edit {
+    Edit {
+        span,
+        replacement: replacement.into(),
+    }
+}
+
+/// The tokens of one file, without doc comments.
+struct Toks<'a> {
+    file: FileId,
+    text: &'a str,
+    toks: Vec<Token>,
+}
+
+impl Toks<'_> {
+    fn kind(&self, i: usize) -> T {
+        self.toks.get(i).map_or(T::Eof, |t| t.kind)
+    }
+
+    fn word(&self, i: usize) -> &str {
+        self.toks
+            .get(i)
+            .and_then(|t| self.text.get(t.span.range()))
+            .unwrap_or("")
+    }
+
+    fn span(&self, i: usize) -> Span {
+        self.toks
+            .get(i)
+            .map_or(Span::new(self.file, 0, 0), |t| t.span)
+    }
+
+    /// The token starting at byte `at`.
+    fn at(&self, at: u32) -> Option<usize> {
+        self.toks.binary_search_by_key(&at, |t| t.span.start).ok()
+    }
+
+    /// The previous token that is not a newline.
+    fn prev(&self, i: usize) -> Option<usize> {
+        (0..i).rev().find(|&j| self.kind(j) != T::Newline)
+    }
+
+    /// The next token at or after `i` that is not a newline.
+    fn next(&self, i: usize) -> usize {
+        let mut j = i;
+        while self.kind(j) == T::Newline {
+            j += 1;
+        }
+        j
+    }
+}
+
+fn token_fixes(sources: &SourceMap, diagnostics: &mut [Diagnostic]) {
+    let mut files: Vec<FileId> = diagnostics
+        .iter()
+        .filter(|d| d.is_error() && d.span.file.0 < sources.len() as u32)
+        .map(|d| d.span.file)
+        .collect();
+    files.sort();
+    files.dedup();
+    for file in files {
+        let text = sources.get(file).text.as_str();
+        let toks = Toks {
+            file,
+            text,
+            toks: crate::lexer::lex(file, text)
+                .tokens
+                .into_iter()
+                .filter(|t| t.kind != T::Doc)
+                .collect(),
+        };
+        elif_fixes(&toks, diagnostics);
+        for d in diagnostics.iter_mut() {
+            if d.span.file != file || d.code != Code::UnexpectedToken || has_machine_fix(d) {
+                continue;
+            }
+            let Some(i) = toks.at(d.span.start) else {
+                continue;
+            };
+            if let Some((message, edits)) = token_fix(&toks, i) {
+                d.fixes.insert(
+                    0,
+                    crate::diagnostic::Fix {
+                        message,
+                        edits,
+                        applicability: Applicability::MachineApplicable,
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// `} elif cond {` → `} else if cond {`: attached to the error the parser
+/// reports at `elif` or just after it.
+fn elif_fixes(toks: &Toks<'_>, diagnostics: &mut [Diagnostic]) {
+    for i in 0..toks.toks.len() {
+        if toks.kind(i) != T::Ident || toks.word(i) != "elif" {
+            continue;
+        }
+        if toks.prev(i).map(|p| toks.kind(p)) != Some(T::RBrace) {
+            continue;
+        }
+        let from = toks.span(i).start;
+        let to = toks.span(toks.next(i + 1)).end;
+        let target = diagnostics.iter_mut().find(|d| {
+            d.is_error()
+                && d.span.file == toks.file
+                && (from..=to).contains(&d.span.start)
+                && !has_machine_fix(d)
+        });
+        if let Some(d) = target {
+            d.fixes.insert(
+                0,
+                crate::diagnostic::Fix {
+                    message: "replace `elif` with `else if`".into(),
+                    edits: vec![edit(toks.span(i), "else if")],
+                    applicability: Applicability::MachineApplicable,
+                },
+            );
+        }
+    }
+}
+
+/// A fix for the unexpected token `i`, when the intent is clear.
+fn token_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
+    let word = toks.word(i);
+    let next = toks.kind(i + 1);
+    let next2 = toks.kind(i + 2);
+    match (toks.kind(i), word) {
+        (T::Ident, "struct" | "class" | "interface")
+            if next == T::TypeName && next2 == T::LBrace =>
+        {
+            Some((
+                format!("replace `{word}` with `type`"),
+                vec![edit(toks.span(i), "type")],
+            ))
+        }
+        (T::Ident, "def" | "func" | "function" | "fun")
+            if next == T::Ident && next2 == T::LParen =>
+        {
+            Some((
+                format!("replace `{word}` with `fn`"),
+                vec![edit(toks.span(i), "fn")],
+            ))
+        }
+        (T::Ident, "enum") if next == T::TypeName && next2 == T::LBrace => enum_fix(toks, i),
+        (T::Colon, _) => return_colon_fix(toks, i),
+        (T::Lt, _) => generics_fix(toks, i),
+        _ => None,
+    }
+}
+
+/// `enum Color { Red, Green(hex: str) }` → `type Color = | Red | Green(hex: str)`,
+/// when every variant is a name, optionally with named fields, and no
+/// comment is inside.
+fn enum_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
+    let name = toks.word(i + 1);
+    let mut variants: Vec<String> = Vec::new();
+    let mut j = i + 3;
+    let close = loop {
+        match toks.kind(j) {
+            T::Newline | T::Comma => j += 1,
+            T::RBrace => break j,
+            T::TypeName => {
+                let start = toks.span(j).start as usize;
+                let mut end = toks.span(j).end as usize;
+                j += 1;
+                if toks.kind(j) == T::LParen {
+                    // Named fields only: `(name: type, …)`.
+                    if toks.kind(j + 1) != T::Ident || toks.kind(j + 2) != T::Colon {
+                        return None;
+                    }
+                    let mut depth = 0usize;
+                    loop {
+                        match toks.kind(j) {
+                            T::LParen | T::LBracket => depth += 1,
+                            T::RParen | T::RBracket => {
+                                depth = depth.checked_sub(1)?;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            T::Ident | T::TypeName | T::Colon | T::Comma | T::Newline => {}
+                            _ => return None,
+                        }
+                        j += 1;
+                    }
+                    end = toks.span(j).end as usize;
+                    j += 1;
+                }
+                variants.push(
+                    toks.text
+                        .get(start..end)?
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
+            }
+            _ => return None,
+        }
+    };
+    if variants.is_empty() {
+        return None;
+    }
+    let span = toks.span(i).to(toks.span(close));
+    let written = toks.text.get(span.range())?;
+    if written.contains("//") {
+        return None;
+    }
+    let replacement = if written.contains('\n') {
+        let mut s = format!("type {name} =");
+        for v in &variants {
+            s.push_str("\n    | ");
+            s.push_str(v);
+        }
+        s
+    } else {
+        format!("type {name} = | {}", variants.join(" | "))
+    };
+    Some((
+        format!("write the enum `{name}` as a Vox sum type"),
+        vec![edit(span, replacement)],
+    ))
+}
+
+/// `fn f(x: int): int {` → `fn f(x: int) to int {`.
+fn return_colon_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
+    let close = i.checked_sub(1)?;
+    if toks.kind(close) != T::RParen || !matches!(toks.kind(i + 1), T::Ident | T::TypeName) {
+        return None;
+    }
+    // Back to the `(` of the parameter list, which follows `fn name`.
+    let mut depth = 0usize;
+    let mut j = close;
+    loop {
+        match toks.kind(j) {
+            T::RParen => depth += 1,
+            T::LParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    break;
+                }
+            }
+            T::Fn | T::LBrace | T::RBrace | T::Eof => return None,
+            _ => {}
+        }
+        j = j.checked_sub(1)?;
+    }
+    if toks.kind(j.checked_sub(1)?) != T::Ident || toks.kind(j.checked_sub(2)?) != T::Fn {
+        return None;
+    }
+    let span = toks.span(close).shrink_to_end().to(toks.span(i));
+    Some((
+        "write the return type with `to`".into(),
+        vec![edit(span, " to")],
+    ))
+}
+
+/// `list<int>`, `Option<Vec<str>>` in a type position → square brackets.
+fn generics_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
+    let name = i.checked_sub(1)?;
+    if !matches!(toks.kind(name), T::Ident | T::TypeName) {
+        return None;
+    }
+    // A type position: after `x:`, `to`, `->`, or inside type arguments.
+    let before = toks.kind(name.checked_sub(1)?);
+    if !matches!(before, T::Colon | T::To | T::Gt | T::LBracket | T::Lt) {
+        return None;
+    }
+    let mut edits = Vec::new();
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        match toks.kind(j) {
+            T::Lt => {
+                depth += 1;
+                edits.push(edit(toks.span(j), "["));
+            }
+            T::Gt => {
+                depth = depth.checked_sub(1)?;
+                edits.push(edit(toks.span(j), "]"));
+                if depth == 0 {
+                    break;
+                }
+            }
+            T::Ident | T::TypeName | T::Comma | T::LBracket | T::RBracket => {}
+            _ => return None,
+        }
+        j += 1;
+    }
+    Some(("write type arguments in `[…]`".into(), edits))
+}
+
+/// Finds the expressions the AST fixes need, by span.
+#[derive(Default)]
+struct Found<'m> {
+    exprs: Vec<&'m Expr>,
+}
+
+fn walk_block<'m>(b: &'m Block, out: &mut Found<'m>) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let { value, .. } => walk(value, out),
+            Stmt::Assign { target, value, .. } => {
+                walk(target, out);
+                walk(value, out);
+            }
+            Stmt::Return { value, .. } => {
+                if let Some(v) = value {
+                    walk(v, out);
+                }
+            }
+            Stmt::For { iter, body, .. } => {
+                walk(iter, out);
+                walk_block(body, out);
+            }
+            Stmt::Expr(e) => walk(e, out),
+        }
+    }
+}
+
+fn walk<'m>(e: &'m Expr, out: &mut Found<'m>) {
+    if matches!(
+        e.kind,
+        ExprKind::Poison(_)
+            | ExprKind::Field { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Record { .. }
+            | ExprKind::Match { .. }
+    ) {
+        out.exprs.push(e);
+    }
+    match &e.kind {
+        ExprKind::Ctor { args, .. } => {
+            for a in args.iter().flatten() {
+                walk(&a.value, out);
+            }
+        }
+        ExprKind::Call { args, .. } => {
+            for a in args {
+                walk(&a.value, out);
+            }
+        }
+        ExprKind::Record { fields, .. } => {
+            for f in fields {
+                walk(&f.value, out);
+            }
+        }
+        ExprKind::List(items) | ExprKind::Poison(items) => {
+            for x in items {
+                walk(x, out);
+            }
+        }
+        ExprKind::Field { base, .. } => walk(base, out),
+        ExprKind::Unary { expr, .. } => walk(expr, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            walk(lhs, out);
+            walk(rhs, out);
+        }
+        ExprKind::If { cond, then, els } => {
+            walk(cond, out);
+            walk_block(then, out);
+            if let Some(b) = els {
+                walk_block(b, out);
+            }
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            walk(scrutinee, out);
+            for a in arms {
+                walk(&a.body, out);
+            }
+        }
+        ExprKind::Block(b) => walk_block(b, out),
+        _ => {}
+    }
+}
+
+/// More spellings of Vox types than the checker's own "did you mean".
+fn type_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "i8" | "i16" | "i128" | "isize" | "u8" | "u16" | "u128" | "long" | "Integer" | "Long" => {
+            "int"
+        }
+        "double" | "Double" | "Number" | "f16" => "float",
+        "Boolean" => "bool",
+        "Vector" | "ArrayList" => "list",
+        "Optional" => "Option",
+        _ => return None,
+    })
+}
+
+fn ast_fixes(
+    sources: &SourceMap,
+    module: &Module,
+    info: &ModuleInfo,
+    diagnostics: &mut [Diagnostic],
+) {
+    let mut found = Found::default();
+    for item in &module.items {
+        if let Item::Fn(f) = item {
+            walk_block(&f.body, &mut found);
+        }
+    }
+    let ty = |e: &Expr| info.expr_types.get(e.id.0 as usize);
+    let find = |span: Span, pick: &dyn Fn(&Expr) -> bool| -> Option<&Expr> {
+        found
+            .exprs
+            .iter()
+            .copied()
+            .find(|e| pick(e) && (e.span == span || span_of_part(e) == Some(span)))
+    };
+    for d in diagnostics.iter_mut() {
+        if has_machine_fix(d) && d.code != Code::UnknownName {
+            continue;
+        }
+        let written = text_of(sources, d.span).to_string();
+        let fix: Option<(Applicability, String, Vec<Edit>)> = match d.code {
+            Code::UnknownName => match written.as_str() {
+                "null" | "nil" => Some((
+                    Applicability::MachineApplicable,
+                    format!("replace `{written}` with `None`"),
+                    vec![edit(d.span, "None")],
+                )),
+                "True" | "False" => {
+                    let lower = written.to_ascii_lowercase();
+                    Some((
+                        Applicability::MachineApplicable,
+                        format!("replace `{written}` with `{lower}`"),
+                        vec![edit(d.span, lower)],
+                    ))
+                }
+                _ => None,
+            },
+            Code::UnknownType => type_alias(&written).map(|t| {
+                (
+                    Applicability::MachineApplicable,
+                    format!("replace with `{t}`"),
+                    vec![edit(d.span, t)],
+                )
+            }),
+            // `x.len()`, `x.to_string()`: a method call.
+            Code::NotCallable => find(d.span, &|e| matches!(e.kind, ExprKind::Poison(_)))
+                .and_then(|call| {
+                    let ExprKind::Poison(parts) = &call.kind else {
+                        return None;
+                    };
+                    let [field] = parts.as_slice() else {
+                        return None;
+                    };
+                    method_fix(sources, field, call.span, &ty)
+                }),
+            // `x.length`: a property.
+            Code::NotARecord => found
+                .exprs
+                .iter()
+                .find(|e| matches!(&e.kind, ExprKind::Field { name, .. } if name.span == d.span))
+                .filter(|e| {
+                    // Not the callee of a call (that one is fixed above).
+                    !found.exprs.iter().any(|c| {
+                        matches!(&c.kind, ExprKind::Poison(p) if p.first().is_some_and(|f| f.span == e.span))
+                    })
+                })
+                .and_then(|e| {
+                    let ExprKind::Field { name, .. } = &e.kind else {
+                        return None;
+                    };
+                    if matches!(name.name.as_str(), "length" | "len" | "size" | "count") {
+                        method_fix(sources, e, e.span, &ty)
+                    } else {
+                        None
+                    }
+                }),
+            Code::InvalidOperand => find(d.span, &|e| matches!(e.kind, ExprKind::Binary { .. }))
+                .and_then(|e| {
+                    let ExprKind::Binary { lhs, rhs, .. } = &e.kind else {
+                        return None;
+                    };
+                    let side = match (ty(lhs)?, ty(rhs)?) {
+                        (Ty::Int, Ty::Float) => lhs,
+                        (Ty::Float, Ty::Int) => rhs,
+                        _ => return None,
+                    };
+                    let text = text_of(sources, side.span);
+                    Some((
+                        Applicability::MachineApplicable,
+                        format!("convert `{text}` with `float(…)`"),
+                        vec![edit(side.span, format!("float({text})"))],
+                    ))
+                }),
+            Code::MissingField => missing_fields_fix(sources, module, &found, d.span),
+            Code::NonExhaustive => non_exhaustive_fix(sources, &found, d),
+            _ => None,
+        };
+        if let Some((applicability, message, edits)) = fix {
+            let fix = crate::diagnostic::Fix {
+                message,
+                edits,
+                applicability,
+            };
+            if applicability == Applicability::MachineApplicable {
+                d.fixes.insert(0, fix);
+            } else {
+                d.fixes.push(fix);
+            }
+        }
+    }
+}
+
+/// The span a diagnostic may point at for `e` besides its own: the callee
+/// of a call that could not be made.
+fn span_of_part(e: &Expr) -> Option<Span> {
+    match &e.kind {
+        ExprKind::Poison(parts) => parts.first().map(|p| p.span),
+        _ => None,
+    }
+}
+
+/// `x.len()`, `x.length`, `x.size` (text or list) → `len(x)`;
+/// `x.to_string()` → `str(x)`. `whole` is what gets replaced.
+fn method_fix<'a>(
+    sources: &SourceMap,
+    field: &Expr,
+    whole: Span,
+    ty: &dyn Fn(&Expr) -> Option<&'a Ty>,
+) -> Option<(Applicability, String, Vec<Edit>)> {
+    let ExprKind::Field { base, name } = &field.kind else {
+        return None;
+    };
+    let base_text = text_of(sources, base.span);
+    let builtin = match name.name.as_str() {
+        "len" | "length" | "size" | "count" => {
+            if !matches!(ty(base)?, Ty::Str | Ty::List(_)) {
+                return None;
+            }
+            "len"
+        }
+        "to_string" | "toString" if whole != field.span => "str",
+        _ => return None,
+    };
+    let written = text_of(sources, whole);
+    Some((
+        Applicability::MachineApplicable,
+        format!("replace `{written}` with `{builtin}({base_text})`"),
+        vec![edit(whole, format!("{builtin}({base_text})"))],
+    ))
+}
+
+/// A record literal missing fields: insert `field: <type>` for each, to
+/// be filled in.
+fn missing_fields_fix(
+    sources: &SourceMap,
+    module: &Module,
+    found: &Found<'_>,
+    at: Span,
+) -> Option<(Applicability, String, Vec<Edit>)> {
+    let lit = found
+        .exprs
+        .iter()
+        .find(|e| matches!(&e.kind, ExprKind::Record { name, .. } if name.span == at))?;
+    let ExprKind::Record { name, fields } = &lit.kind else {
+        return None;
+    };
+    let decl_fields = module.items.iter().find_map(|i| match i {
+        Item::Type(t) if t.name.name == name.name => match &t.kind {
+            TypeDeclKind::Record(fs) => Some(fs),
+            TypeDeclKind::Sum(_) => None,
+        },
+        _ => None,
+    })?;
+    let missing: Vec<String> = decl_fields
+        .iter()
+        .filter(|f| !fields.iter().any(|g| g.name.name == f.name.name))
+        .map(|f| format!("{}: <{}>", f.name.name, f.ty))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let text = text_of(sources, lit.span);
+    let edit = if let Some(last) = fields.last() {
+        edit(
+            last.value.span.shrink_to_end(),
+            format!(", {}", missing.join(", ")),
+        )
+    } else {
+        // `Name {}` or `Name { }`: fill the braces.
+        let open = text.find('{')?;
+        let inner = Span::new(
+            lit.span.file,
+            lit.span.start as usize + open + 1,
+            (lit.span.end as usize).checked_sub(1)?,
+        );
+        edit(inner, format!(" {} ", missing.join(", ")))
+    };
+    Some((
+        Applicability::HasPlaceholders,
+        format!(
+            "add the missing field{} `{}`",
+            if missing.len() == 1 { "" } else { "s" },
+            missing
+                .iter()
+                .map(|m| m.split(':').next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("`, `")
+        ),
+        vec![edit],
+    ))
+}
+
+/// A non-exhaustive `match`: an arm for each missing pattern (as the
+/// diagnostic names them), with a `<value>` body to fill in.
+fn non_exhaustive_fix(
+    sources: &SourceMap,
+    found: &Found<'_>,
+    d: &Diagnostic,
+) -> Option<(Applicability, String, Vec<Edit>)> {
+    let m = found.exprs.iter().find(
+        |e| matches!(&e.kind, ExprKind::Match { scrutinee, .. } if scrutinee.span == d.span),
+    )?;
+    let ExprKind::Match { arms, .. } = &m.kind else {
+        return None;
+    };
+    let label = d.label.as_deref()?;
+    let patterns: Vec<&str> = label.split('`').skip(1).step_by(2).collect();
+    if patterns.is_empty() {
+        return None;
+    }
+    let file = sources.get(m.span.file);
+    let close = (m.span.end as usize).checked_sub(1)?;
+    if file.text.get(close..close + 1) != Some("}") {
+        return None;
+    }
+    let line = file.line_col(close).line;
+    let line_start = file.line_start(line);
+    let before_close = file.text.get(line_start..close)?;
+    let edit = if before_close.trim().is_empty() {
+        // `}` on its own line: one arm per line, indented like the others.
+        let indent = arms
+            .first()
+            .map(|a| {
+                let l = file.line_col(a.span.start as usize).line;
+                let s = file.line_start(l);
+                file.text
+                    .get(s..a.span.start as usize)
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .filter(|s| s.trim().is_empty())
+            .unwrap_or_else(|| format!("{before_close}    "));
+        let text: String = patterns
+            .iter()
+            .map(|p| format!("{indent}{p} => <value>\n"))
+            .collect();
+        edit(Span::new(m.span.file, line_start, line_start), text)
+    } else {
+        let sep = if arms.is_empty() { " " } else { ", " };
+        let text: String = patterns
+            .iter()
+            .enumerate()
+            .map(|(k, p)| format!("{}{p} => <value>", if k == 0 { sep } else { ", " }))
+            .collect();
+        let at = close - (before_close.len() - before_close.trim_end().len());
+        edit(Span::new(m.span.file, at, at), text)
+    };
+    Some((
+        Applicability::HasPlaceholders,
+        if patterns.len() == 1 {
+            format!("add an arm for `{}`", patterns[0])
+        } else {
+            format!("add arms for `{}`", patterns.join("`, `"))
+        },
+        vec![edit],
+    ))
+}

@@ -92,6 +92,7 @@ pub fn parse(sources: &SourceMap) -> (ast::Module, Vec<Diagnostic>) {
 pub fn check(sources: SourceMap) -> Checked {
     let (module, mut diagnostics) = parse(&sources);
     let info = check::check_module(&module, &sources, &mut diagnostics);
+    fix::suggest(&sources, &module, &info, &mut diagnostics);
     diagnostic::sort(&mut diagnostics);
     Checked {
         sources,
