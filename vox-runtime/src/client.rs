@@ -444,7 +444,8 @@ pub fn default_client() -> Result<&'static Client, Error> {
             if config.fixture_by_default {
                 eprintln!(
                     "warning: vox-runtime: no LLM provider configured (VOX_LLM_PROVIDER, OPENAI_API_KEY, \
-                     OPENROUTER_API_KEY are unset); @ai functions run their fixture bodies"
+                     OPENROUTER_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY are \
+                     unset); @ai functions run their fixture bodies"
                 );
             }
             Client::new(config)

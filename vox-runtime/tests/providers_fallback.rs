@@ -443,3 +443,67 @@ impl Subscriber for Recorder {
 
     fn exit(&self, _: &Id) {}
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_concurrency_cap_covers_every_provider_of_a_client() {
+    let delay = Duration::from_millis(150);
+    let primary = FakeServer::start(vec![], Reply::chat(ACME).delay(delay)).await;
+    let anthropic = FakeServer::start(vec![], anthropic_answer(ACME).delay(delay)).await;
+    let client = Client::new(
+        config(&primary, &anthropic.base_url(), &closed_url().await)
+            .max_concurrent_requests(1)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (a, b) = tokio::join!(
+        client.call_ai::<Invoice, _>(&PLAIN, args(), unreachable_fixture()),
+        client.call_ai::<Invoice, _>(&ON_ANTHROPIC, args(), unreachable_fixture()),
+    );
+    a.unwrap();
+    b.unwrap();
+    assert_eq!((primary.request_count(), anthropic.request_count()), (1, 1));
+    // One after the other: the second waited for the first's slot.
+    assert!(started.elapsed() >= delay * 2, "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_provider_that_does_not_answer_in_time_is_a_timeout_and_falls_back() {
+    let primary = FakeServer::start(vec![], Reply::chat(ACME).delay(Duration::from_secs(2))).await;
+    let gemini = FakeServer::start(vec![], gemini_answer(ACME)).await;
+    let client = Client::new(
+        config(&primary, &closed_url().await, &gemini.base_url())
+            .request_timeout(Duration::from_millis(100))
+            .fallback(["gemini:gemini-test"])
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let _: Invoice = client
+        .call_ai(&PLAIN, args(), unreachable_fixture())
+        .await
+        .unwrap();
+    assert_eq!(gemini.request_count(), 1);
+    let client = Client::new(
+        config(&primary, &closed_url().await, &gemini.base_url())
+            .request_timeout(Duration::from_millis(100))
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let err = client
+        .call_ai::<Invoice, _>(&PLAIN, args(), unreachable_fixture())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Transport {
+                kind: vox_runtime::TransportErrorKind::Timeout,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
