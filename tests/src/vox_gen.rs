@@ -219,6 +219,8 @@ impl Op {
 #[derive(Debug, Clone)]
 pub enum Expr {
     Int(i64),
+    /// `-9223372036854775808` (i64::MIN, whose magnitude is no i64).
+    IntMin,
     Float(f64),
     Str(String),
     Bool(bool),
@@ -1034,7 +1036,18 @@ impl Gen {
                             Ty::Float
                         };
                         let op = *self.rng.pick(&[Op::Lt, Op::Le, Op::Gt, Op::Ge]);
-                        Expr::Bin(op, Box::new(self.expr(&t, d)), Box::new(self.expr(&t, d)))
+                        let l = self.expr(&t, d);
+                        let r = if t == Ty::Int && self.rng.chance(10) {
+                            // The extremes, compared only (never computed with).
+                            if self.rng.chance(50) {
+                                Expr::Int(i64::MAX)
+                            } else {
+                                Expr::IntMin
+                            }
+                        } else {
+                            self.expr(&t, d)
+                        };
+                        Expr::Bin(op, Box::new(l), Box::new(r))
                     }
                     1 | 2 => {
                         let t = self.base_ty(1);
@@ -2397,6 +2410,7 @@ impl Module {
         let wrap = |s: String| if top { s } else { format!("({s})") };
         match e {
             Expr::Int(n) => n.to_string(),
+            Expr::IntMin => wrap("-9223372036854775808".into()),
             Expr::Float(x) => {
                 let s = format!("{x:?}");
                 if s.contains(['.', 'e']) {
@@ -2828,6 +2842,7 @@ impl<'m> Interp<'m> {
         self.tick()?;
         Ok(match e {
             Expr::Int(n) => Val::Int(*n),
+            Expr::IntMin => Val::Int(i64::MIN),
             Expr::Float(x) => Val::Float(*x),
             Expr::Str(s) => Val::Str(s.clone()),
             Expr::Bool(b) => Val::Bool(*b),
