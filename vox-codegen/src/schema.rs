@@ -446,8 +446,6 @@ pub fn output_schema(ty: &Ty, types: &TypeTable) -> OutputSchema {
 
 struct Builder<'a> {
     types: &'a TypeTable,
-    /// The record at the root: references to it are `{"$ref":"#"}`.
-    root: Option<TypeId>,
     /// Types that go in `$defs` (used more than once, or recursive).
     shared: Vec<TypeId>,
     /// `$defs` built so far, by name (sorted output).
@@ -495,15 +493,24 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+        // A root record that refers to itself is also kept under
+        // `$defs/<Name>`: inner references are `#/$defs/<Name>`, never
+        // `#`, which llama.cpp's schema converter rejects (docs/runtime.md,
+        // "Recursive return types").
         let mut shared: Vec<TypeId> = uses
             .iter()
-            .filter(|(id, n)| Some(**id) != root && (**n > 1 || recursive.contains(id)))
+            .filter(|(id, n)| {
+                if Some(**id) == root {
+                    recursive.contains(id)
+                } else {
+                    **n > 1 || recursive.contains(id)
+                }
+            })
             .map(|(id, _)| *id)
             .collect();
         shared.sort();
         Builder {
             types,
-            root,
             shared,
             defs: BTreeMap::new(),
             in_progress: Vec::new(),
@@ -542,9 +549,6 @@ impl<'a> Builder<'a> {
     }
 
     fn named(&mut self, id: TypeId) -> Json {
-        if Some(id) == self.root {
-            return Json::obj([("$ref", Json::str("#"))]);
-        }
         let Some(def) = self.types.get(id) else {
             return Json::obj([("type", Json::str("string"))]);
         };
@@ -747,13 +751,14 @@ mod tests {
             t.contains(r##""children":{"type":"array","items":{"$ref":"#/$defs/Node"}}"##),
             "{t}"
         );
+        // A recursive root: the root object, and a copy under
+        // `$defs/Node` that inner references point at.
         let r = schema_of("type Node { value: int\n next: Option[Node] }", "Node")
             .schema
             .to_compact();
-        assert!(
-            r.contains(r##""anyOf":[{"$ref":"#"},{"type":"null"}]"##),
-            "{r}"
-        );
+        let body = r##""type":"object","properties":{"value":{"type":"integer"},"next":{"anyOf":[{"$ref":"#/$defs/Node"},{"type":"null"}]}},"required":["value","next"],"additionalProperties":false"##;
+        assert_eq!(r, format!(r#"{{{body},"$defs":{{"Node":{{{body}}}}}}}"#));
+        assert!(!r.contains(r##""$ref":"#""##), "{r}");
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! `enum`, `const`, `description`, `$ref`, `$defs`); no empty `{}` and no
 //! node that constrains nothing; `type` among the seven JSON types; every
 //! object closed (`additionalProperties: false`) with `required` listing
-//! exactly its properties; `$ref` is `#` or `#/$defs/<present name>` and
-//! stands alone (the API rejects `$ref` with sibling keywords such as
+//! exactly its properties; `$ref` is `#/$defs/<present name>` (never `#`, which
+//! llama.cpp's converter rejects) and stands alone (the API rejects `$ref` with sibling keywords such as
 //! `description`); `$defs` only at the root; the root is an object, never
 //! `anyOf` or a bare `$ref`. Limits: nesting ≤ 10, properties ≤ 5000, enum
 //! values ≤ 1000, names + enum/const values ≤ 120,000 characters, and at
@@ -271,15 +271,14 @@ impl StrictChecker<'_> {
         let Some(r) = r.as_str() else {
             return self.err(path, "`$ref` must be a string");
         };
-        if r == "#" {
-            return;
-        }
+        // `#` (the root) is valid JSON Schema and OpenAI takes it, but
+        // llama.cpp's converter rejects it: only `#/$defs/<name>`.
         match r.strip_prefix("#/$defs/") {
             Some(name) if self.defs.is_some_and(|d| d.contains_key(name)) => {}
             Some(name) => self.err(path, format!("`$ref` to missing definition `{name}`")),
             None => self.err(
                 path,
-                format!("`$ref` must be `#` or `#/$defs/<name>`, found `{r}`"),
+                format!("`$ref` must be `#/$defs/<name>`, found `{r}`"),
             ),
         }
     }
@@ -685,8 +684,17 @@ fn recursive_records_through_list_and_option() {
          type Forest {\n trees: list[Tree]\n head: Option[Link]\n best: Option[Tree]\n}\n",
     );
     assert_module_strict("recursive", &c);
+    // The recursive root keeps its object at the root and a copy under
+    // `$defs/Tree` for the inner references.
     let tree = schema_of(&c, "Tree").schema.to_compact();
-    assert!(tree.contains(r##""items":{"$ref":"#"}"##), "{tree}");
+    assert!(
+        tree.contains(r##""items":{"$ref":"#/$defs/Tree"}"##),
+        "{tree}"
+    );
+    let v = parse_strict_json(&tree).unwrap();
+    assert_eq!(v["type"], "object", "{tree}");
+    assert_eq!(v["properties"], v["$defs"]["Tree"]["properties"], "{tree}");
+    assert_eq!(v["description"], "A tree.", "{tree}");
     let forest = schema_of(&c, "Forest").schema.to_compact();
     assert!(forest.contains(r#""$defs":{"#), "{forest}");
     assert!(forest.contains(r##""$ref":"#/$defs/Link""##), "{forest}");
@@ -854,6 +862,78 @@ fn independent_counts_match_schema_stats() {
     assert!(compared >= 50, "only {compared} schemas compared");
 }
 
+/// Every `$ref` in `v`, with its JSON pointer.
+fn refs_in(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                match (k.as_str(), x) {
+                    ("$ref", Value::String(r)) => out.push((at.to_string(), r.clone())),
+                    _ => refs_in(x, &format!("{at}/{k}"), out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                refs_in(x, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What llama.cpp's JSON-Schema-to-grammar converter and llguidance take
+/// as well as OpenAI strict mode: every `$ref` points into `#/$defs/`
+/// (no `#`, which a root type that refers to itself used to produce), and
+/// the root is an object, never only a `$ref`. Over every schema of the
+/// fixtures and of the recursive stress modules.
+#[test]
+fn every_ref_points_into_defs() {
+    let mut modules = fixture_modules();
+    for src in [
+        "/// A tree.\ntype Tree {\n label: str\n children: list[Tree]\n}\n".to_string(),
+        "type Link {\n value: int\n next: Option[Link]\n}\n".to_string(),
+        "type Dept {\n name: str\n staff: list[Person]\n}\n\
+         type Person {\n name: str\n dept: Option[Dept]\n role: Role\n}\n\
+         type Role =\n | Lead(reports: list[Person])\n | Member\n"
+            .to_string(),
+        "type Expr =\n | Num(n: int)\n | Add(terms: list[Expr])\n | Neg(inner: Option[Expr])\n".to_string(),
+        "type T { a: list[T]\n b: Option[U] }\ntype U = | X(t: T) | Y\ntype V { u: U\n w: U\n t: T }\n"
+            .to_string(),
+        nested_records(9),
+    ] {
+        modules.push(("stress".into(), check_text(&src)));
+    }
+    let mut refs_seen = 0;
+    let mut self_refs = 0;
+    for (name, c) in &modules {
+        assert!(!c.has_errors(), "{name}: {:#?}", c.diagnostics);
+        for (ty, s) in schemas_of(c) {
+            let v = parse_strict_json(&s.schema.to_compact()).unwrap();
+            assert_eq!(v["type"], "object", "{name}: `{ty}`");
+            assert!(v.get("$ref").is_none(), "{name}: `{ty}`: root is a $ref");
+            let mut refs = Vec::new();
+            refs_in(&v, "", &mut refs);
+            for (at, r) in &refs {
+                let target = r.strip_prefix("#/$defs/");
+                assert!(
+                    target.is_some_and(|t| v["$defs"].get(t).is_some()),
+                    "{name}: `{ty}`: `$ref` {r:?} at {at:?} does not point into $defs: {v}"
+                );
+                if s.name == target.unwrap_or_default() && !s.wrapped {
+                    self_refs += 1;
+                }
+            }
+            refs_seen += refs.len();
+        }
+    }
+    assert!(refs_seen >= 20, "only {refs_seen} references checked");
+    assert!(
+        self_refs >= 3,
+        "only {self_refs} references to a recursive root"
+    );
+}
+
 /// The checker itself must reject each kind of violation.
 #[test]
 fn checker_rejects_what_strict_mode_rejects() {
@@ -880,8 +960,9 @@ fn checker_rejects_what_strict_mode_rejects() {
         (obj(r#"{"type":"array"}"#), "needs `items`"),
         (obj(r#"{"type":"array","items":{}}"#), "empty"),
         (obj(r##"{"$ref":"#/$defs/Nope"}"##), "missing definition"),
-        (obj(r##"{"$ref":"#/definitions/X"}"##), "must be `#`"),
-        (obj(r##"{"$ref":"#","description":"d"}"##), "sibling"),
+        (obj(r##"{"$ref":"#/definitions/X"}"##), "must be `#/$defs/"),
+        (obj(r##"{"$ref":"#"}"##), "must be `#/$defs/"),
+        (obj(r##"{"$ref":"#/$defs/X","description":"d"}"##), "sibling"),
         (obj(r#"{"anyOf":[]}"#), "non-empty"),
         (obj(r#"{"anyOf":[{"type":"string"},{}]}"#), "empty"),
         (obj(r#"{"type":"string","enum":[]}"#), "non-empty"),
