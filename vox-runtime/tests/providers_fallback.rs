@@ -48,7 +48,7 @@ fn anthropic_answer(input: &str) -> Reply {
         200,
         &serde_json::json!({"type": "message", "role": "assistant", "content": [
             {"type": "tool_use", "id": "toolu_1", "name": "f", "input": input}],
-            "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+            "stop_reason": "tool_use", "usage": {"input_tokens": 13, "output_tokens": 5}}),
     )
 }
 
@@ -120,6 +120,13 @@ async fn a_rate_limited_primary_falls_back_to_the_functions_fallback() {
     assert_eq!(switch.fields["from"], "openai:gpt-test");
     assert_eq!(switch.fields["to"], "anthropic:claude-test");
     assert!(switch.fields["error"].contains("429"), "{switch:?}");
+    // Anthropic's usage reaches the attempt event.
+    let attempt = events
+        .iter()
+        .find(|e| e.name == "vox.ai_attempt")
+        .expect("a vox.ai_attempt event");
+    assert_eq!(attempt.fields["prompt_tokens"], "13", "{attempt:?}");
+    assert_eq!(attempt.fields["completion_tokens"], "5", "{attempt:?}");
     for event in &events {
         for value in event.fields.values() {
             for key in [OPENAI_KEY, ANTHROPIC_KEY, GEMINI_KEY] {
