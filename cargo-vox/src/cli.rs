@@ -38,8 +38,18 @@ pub enum Command {
     /// Check Vox sources (frontend only, no cargo build).
     Check(crate::check::CheckArgs),
     /// Rewrite Vox sources in the canonical layout; `--check` lists files that would change.
+    ///
+    /// Keeps every comment, doc comment and line break (docs/language.md,
+    /// "Formatting"). Files with syntax errors are left as they are and
+    /// their errors reported. Exit status: 0 done; 1 syntax errors, or with
+    /// `--check` a file that would change; 2 usage.
     Fmt(crate::fmt::FmtArgs),
     /// Apply every machine-applicable fix, re-check, repeat; `--dry-run` prints the diff.
+    ///
+    /// Like `cargo fix`: fixes marked `maybe-incorrect` or `has-placeholders`
+    /// are shown by `check`, never applied. Prints each fix applied (file,
+    /// line, message) and the diagnostics that remain. Exit status: 0 no
+    /// errors remain; 1 errors remain; 2 usage.
     Fix(crate::fix::FixArgs),
     /// Build with cargo; one envelope with rustc and Vox diagnostics.
     Build(crate::lane::commands::BuildArgs),
