@@ -778,7 +778,7 @@ impl<'a> Checker<'a> {
                     if d.args.is_empty() {
                         self.err(
                             Diagnostic::error(
-                                Code::UnknownEffect,
+                                Code::MalformedEffects,
                                 d.span,
                                 "`@uses` needs at least one effect",
                             )
@@ -789,7 +789,7 @@ impl<'a> Checker<'a> {
                         if a.value.is_some() {
                             self.err(
                                 Diagnostic::error(
-                                    Code::UnknownEffect,
+                                    Code::MalformedEffects,
                                     a.span,
                                     "effects are bare names",
                                 )

@@ -1,9 +1,10 @@
 //! Diagnostics: the one type every stage reports through, its stable codes,
 //! the rustc-style renderer people read, and the JSON payload machines read
-//! (SPEC §8).
+//! (documented in the README's `cargo vox check` section).
 //!
-//! Every variant of [`Code`] is a stable public name (`vox/<area>/<what>`);
-//! `docs/diagnostics.md` lists each one, and a test keeps the two in step.
+//! Every variant of [`Code`] is a stable public name (`vox/<area>/<what>`)
+//! with its severity declared beside it; `docs/diagnostics.md` is generated
+//! from the table, and a test keeps the two in step.
 
 use std::fmt::Write as _;
 
@@ -11,7 +12,7 @@ use crate::json::Json;
 use crate::source::{SourceMap, Span};
 
 macro_rules! codes {
-    ($( $variant:ident = $code:literal : $desc:literal, )*) => {
+    ($( $variant:ident = $code:literal $([$severity:ident])? : $desc:literal, )*) => {
         /// Stable diagnostic codes. Never renumber or rename one: agents key on them.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Code { $( $variant, )* }
@@ -29,7 +30,24 @@ macro_rules! codes {
             pub fn description(self) -> &'static str {
                 match self { $( Code::$variant => $desc, )* }
             }
+
+            /// The severity every diagnostic with this code is reported at:
+            /// declared once, in the table below, as rustc gives each lint a
+            /// default level in one place.
+            pub fn severity(self) -> Severity {
+                match self { $( Code::$variant => code_severity!($($severity)?), )* }
+            }
         }
+    };
+}
+
+/// `[warning]` after a code marks it a warning; unmarked codes are errors.
+macro_rules! code_severity {
+    () => {
+        Severity::Error
+    };
+    (warning) => {
+        Severity::Warning
     };
 }
 
@@ -43,7 +61,7 @@ codes! {
     UnclosedDelimiter = "vox/syntax/unclosed-delimiter": "a `(`, `[` or `{` that is never closed",
     TooDeep = "vox/syntax/too-deep": "expressions, types or blocks nested deeper than the compiler accepts",
     Naming = "vox/syntax/naming": "a type or variant name not starting with an uppercase letter, or a value name that does",
-    DanglingDoc = "vox/syntax/dangling-doc": "a `///` doc comment that documents nothing (warning)",
+    DanglingDoc = "vox/syntax/dangling-doc" [warning]: "a `///` doc comment that documents nothing",
     UnknownName = "vox/name/unknown": "a variable or function name that is not declared",
     UnknownType = "vox/name/unknown-type": "a type name that is not declared",
     Duplicate = "vox/name/duplicate": "two declarations (types, variants, functions, parameters, bindings) with one name",
@@ -66,7 +84,7 @@ codes! {
     InvalidAssignTarget = "vox/type/invalid-assign-target": "the left side of `=` is not a variable or a field of one",
     NotCallable = "vox/type/not-callable": "a call of something that is not a function, builtin or variant",
     NonExhaustive = "vox/match/non-exhaustive": "a `match` that does not cover every possible value",
-    Unreachable = "vox/match/unreachable": "a `match` arm that can never be reached (warning)",
+    Unreachable = "vox/match/unreachable" [warning]: "a `match` arm that can never be reached",
     InvalidPattern = "vox/match/invalid-pattern": "a pattern that cannot match the matched value's type",
     StructuredOutputMismatch = "vox/ai/structured-output-mismatch": "`structured_output` names a type other than the function's return type",
     AiUnknownArgument = "vox/ai/unknown-argument": "an `@ai(...)` argument the compiler does not know",
@@ -75,16 +93,17 @@ codes! {
     AiMissingReturnType = "vox/ai/missing-return-type": "an `@ai` function without a return type for the model to produce",
     SchemaLimit = "vox/ai/schema-limit": "an `@ai` return type whose JSON Schema exceeds a strict-mode limit (nesting depth, property count, enum values, text size)",
     MissingUses = "vox/effect/missing-uses": "a function that uses the network (an `@ai` function or a caller of one) without `@uses(net)`",
-    UnknownEffect = "vox/effect/unknown": "an `@uses(...)` effect the compiler does not know (warning)",
+    UnknownEffect = "vox/effect/unknown" [warning]: "an `@uses(...)` effect the compiler does not know",
+    MalformedEffects = "vox/effect/malformed": "an `@uses` without effects, or an effect given a value (`@uses(net = true)`)",
     UnknownDecorator = "vox/decorator/unknown": "a decorator other than `@ai`, `@uses` and `@test`",
     MisplacedDecorator = "vox/decorator/misplaced": "a decorator where it does not apply, or repeated",
     TestSignature = "vox/test/signature": "an `@test` function with parameters or a return type",
     MainSignature = "vox/main/signature": "`fn main` with parameters or a return type",
     MainCalled = "vox/main/called": "a call of `fn main`, the program's entry point",
     TestCalled = "vox/test/called": "a call of an `@test` function (tests exist only in the test build and are run by the harness)",
-    UnusedVariable = "vox/lint/unused-variable": "a `let` binding or parameter that is never read (warning)",
-    UnusedValue = "vox/lint/unused-value": "an expression statement that computes a value, calls nothing and drops the value (warning)",
-    SelfAssignment = "vox/lint/self-assignment": "an assignment of a variable or field to itself (warning)",
+    UnusedVariable = "vox/lint/unused-variable" [warning]: "a `let` binding or parameter that is never read",
+    UnusedValue = "vox/lint/unused-value" [warning]: "an expression statement that computes a value, calls nothing and drops the value",
+    SelfAssignment = "vox/lint/self-assignment" [warning]: "an assignment of a variable or field to itself",
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -163,10 +182,11 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+    /// A diagnostic at its code's severity ([`Code::severity`]).
+    pub fn new(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
-            severity: Severity::Error,
+            severity: code.severity(),
             message: message.into(),
             span,
             label: None,
@@ -178,11 +198,25 @@ impl Diagnostic {
         }
     }
 
+    /// [`Diagnostic::new`] for a code declared as an error; the name says
+    /// at the call site what the reader should expect.
+    pub fn error(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        debug_assert_eq!(
+            code.severity(),
+            Severity::Error,
+            "{code:?} is declared a warning"
+        );
+        Diagnostic::new(code, span, message)
+    }
+
+    /// [`Diagnostic::new`] for a code declared as a warning.
     pub fn warning(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::error(code, span, message)
-        }
+        debug_assert_eq!(
+            code.severity(),
+            Severity::Warning,
+            "{code:?} is declared an error"
+        );
+        Diagnostic::new(code, span, message)
     }
 
     pub fn label(mut self, label: impl Into<String>) -> Self {

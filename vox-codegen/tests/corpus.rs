@@ -158,6 +158,17 @@ fn run_case(case: &Case) -> Result<(), String> {
         Err(_) => return Err(format!("{}: the frontend panicked", case.name)),
     };
     let mut report = String::new();
+    for d in &checked.diagnostics {
+        if d.severity != d.code.severity() {
+            let _ = writeln!(
+                report,
+                "{}: reported as {} but declared {} in the codes table",
+                d.code.as_str(),
+                d.severity.as_str(),
+                d.code.severity().as_str()
+            );
+        }
+    }
     for (i, (name, text)) in texts.iter().enumerate() {
         let want = expected(text, name);
         let got = actual(&checked, i);

@@ -10,12 +10,18 @@ fn expected() -> String {
         "# Vox diagnostic codes\n\n\
          Every diagnostic the Vox frontend reports carries one of these stable codes\n\
          (in `cargo vox check --json` envelopes as `error_code`). Codes are never\n\
-         renamed or reused; new ones are only added. Entries marked (warning) are\n\
-         warnings; all others are errors.\n\n\
-         | code | reported when |\n|---|---|\n",
+         renamed or reused; new ones are only added. Each code has one severity,\n\
+         declared beside it in `vox-codegen/src/diagnostic.rs`; this file is\n\
+         generated from that table.\n\n\
+         | code | severity | reported when |\n|---|---|---|\n",
     );
     for c in Code::ALL {
-        out.push_str(&format!("| `{}` | {} |\n", c.as_str(), c.description()));
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            c.as_str(),
+            c.severity().as_str(),
+            c.description()
+        ));
     }
     out
 }
