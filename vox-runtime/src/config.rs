@@ -451,6 +451,7 @@ impl Config {
     /// | `OPENAI_API_KEY`, `OPENROUTER_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` (or `GOOGLE_API_KEY`) | the key of that provider (required by it) |
     /// | `VOX_LLM_BASE_URL` | the selected provider's server (required for `compatible`) |
     /// | `VOX_LLM_API_KEY` | the selected provider's key, before its own variable |
+    /// | `VOX_LLM_OPENAI_BASE_URL`, `VOX_LLM_ANTHROPIC_BASE_URL`, … (one per provider) | that provider's server, for `provider:` prefixes and fallbacks (for the selected provider, `VOX_LLM_BASE_URL` wins) |
     /// | `VOX_LLM_MAX_TOKENS` | completion limit (default [`DEFAULT_MAX_TOKENS`]) |
     /// | `VOX_LLM_FALLBACK` | comma-separated `provider:model` list tried when a call fails with a transport error or retryable status |
     /// | `VOX_LLM_RESPONSE_FORMAT` | `json_schema` (default) or `json_object`, for `compatible` |
@@ -483,12 +484,17 @@ impl Config {
         let mut builder = Config::builder(provider);
         builder.config.fixture_by_default = fixture_by_default;
         if provider != Provider::Fixture {
-            // Every other provider's own key, for `provider:` prefixes and
-            // fallbacks.
+            // Every other provider's own key and server, for `provider:`
+            // prefixes and fallbacks.
             for other in Provider::ALL {
                 if other != provider && other != Provider::Compatible {
                     if let Some(key) = key_of(other) {
                         builder = builder.provider_api_key(other, key.trim());
+                    }
+                }
+                if other != Provider::Fixture {
+                    if let Some(url) = var(&base_url_variable(other)) {
+                        builder = builder.provider_base_url(other, url.trim());
                     }
                 }
             }
@@ -643,6 +649,12 @@ impl Config {
             api_key,
         })
     }
+}
+
+/// `VOX_LLM_<PROVIDER>_BASE_URL`: the server of `provider` (for the
+/// selected provider, `VOX_LLM_BASE_URL` wins).
+fn base_url_variable(provider: Provider) -> String {
+    format!("VOX_LLM_{}_BASE_URL", provider.name().to_ascii_uppercase())
 }
 
 /// Providers chosen by their key variable when `VOX_LLM_PROVIDER` is unset,
@@ -1110,6 +1122,31 @@ mod tests {
             matches!(&err, Error::Config(m) if m.contains("ANTHROPIC_API_KEY")),
             "{err}"
         );
+        // ... unless their own variables say otherwise.
+        let config = from_vars(&[
+            ("VOX_LLM_PROVIDER", "gemini"),
+            ("VOX_LLM_API_KEY", "k"),
+            ("VOX_LLM_COMPATIBLE_BASE_URL", "http://127.0.0.1:8080/v1/"),
+            ("VOX_LLM_OLLAMA_BASE_URL", "http://gpu-box:11434"),
+            ("VOX_LLM_GEMINI_BASE_URL", "http://127.0.0.1:1/not-this"),
+            ("VOX_LLM_BASE_URL", "http://127.0.0.1:2/this"),
+        ])
+        .unwrap();
+        assert_eq!(config.base_url(), Some("http://127.0.0.1:2/this"));
+        let compatible = config.endpoint_for(Provider::Compatible).unwrap();
+        assert_eq!(
+            compatible.base_url.as_deref(),
+            Some("http://127.0.0.1:8080/v1")
+        );
+        let ollama = config.endpoint_for(Provider::Ollama).unwrap();
+        assert_eq!(ollama.base_url.as_deref(), Some("http://gpu-box:11434"));
+        // Selected by its own variable when VOX_LLM_BASE_URL is unset.
+        let config = from_vars(&[
+            ("VOX_LLM_PROVIDER", "ollama"),
+            ("VOX_LLM_OLLAMA_BASE_URL", "http://gpu-box:11434/"),
+        ])
+        .unwrap();
+        assert_eq!(config.base_url(), Some("http://gpu-box:11434"));
     }
 
     #[test]
