@@ -84,10 +84,11 @@ pub enum Error {
         valid_up_to: usize,
     },
 
-    /// A successful response was not an OpenAI chat-completions object.
-    /// The description (serde_json's, which may quote the reply) is
-    /// truncated and redacted.
-    #[error("LLM server sent a malformed chat completion: {0}")]
+    /// A successful response was not a response of the provider's API (a
+    /// chat completion, an Anthropic message, a Gemini
+    /// `GenerateContentResponse`, an Ollama chat response). The description
+    /// (serde_json's, which may quote the reply) is truncated and redacted.
+    #[error("LLM server sent a malformed response: {0}")]
     MalformedResponse(String),
 
     /// The server answered with a redirect that was not followed. None is
