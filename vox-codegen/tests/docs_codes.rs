@@ -23,8 +23,12 @@ fn expected() -> String {
             c.description()
         ));
     }
+    out.push_str(FIXES);
     out
 }
+
+/// The fixes section (applicability levels and what `cargo vox fix` does).
+const FIXES: &str = include_str!("docs_fixes.md");
 
 #[test]
 fn docs_list_every_code() {

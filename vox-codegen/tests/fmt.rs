@@ -121,3 +121,18 @@ fn formatting_every_fixture_is_idempotent_and_keeps_its_meaning() {
         "{refused} refused: syntax fixtures must be refused"
     );
 }
+
+#[test]
+fn the_example_in_docs_language_md_is_what_fmt_does() {
+    let doc = std::fs::read_to_string(fixtures().join("../docs/language.md")).unwrap();
+    let section = &doc[doc.find("## Formatting").expect("a Formatting section")..];
+    let blocks: Vec<&str> = section
+        .split("```vox\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(blocks.len() >= 2, "two examples: before and after");
+    let formatted = format_source(FileId(0), blocks[0]).unwrap();
+    assert_eq!(formatted, blocks[1]);
+    assert_eq!(format_source(FileId(0), blocks[1]).unwrap(), blocks[1]);
+}
