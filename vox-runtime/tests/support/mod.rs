@@ -251,20 +251,19 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
         };
         state.request_count.fetch_add(1, Ordering::SeqCst);
         let authorization = request.header("authorization").unwrap_or("").to_owned();
-        let echoed = state.script.lock().unwrap().front().and_then(|r| {
-            r.echo_header
-                .as_ref()
-                .map(|name| format!("{name}: {}", request.header(name).unwrap_or("")))
-        });
-        if state.record_requests {
-            state.requests.lock().unwrap().push(request);
-        }
         let reply = state
             .script
             .lock()
             .unwrap()
             .pop_front()
             .unwrap_or_else(|| state.fallback.clone());
+        let echoed = reply
+            .echo_header
+            .as_ref()
+            .map(|name| format!("{name}: {}", request.header(name).unwrap_or_default()));
+        if state.record_requests {
+            state.requests.lock().unwrap().push(request);
+        }
 
         let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         state.peak_in_flight.fetch_max(now, Ordering::SeqCst);
@@ -276,7 +275,7 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
             body = format!(r#"{{"error":{{"message":"invalid credentials: {authorization}"}}}}"#)
                 .into_bytes();
         }
-        if let (Some(_), Some(echoed)) = (&reply.echo_header, &echoed) {
+        if let Some(echoed) = echoed {
             body = format!(r#"{{"error":{{"message":"invalid credentials: {echoed}"}}}}"#)
                 .into_bytes();
         }
