@@ -561,3 +561,43 @@ fn deep_nesting_never_overflows_a_2_mib_stack() {
 fn torture_inputs_complete() {
     run_all_isolated(TORTURE_CASES);
 }
+
+/// `cargo vox fix`'s engine over mutated fixtures (the fix corpus
+/// included): it never panics, ends within its round bound, and what it
+/// returns still parses into the same number of files.
+#[test]
+fn fix_module_never_panics() {
+    let mut inputs = fixture_files();
+    let fix_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/fix");
+    for e in std::fs::read_dir(fix_dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "vox") {
+            inputs.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    let mut rng = Rng::new(0x5EED_0F1C);
+    for (name, bytes) in &inputs {
+        for m in 0..6 {
+            let mutated = if m == 0 {
+                bytes.clone()
+            } else {
+                mutate(&mut rng, bytes)
+            };
+            let file = SourceFile::from_bytes("a.vox", &mutated);
+            let files = [vox_codegen::fix::FixFile {
+                name: "a.vox".into(),
+                text: file.text.clone(),
+                editable: file.invalid_utf8_at.is_none(),
+            }];
+            let label = format!("{name} mutation #{m} (seed 0x5EED_0F1C)");
+            let handle = std::thread::Builder::new()
+                .stack_size(2 * 1024 * 1024)
+                .spawn(move || vox_codegen::fix::fix_module(&files))
+                .unwrap();
+            let outcome = handle
+                .join()
+                .unwrap_or_else(|_| panic!("fix_module panicked on {label}"));
+            assert_eq!(outcome.texts.len(), 1, "{label}");
+        }
+    }
+}
