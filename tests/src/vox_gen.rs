@@ -1773,7 +1773,10 @@ impl Gen {
         let fi = self.fns.len();
         // Push a stub so that the body can call itself.
         self.scope.clear();
-        let pname = self.fresh_local();
+        let mut pname = self.fresh_local();
+        if pname == name && !self.f.local_shadows_fn {
+            pname = format!("{name}_arg");
+        }
         let p = self.bind(pname, Ty::Named(t), false);
         self.fns.push(Func {
             name,
