@@ -54,6 +54,7 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let mut changed = Vec::new();
     let mut diff_text = String::new();
     let mut file_count = 0;
+    let mut unsettled = false;
     for module in &modules {
         // Read every file first: nothing is written unless all could be read.
         let mut sources = SourceMap::new();
@@ -119,6 +120,7 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
                     .collect(),
             });
         }
+        unsettled |= !outcome.settled;
         if !outcome.settled && !global.json {
             eprintln!(
                 "warning: fixes still applied after {} rounds; run `cargo vox fix` again",
@@ -130,6 +132,12 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     }
     let mut env = Envelope::new("fix", label, payloads);
     env.changed_files = Some(changed.clone());
+    if unsettled {
+        env.message = Some(format!(
+            "fixes still applied after {} rounds; run `cargo vox fix` again",
+            vox_codegen::fix::MAX_PASSES
+        ));
+    }
     let fix_count = applied.len();
     env.applied_fixes = Some(applied);
     if args.dry_run {

@@ -362,6 +362,14 @@ fn token_fixes(sources: &SourceMap, diagnostics: &mut [Diagnostic]) {
 /// `} elif cond {` → `} else if cond {`: attached to the error the parser
 /// reports at `elif` or just after it.
 fn elif_fixes(toks: &Toks<'_>, diagnostics: &mut [Diagnostic]) {
+    // This file's errors by position, for a lookup per `elif`.
+    let mut errors: Vec<(u32, usize)> = diagnostics
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_error() && d.span.file == toks.file)
+        .map(|(k, d)| (d.span.start, k))
+        .collect();
+    errors.sort_unstable();
     for i in 0..toks.toks.len() {
         if toks.kind(i) != T::Ident || toks.word(i) != "elif" {
             continue;
@@ -371,13 +379,13 @@ fn elif_fixes(toks: &Toks<'_>, diagnostics: &mut [Diagnostic]) {
         }
         let from = toks.span(i).start;
         let to = toks.span(toks.next(i + 1)).end;
-        let target = diagnostics.iter_mut().find(|d| {
-            d.is_error()
-                && d.span.file == toks.file
-                && (from..=to).contains(&d.span.start)
-                && !has_machine_fix(d)
-        });
-        if let Some(d) = target {
+        let first = errors.partition_point(|&(start, _)| start < from);
+        let target = errors[first..]
+            .iter()
+            .take_while(|&&(start, _)| start <= to)
+            .map(|&(_, k)| k)
+            .find(|&k| diagnostics.get(k).is_some_and(|d| !has_machine_fix(d)));
+        if let Some(d) = target.and_then(|k| diagnostics.get_mut(k)) {
             d.fixes.insert(
                 0,
                 crate::diagnostic::Fix {
@@ -501,7 +509,9 @@ fn return_colon_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
     // Back to the `(` of the parameter list, which follows `fn name`.
     let mut depth = 0usize;
     let mut j = close;
+    let mut budget = 4096usize;
     loop {
+        budget = budget.checked_sub(1)?;
         match toks.kind(j) {
             T::RParen => depth += 1,
             T::LParen => {
@@ -539,7 +549,9 @@ fn generics_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
     let mut edits = Vec::new();
     let mut depth = 0usize;
     let mut j = i;
+    let mut budget = 4096usize;
     loop {
+        budget = budget.checked_sub(1)?;
         match toks.kind(j) {
             T::Lt => {
                 depth += 1;
@@ -560,10 +572,40 @@ fn generics_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
     Some(("write type arguments in `[…]`".into(), edits))
 }
 
-/// Finds the expressions the AST fixes need, by span.
+/// The expressions the AST fixes need, found by the spans diagnostics
+/// point at: an expression's own span, and for a call that could not be
+/// made its callee, for a field access its name, for a record literal its
+/// type name, for a `match` its scrutinee.
 #[derive(Default)]
 struct Found<'m> {
     exprs: Vec<&'m Expr>,
+    index: std::collections::HashMap<Span, Vec<usize>>,
+}
+
+impl<'m> Found<'m> {
+    fn push(&mut self, e: &'m Expr) {
+        let i = self.exprs.len();
+        self.exprs.push(e);
+        let key = match &e.kind {
+            ExprKind::Poison(parts) => parts.first().map(|p| p.span),
+            ExprKind::Field { name, .. } | ExprKind::Record { name, .. } => Some(name.span),
+            ExprKind::Match { scrutinee, .. } => Some(scrutinee.span),
+            _ => None,
+        };
+        self.index.entry(e.span).or_default().push(i);
+        if let Some(k) = key.filter(|k| *k != e.span) {
+            self.index.entry(k).or_default().push(i);
+        }
+    }
+
+    /// The expressions found under `span` that `pick` accepts.
+    fn at(&self, span: Span, pick: impl Fn(&Expr) -> bool) -> Option<&'m Expr> {
+        self.index
+            .get(&span)?
+            .iter()
+            .filter_map(|&i| self.exprs.get(i).copied())
+            .find(|e| pick(e))
+    }
 }
 
 fn walk_block<'m>(b: &'m Block, out: &mut Found<'m>) {
@@ -597,7 +639,7 @@ fn walk<'m>(e: &'m Expr, out: &mut Found<'m>) {
             | ExprKind::Record { .. }
             | ExprKind::Match { .. }
     ) {
-        out.exprs.push(e);
+        out.push(e);
     }
     match &e.kind {
         ExprKind::Ctor { args, .. } => {
@@ -664,20 +706,25 @@ fn ast_fixes(
     info: &ModuleInfo,
     diagnostics: &mut [Diagnostic],
 ) {
+    let wanted = |c: Code| {
+        matches!(
+            c,
+            Code::NotCallable
+                | Code::NotARecord
+                | Code::InvalidOperand
+                | Code::MissingField
+                | Code::NonExhaustive
+        )
+    };
     let mut found = Found::default();
-    for item in &module.items {
-        if let Item::Fn(f) = item {
-            walk_block(&f.body, &mut found);
+    if diagnostics.iter().any(|d| wanted(d.code)) {
+        for item in &module.items {
+            if let Item::Fn(f) = item {
+                walk_block(&f.body, &mut found);
+            }
         }
     }
     let ty = |e: &Expr| info.expr_types.get(e.id.0 as usize);
-    let find = |span: Span, pick: &dyn Fn(&Expr) -> bool| -> Option<&Expr> {
-        found
-            .exprs
-            .iter()
-            .copied()
-            .find(|e| pick(e) && (e.span == span || span_of_part(e) == Some(span)))
-    };
     for d in diagnostics.iter_mut() {
         if has_machine_fix(d) && d.code != Code::UnknownName {
             continue;
@@ -708,7 +755,8 @@ fn ast_fixes(
                 )
             }),
             // `x.len()`, `x.to_string()`: a method call.
-            Code::NotCallable => find(d.span, &|e| matches!(e.kind, ExprKind::Poison(_)))
+            Code::NotCallable => found
+                .at(d.span, |e| matches!(e.kind, ExprKind::Poison(_)))
                 .and_then(|call| {
                     let ExprKind::Poison(parts) = &call.kind else {
                         return None;
@@ -720,14 +768,12 @@ fn ast_fixes(
                 }),
             // `x.length`: a property.
             Code::NotARecord => found
-                .exprs
-                .iter()
-                .find(|e| matches!(&e.kind, ExprKind::Field { name, .. } if name.span == d.span))
+                .at(d.span, |e| matches!(&e.kind, ExprKind::Field { name, .. } if name.span == d.span))
                 .filter(|e| {
                     // Not the callee of a call (that one is fixed above).
-                    !found.exprs.iter().any(|c| {
-                        matches!(&c.kind, ExprKind::Poison(p) if p.first().is_some_and(|f| f.span == e.span))
-                    })
+                    found
+                        .at(e.span, |c| matches!(&c.kind, ExprKind::Poison(p) if p.first().is_some_and(|f| f.span == e.span)))
+                        .is_none()
                 })
                 .and_then(|e| {
                     let ExprKind::Field { name, .. } = &e.kind else {
@@ -739,7 +785,8 @@ fn ast_fixes(
                         None
                     }
                 }),
-            Code::InvalidOperand => find(d.span, &|e| matches!(e.kind, ExprKind::Binary { .. }))
+            Code::InvalidOperand => found
+                .at(d.span, |e| matches!(e.kind, ExprKind::Binary { .. }))
                 .and_then(|e| {
                     let ExprKind::Binary { lhs, rhs, .. } = &e.kind else {
                         return None;
@@ -772,15 +819,6 @@ fn ast_fixes(
                 d.fixes.push(fix);
             }
         }
-    }
-}
-
-/// The span a diagnostic may point at for `e` besides its own: the callee
-/// of a call that could not be made.
-fn span_of_part(e: &Expr) -> Option<Span> {
-    match &e.kind {
-        ExprKind::Poison(parts) => parts.first().map(|p| p.span),
-        _ => None,
     }
 }
 
@@ -822,10 +860,10 @@ fn missing_fields_fix(
     found: &Found<'_>,
     at: Span,
 ) -> Option<(Applicability, String, Vec<Edit>)> {
-    let lit = found
-        .exprs
-        .iter()
-        .find(|e| matches!(&e.kind, ExprKind::Record { name, .. } if name.span == at))?;
+    let lit = found.at(
+        at,
+        |e| matches!(&e.kind, ExprKind::Record { name, .. } if name.span == at),
+    )?;
     let ExprKind::Record { name, fields } = &lit.kind else {
         return None;
     };
@@ -882,7 +920,8 @@ fn non_exhaustive_fix(
     found: &Found<'_>,
     d: &Diagnostic,
 ) -> Option<(Applicability, String, Vec<Edit>)> {
-    let m = found.exprs.iter().find(
+    let m = found.at(
+        d.span,
         |e| matches!(&e.kind, ExprKind::Match { scrutinee, .. } if scrutinee.span == d.span),
     )?;
     let ExprKind::Match { arms, .. } = &m.kind else {
