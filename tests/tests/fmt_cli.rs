@@ -189,3 +189,26 @@ fn fmt_without_paths_formats_the_package_sources() {
     assert_eq!(env["changed_files"].as_array().unwrap().len(), 1, "{env}");
     assert_eq!(std::fs::read_to_string(&first).unwrap(), original);
 }
+
+/// A symlinked source is written through to its target (the link stays a
+/// link), and the rewritten file keeps its permissions.
+#[cfg(unix)]
+#[test]
+fn fmt_writes_through_symlinks_and_keeps_permissions() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = work_dir("fmt-symlink");
+    std::fs::create_dir(dir.join("real")).unwrap();
+    let target = dir.join("real").join("a.vox");
+    std::fs::write(&target, "fn g()  {\n}\n").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink("real/a.vox", dir.join("link.vox")).unwrap();
+    let r = vox(&dir, &["fmt", "link.vox"]);
+    r.assert_code(0);
+    assert!(std::fs::symlink_metadata(dir.join("link.vox"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "fn g() {\n}\n");
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+}

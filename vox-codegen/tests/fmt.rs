@@ -95,6 +95,17 @@ fn formatting_every_fixture_is_idempotent_and_keeps_its_meaning() {
                         .unwrap_or_else(|d| panic!("{n}: formatted text has errors: {d:?}"));
                     assert_eq!(twice, once, "{n}: formatting twice changes it");
                     assert_eq!(comments(&once), comments(text), "{n}: comments changed");
+                    // Indentation and trailing space are the formatter's: a
+                    // copy with none (and CRLF line ends) formats the same.
+                    let flat: String = text
+                        .lines()
+                        .map(|l| format!("{}  \r\n", l.trim_start()))
+                        .collect();
+                    assert_eq!(
+                        format_source(FileId(0), &flat).as_ref(),
+                        Ok(&once),
+                        "{n}: unindented copy formats differently"
+                    );
                     after.push((n.clone(), once));
                 }
                 Err(d) => {
