@@ -15,6 +15,7 @@ pub mod fix;
 pub mod fmt;
 pub mod lane;
 pub mod output;
+pub mod process;
 pub mod schema;
 pub mod workspace;
 

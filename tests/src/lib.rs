@@ -11,10 +11,12 @@ pub mod vox_gen;
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use cargo_vox::process::{run_captured, CapturedOutput, Limits};
 
 /// Deadline for a `cargo-vox check` run (frontend only).
 pub const QUICK: Duration = Duration::from_secs(120);
@@ -173,33 +175,24 @@ impl Run {
     }
 }
 
-/// Runs `cmd` to completion with a deadline; on expiry the child is killed
-/// and the test fails with whatever it printed so far.
+/// Runs `cmd` to completion with a deadline, through cargo-vox's process
+/// runner (the one the doctor uses): the child runs in its own process group,
+/// and on expiry the whole group is killed and the test fails with whatever
+/// it printed so far. Once the child exits, a grandchild still holding its
+/// pipes cannot hang the test.
 pub fn run(cmd: &mut Command, timeout: Duration) -> Run {
     let what = describe(cmd);
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
-    let stdout = drain(child.stdout.take().expect("piped stdout"));
-    let stderr = drain(child.stderr.take().expect("piped stderr"));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait().expect("try_wait") {
-            Some(status) => break Some(status),
-            None if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
+    let limits = Limits {
+        timeout,
+        // Test output is asserted on whole: keep far more than any test prints.
+        output_cap: 256 * 1024 * 1024,
+        // Generous, so a loaded machine's reader threads always finish.
+        pipe_grace: Duration::from_secs(10),
     };
-    let stdout = stdout.join().expect("stdout reader");
-    let stderr = stderr.join().expect("stderr reader");
-    match status {
+    let captured =
+        run_captured(cmd, limits).unwrap_or_else(|e| panic!("cannot spawn `{what}`: {e}"));
+    let CapturedOutput { stdout, stderr } = captured.output;
+    match captured.status {
         Some(status) => Run {
             what,
             status,
@@ -207,17 +200,9 @@ pub fn run(cmd: &mut Command, timeout: Duration) -> Run {
             stderr,
         },
         None => panic!(
-            "`{what}` did not finish within {timeout:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+            "`{what}` did not finish within {timeout:?} and was killed with its process group\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
         ),
     }
-}
-
-fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
 }
 
 fn describe(cmd: &Command) -> String {

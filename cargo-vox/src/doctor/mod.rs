@@ -11,7 +11,7 @@ mod cfg;
 mod contract;
 mod docker;
 mod linker;
-mod process;
+use crate::process;
 mod registry;
 mod report;
 mod sccache;

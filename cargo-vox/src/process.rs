@@ -1,13 +1,17 @@
-//! Running external commands so that none of them can hang the doctor.
+//! Running external commands so that none of them can hang the caller.
 //!
-//! Every probe goes through [`run_with_timeout`]: the child gets its own
-//! process group (so a shell script's grandchildren die with it), its output
-//! is drained by threads (a full pipe cannot stall it) and capped, and on
-//! expiry the whole group is killed. A tool that is missing or cannot start
-//! is reported as [`RunOutcome::CouldNotStart`], never as a panic.
+//! One runner for the doctor's probes and the end-to-end tests
+//! ([`run_captured`]): the child gets its own process group (so a shell
+//! script's grandchildren die with it), its output is drained by threads (a
+//! full pipe cannot stall it) and capped, and on expiry the whole group is
+//! killed. After the child exits, its pipes get a bounded grace period: a
+//! grandchild that escaped the group and still holds them cannot hang the
+//! caller. A program that is missing or cannot start is an `Err`, never a
+//! panic. The doctor uses it through [`run_with_timeout`], which folds the
+//! result into a [`RunOutcome`].
 
 use std::io::Read;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -69,18 +73,61 @@ pub fn run_with_timeout(cmd: Command, timeout: Duration) -> RunOutcome {
 /// [`run_with_timeout`] keeping up to `cap` bytes of each stream, for
 /// commands whose output is legitimately large (`cargo metadata`).
 pub fn run_with_timeout_and_cap(mut cmd: Command, timeout: Duration, cap: usize) -> RunOutcome {
+    let limits = Limits {
+        timeout,
+        output_cap: cap,
+        pipe_grace: PIPE_GRACE,
+    };
+    match run_captured(&mut cmd, limits) {
+        Err(err) => RunOutcome::CouldNotStart {
+            reason: err.to_string(),
+        },
+        Ok(Captured {
+            status: Some(status),
+            output,
+        }) => RunOutcome::Exited {
+            code: status.code(),
+            output,
+        },
+        Ok(Captured {
+            status: None,
+            output,
+        }) => RunOutcome::TimedOut { output },
+    }
+}
+
+/// Bounds on one [`run_captured`] call.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// After this long the child's process group is killed.
+    pub timeout: Duration,
+    /// Bytes kept of each stream; the rest is drained and dropped.
+    pub output_cap: usize,
+    /// How long to wait for the pipes to close once the child is gone.
+    pub pipe_grace: Duration,
+}
+
+/// What [`run_captured`] saw.
+#[derive(Debug)]
+pub struct Captured {
+    /// How the child ended; `None` when the deadline passed and it was killed.
+    pub status: Option<ExitStatus>,
+    pub output: CapturedOutput,
+}
+
+/// Runs `cmd` with stdin closed, in its own process group, under `limits`.
+/// `Err` only when the program cannot be started.
+pub fn run_captured(cmd: &mut Command, limits: Limits) -> std::io::Result<Captured> {
+    let Limits {
+        timeout,
+        output_cap: cap,
+        pipe_grace,
+    } = limits;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    put_in_own_process_group(&mut cmd);
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(err) => {
-            return RunOutcome::CouldNotStart {
-                reason: err.to_string(),
-            }
-        }
-    };
+    put_in_own_process_group(cmd);
+    let mut child = cmd.spawn()?;
     let started = Instant::now();
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let stdout_buf = Arc::new(Mutex::new(Vec::new()));
@@ -102,7 +149,7 @@ pub fn run_with_timeout_and_cap(mut cmd: Command, timeout: Duration, cap: usize)
     }
     // Reap the child (it is dead or dying) so no zombie is left behind.
     let _ = child.wait();
-    let pipes_deadline = Instant::now() + PIPE_GRACE;
+    let pipes_deadline = Instant::now() + pipe_grace;
     for _ in 0..readers {
         let left = pipes_deadline.saturating_duration_since(Instant::now());
         if done_rx.recv_timeout(left).is_err() {
@@ -113,21 +160,23 @@ pub fn run_with_timeout_and_cap(mut cmd: Command, timeout: Duration, cap: usize)
         stdout: take_text(&stdout_buf),
         stderr: take_text(&stderr_buf),
     };
-    match exit {
-        Some(code) => RunOutcome::Exited { code, output },
-        None => RunOutcome::TimedOut { output },
-    }
+    Ok(Captured {
+        status: exit,
+        output,
+    })
 }
 
-/// Polls the child until it exits or `deadline` passes. `Some(code)` on exit.
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<Option<i32>> {
+/// Polls the child until it exits or `deadline` passes. `Some(status)` on
+/// exit.
+fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
     let mut pause = Duration::from_millis(1);
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return Some(status.code()),
+            Ok(Some(status)) => return Some(status),
             Ok(None) => {}
-            // The child can no longer be waited on: treat it as gone.
-            Err(_) => return Some(None),
+            // The child can no longer be polled: fall back to a blocking wait
+            // (it has been spawned, so this returns once it exits).
+            Err(_) => return child.wait().ok(),
         }
         let now = Instant::now();
         if now >= deadline {
