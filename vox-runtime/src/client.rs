@@ -23,7 +23,8 @@ use crate::config::{Config, ModelRef, Provider, PROVIDER_COUNT};
 use crate::error::{truncate_chars, Error, ProviderFailure, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
 use crate::prompt::{Conversation, RequestParts, Wire};
-use crate::reply::{parse_content, parse_response, RejectedReply, Usage};
+use crate::repair::{parse_reply, Repairs};
+use crate::reply::{parse_response, RejectedReply, Usage};
 use crate::transport::{is_request_validation_error, is_retryable_status, Transport};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
@@ -178,11 +179,13 @@ impl Client {
         args: &Args,
         target: Target<'_>,
     ) -> Result<T, Error> {
-        let wrapped = function.output().is_wrapped();
+        let output = function.output();
+        let repair = self.inner.config.repair;
         let mut value = None;
         let mut accept = |content: &str| {
-            value = Some(parse_content::<T>(content, wrapped)?);
-            Ok(())
+            let (parsed, repairs) = parse_reply::<T>(content, output, repair)?;
+            value = Some(parsed);
+            Ok(repairs)
         };
         match self
             .converse(network, function, args, target, &mut accept)
@@ -210,7 +213,7 @@ impl Client {
         args: &Args,
         first: Target<'_>,
         error: Error,
-        accept: &mut (dyn FnMut(&str) -> Result<(), String> + Send),
+        accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
         let config = &self.inner.config;
         let fallbacks: Vec<Result<ModelRef, Error>> = match function.fallback() {
@@ -274,7 +277,7 @@ impl Client {
         function: &AiFunction,
         args: &Args,
         target: Target<'_>,
-        accept: &mut (dyn FnMut(&str) -> Result<(), String> + Send),
+        accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
         let transport = self.transport(network, target.provider)?;
         let mut call = Call::start(transport, &self.inner.config, function, args, target)?;
@@ -287,7 +290,12 @@ impl Client {
                 accept(content).map_err(|error| answer.rejection(error, content))
             });
             match verdict {
-                Ok(()) => return Ok(()),
+                Ok(repairs) => {
+                    if !repairs.is_empty() {
+                        call.record_repairs(&repairs);
+                    }
+                    return Ok(());
+                }
                 Err(rejection) => call.reject(rejection)?,
             }
         }
@@ -354,7 +362,8 @@ impl<'a> Call<'a> {
                 "vox.ai_call",
                 function = function.name(),
                 model = target.model,
-                provider = target.provider.name()
+                provider = target.provider.name(),
+                repairs = tracing::field::Empty
             ),
         })
     }
@@ -380,6 +389,22 @@ impl<'a> Call<'a> {
                 prompt_tokens = usage.prompt_tokens,
                 completion_tokens = usage.completion_tokens,
                 "vox.ai_attempt"
+            );
+        });
+    }
+
+    /// Records the repairs that made the accepted reply fit: one
+    /// `vox.ai_reply_repaired` event naming them, and their number as the
+    /// span's `repairs` field (docs/runtime.md, "Repairs").
+    #[cold]
+    fn record_repairs(&self, repairs: &Repairs) {
+        self.span.record("repairs", repairs.len());
+        self.span.in_scope(|| {
+            tracing::info!(
+                attempt = self.attempt,
+                repairs = %repairs,
+                count = repairs.len(),
+                "vox.ai_reply_repaired"
             );
         });
     }

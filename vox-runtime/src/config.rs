@@ -364,6 +364,9 @@ pub struct Config {
     pub(crate) fallback: Vec<ModelRef>,
     /// How `compatible` servers are given the schema.
     pub(crate) response_format: ResponseFormat,
+    /// Whether replies that do not fit are repaired when the repair is
+    /// unambiguous (docs/runtime.md, "Repairs").
+    pub(crate) repair: bool,
     /// Base URLs and keys of the providers other than `provider` (used by
     /// functions with a `provider:` prefix and by fallbacks), by
     /// `Provider::index`.
@@ -395,6 +398,7 @@ impl fmt::Debug for Config {
             .field("max_tokens", &self.max_tokens)
             .field("fallback", &self.fallback)
             .field("response_format", &self.response_format)
+            .field("repair", &self.repair)
             .field(
                 "other_providers",
                 &Provider::ALL
@@ -436,6 +440,7 @@ impl Config {
                 max_tokens: DEFAULT_MAX_TOKENS,
                 fallback: Vec::new(),
                 response_format: ResponseFormat::JsonSchema,
+                repair: true,
                 endpoints: Default::default(),
                 fixture_by_default: false,
             },
@@ -459,6 +464,7 @@ impl Config {
     /// | `VOX_LLM_TIMEOUT_SECS` | request timeout in seconds, e.g. `60` or `2.5` |
     /// | `VOX_LLM_MAX_RETRIES` | transport retries |
     /// | `VOX_LLM_FOLLOW_REDIRECTS` | `none` (default) or `same-origin`, see [`RedirectPolicy`] |
+    /// | `VOX_LLM_REPAIR` | `on` (default) or `off`: repair replies whose repair is unambiguous, see [`ConfigBuilder::repair`] |
     ///
     /// Empty values count as unset.
     pub fn from_env() -> Result<Config, Error> {
@@ -548,6 +554,17 @@ impl Config {
         if let Some(policy) = var("VOX_LLM_FOLLOW_REDIRECTS") {
             builder = builder.follow_redirects(policy.parse()?);
         }
+        if let Some(repair) = var("VOX_LLM_REPAIR") {
+            builder = builder.repair(match repair.trim() {
+                "on" => true,
+                "off" => false,
+                other => {
+                    return Err(Error::Config(format!(
+                        "VOX_LLM_REPAIR must be `on` or `off`, got `{other}` (configured from the environment)"
+                    )))
+                }
+            });
+        }
         builder.build().map_err(|e| match e {
             Error::Config(msg) => Error::Config(format!("{msg} (configured from the environment)")),
             other => other,
@@ -609,6 +626,10 @@ impl Config {
     /// How `compatible` servers are given the schema.
     pub fn response_format(&self) -> ResponseFormat {
         self.response_format
+    }
+    /// Whether unambiguous repairs of replies are made (default true).
+    pub fn repair(&self) -> bool {
+        self.repair
     }
 
     /// The base URL and key for calls to `provider`: the configured ones
@@ -808,6 +829,14 @@ impl ConfigBuilder {
     /// [`ResponseFormat::JsonSchema`]).
     pub fn response_format(mut self, format: ResponseFormat) -> Self {
         self.config.response_format = format;
+        self
+    }
+    /// Whether a reply that does not fit the return type is repaired when
+    /// the repair is unambiguous, before asking again (default `true`;
+    /// `false` is the strict mode: every such reply is re-prompted; see
+    /// docs/runtime.md, "Repairs").
+    pub fn repair(mut self, repair: bool) -> Self {
+        self.config.repair = repair;
         self
     }
     /// The server of `provider` when it is not the selected one (a

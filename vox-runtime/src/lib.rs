@@ -21,11 +21,13 @@ pub mod arith;
 pub mod builtins;
 mod client;
 mod config;
+mod correction;
 pub mod decimal;
 mod error;
 mod in_flight;
 mod prompt;
 mod redact;
+mod repair;
 mod reply;
 mod transport;
 

@@ -150,7 +150,7 @@ async fn a_rejected_tool_input_is_answered_with_an_error_tool_result() {
         result["content"]
             .as_str()
             .unwrap()
-            .contains("missing field `total`"),
+            .contains(r#"$: missing required field "total""#),
         "{result}"
     );
 }

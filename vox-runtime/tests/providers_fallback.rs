@@ -273,7 +273,7 @@ async fn a_fallback_that_answers_badly_ends_the_search_and_is_reported() {
     };
     assert_eq!(tried.len(), 2);
     assert!(
-        matches!(&*tried[1].error, Error::InvalidOutput { last_error, .. } if last_error.contains("missing field `total`")),
+        matches!(&*tried[1].error, Error::InvalidOutput { last_error, .. } if last_error.contains(r#"$: missing required field "total""#)),
         "{err:?}"
     );
     assert_eq!(gemini.request_count(), 0);

@@ -218,7 +218,7 @@ async fn short_dummy_keys_do_not_mangle_error_messages() {
     };
     assert_eq!(last_reply, r#"{"vendor":"Exxon","total":"next"}"#);
     assert!(
-        last_error.contains(r#"invalid type: string "next", expected f64"#),
+        last_error.contains(r#"$.total: expected a number, found the string "next""#),
         "{last_error}"
     );
 }

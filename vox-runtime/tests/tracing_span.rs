@@ -190,7 +190,7 @@ fn one_span_per_call_with_attempts_usage_rejections_and_retries() {
         })
         .collect();
     assert_eq!(attempts, [("1", "21", "7"), ("2", "21", "7")]);
-    assert!(ours[2].fields["error"].contains("missing field `total`"));
+    assert!(ours[2].fields["error"].contains(r#"$: missing required field "total""#));
 
     // docs/runtime.md lists every span and event name users can filter on.
     let docs = std::fs::read_to_string(

@@ -1,0 +1,650 @@
+//! Corrections that name the path: what is wrong with a reply, said in
+//! JSON Schema terms.
+//!
+//! Runs only after a reply failed to deserialize into the return type (the
+//! success path never comes here, docs/runtime.md "Corrections"): the
+//! parsed `serde_json::Value` is checked against the function's strict
+//! schema and every problem found in one pass is listed by JSON path —
+//! `$.lines[0].quantity: expected an integer, found the string "2"` — with
+//! no Rust type name in it.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+/// At most this many problems are listed in one correction.
+pub(crate) const MAX_PROBLEMS: usize = 20;
+/// Longest quoted value in a message, in characters.
+const QUOTE_CHARS: usize = 80;
+/// Longest list of alternatives in a message, in characters.
+const SHAPES_CHARS: usize = 600;
+/// Deepest schema nesting followed (references included).
+const MAX_DEPTH: usize = 128;
+
+/// One thing wrong with a reply, at a JSON path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// `$`, `$.lines[0].quantity`, `$["odd key"]`.
+    pub path: String,
+    /// What is wrong, in schema terms.
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// The problems of `value` against the strict schema `root` (with its
+/// `$defs`), at most [`MAX_PROBLEMS`], in document order.
+pub(crate) fn problems(root: &Value, value: &Value) -> Vec<Problem> {
+    let mut v = Validator {
+        doc: Doc::of(root),
+        out: Vec::new(),
+    };
+    let mut path = String::from("$");
+    v.check(root, value, &mut path, 0);
+    v.out.truncate(MAX_PROBLEMS);
+    v.out
+}
+
+/// The correction text for `problems` (one per line after the first).
+pub(crate) fn describe(problems: &[Problem]) -> String {
+    match problems {
+        [] => "the reply does not match the schema".to_owned(),
+        [one] => format!("the reply does not match the schema: {one}"),
+        many => {
+            let mut text = format!(
+                "the reply does not match the schema ({} problems):",
+                many.len()
+            );
+            for p in many {
+                let _ = write!(text, "\n- {p}");
+            }
+            text
+        }
+    }
+}
+
+struct Validator<'s> {
+    doc: Doc<'s>,
+    out: Vec<Problem>,
+}
+
+/// A whole schema document, for following its references.
+#[derive(Clone, Copy)]
+pub(crate) struct Doc<'s> {
+    root: &'s Value,
+    defs: Option<&'s Map<String, Value>>,
+}
+
+impl<'s> Doc<'s> {
+    pub(crate) fn of(root: &'s Value) -> Doc<'s> {
+        Doc {
+            root,
+            defs: root.get("$defs").and_then(Value::as_object),
+        }
+    }
+
+    /// `schema` with a `$ref` followed (`#/$defs/<name>`, or `#` from code
+    /// generated before references to the root went into `$defs`).
+    pub(crate) fn resolve(self, schema: &'s Value) -> &'s Value {
+        let mut s = schema;
+        for _ in 0..8 {
+            match s.get("$ref").and_then(Value::as_str) {
+                Some("#") => s = self.root,
+                Some(r) => match r
+                    .strip_prefix("#/$defs/")
+                    .and_then(|name| self.defs.and_then(|d| d.get(name)))
+                {
+                    Some(target) => s = target,
+                    None => return s,
+                },
+                None => return s,
+            }
+        }
+        s
+    }
+}
+
+impl<'s> Validator<'s> {
+    fn push(&mut self, path: &str, message: String) {
+        if self.out.len() < MAX_PROBLEMS {
+            self.out.push(Problem {
+                path: path.to_owned(),
+                message,
+            });
+        }
+    }
+
+    fn check(&mut self, schema: &'s Value, value: &Value, path: &mut String, depth: usize) {
+        if depth > MAX_DEPTH || self.out.len() >= MAX_PROBLEMS {
+            return;
+        }
+        let schema = self.doc.resolve(schema);
+        if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+            return self.any_of(branches, value, path, depth);
+        }
+        let Some(ty) = schema.get("type").and_then(Value::as_str) else {
+            return;
+        };
+        if !fits_type(ty, value) {
+            let expected = match ty {
+                "integer" if value.is_number() => format!(
+                    "an integer (a whole number from {} to {})",
+                    i64::MIN,
+                    i64::MAX
+                ),
+                _ => describe_type(ty).to_owned(),
+            };
+            return self.push(path, format!("expected {expected}, found {}", found(value)));
+        }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+            if !allowed.contains(value) {
+                let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+                let expected = match list.as_slice() {
+                    [one] => one.clone(),
+                    _ => format!("one of {}", clip(&list.join(", "), SHAPES_CHARS)),
+                };
+                return self.push(path, format!("expected {expected}, found {}", quote(value)));
+            }
+        }
+        match (ty, value) {
+            ("object", Value::Object(fields)) => self.object(schema, fields, path, depth),
+            ("array", Value::Array(items)) => {
+                if let Some(item_schema) = schema.get("items") {
+                    for (i, item) in items.iter().enumerate() {
+                        let len = path.len();
+                        let _ = write!(path, "[{i}]");
+                        self.check(item_schema, item, path, depth + 1);
+                        path.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn object(
+        &mut self,
+        schema: &'s Value,
+        fields: &Map<String, Value>,
+        path: &mut String,
+        depth: usize,
+    ) {
+        let props = schema.get("properties").and_then(Value::as_object);
+        // In declaration order: strict schemas list every property in
+        // `required`, in order (serde_json's maps are sorted).
+        let known = declared(schema);
+        for name in &known {
+            match (fields.get(*name), props.and_then(|p| p.get(*name))) {
+                (None, _) => {
+                    self.push(path, format!("missing required field {}", json_str(name)));
+                }
+                (Some(field), Some(field_schema)) => {
+                    let len = path.len();
+                    push_key(path, name);
+                    self.check(field_schema, field, path, depth + 1);
+                    path.truncate(len);
+                }
+                (Some(_), None) => {}
+            }
+        }
+        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+        for (name, field) in fields {
+            if known.contains(&name.as_str()) {
+                continue;
+            }
+            match props.and_then(|p| p.get(name)) {
+                Some(field_schema) => {
+                    let len = path.len();
+                    push_key(path, name);
+                    self.check(field_schema, field, path, depth + 1);
+                    path.truncate(len);
+                }
+                None if closed => {
+                    let hint = if known.is_empty() {
+                        "the object has no fields".to_owned()
+                    } else {
+                        format!(
+                            "the fields are {}",
+                            clip(
+                                &known
+                                    .iter()
+                                    .map(|k| json_str(k))
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                                SHAPES_CHARS
+                            )
+                        )
+                    };
+                    self.push(
+                        path,
+                        format!("unexpected field {} ({hint})", json_str(name)),
+                    );
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn any_of(&mut self, branches: &'s [Value], value: &Value, path: &mut String, depth: usize) {
+        let doc = self.doc;
+        let resolved: Vec<&'s Value> = branches.iter().map(|b| doc.resolve(b)).collect();
+        // Fits some branch: nothing to say.
+        let mut attempts: Vec<Vec<Problem>> = Vec::with_capacity(resolved.len());
+        for b in &resolved {
+            let mut sub = Validator {
+                doc,
+                out: Vec::new(),
+            };
+            sub.check(b, value, &mut path.clone(), depth + 1);
+            if sub.out.is_empty() {
+                return;
+            }
+            attempts.push(sub.out);
+        }
+        let is_null = |b: &&Value| b.get("type").and_then(Value::as_str) == Some("null");
+        let non_null: Vec<usize> = (0..resolved.len())
+            .filter(|i| !is_null(&resolved[*i]))
+            .collect();
+        let nullable = non_null.len() < resolved.len();
+        // `Option[T]`: the problems against T, "or null" where the type is wrong.
+        if let [only] = non_null.as_slice() {
+            for mut p in attempts.swap_remove(*only) {
+                if nullable && p.path == *path {
+                    if let Some(rest) = p.message.strip_prefix("expected ") {
+                        if let Some((what, found)) = rest.split_once(", found ") {
+                            p.message = format!("expected {what} or null, found {found}");
+                        }
+                    }
+                }
+                self.push(&p.path, p.message);
+            }
+            return;
+        }
+        // A sum type or `Result`: the branch the value names by its `kind`
+        // (or, without kinds, by exactly its keys), else the alternatives.
+        if let Value::Object(fields) = value {
+            let chosen: Vec<usize> = match fields.get("kind").and_then(Value::as_str) {
+                Some(kind) => non_null
+                    .iter()
+                    .copied()
+                    .filter(|i| kind_of(resolved[*i]) == Some(kind))
+                    .collect(),
+                None => non_null
+                    .iter()
+                    .copied()
+                    .filter(|i| {
+                        kind_of(resolved[*i]).is_none()
+                            && resolved[*i]
+                                .get("properties")
+                                .and_then(Value::as_object)
+                                .is_some_and(|p| {
+                                    p.len() == fields.len()
+                                        && fields.keys().all(|k| p.contains_key(k))
+                                })
+                    })
+                    .collect(),
+            };
+            if let [one] = chosen.as_slice() {
+                for p in attempts.swap_remove(*one) {
+                    self.push(&p.path, p.message);
+                }
+                return;
+            }
+        }
+        let shapes: Vec<String> = resolved.iter().map(|b| shape(doc, b, 0)).collect();
+        self.push(
+            path,
+            format!(
+                "expected one of {}, found {}",
+                clip(&shapes.join(" or "), SHAPES_CHARS),
+                quote(value)
+            ),
+        );
+    }
+}
+
+/// An object schema's property names in declaration order: `required`
+/// (which lists all of them in a strict schema), then any others.
+fn declared(schema: &Value) -> Vec<&str> {
+    let mut names: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for name in props.keys() {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// The `kind` a sum-type alternative requires (`{"kind": {"enum": ["Paid"]}}`).
+pub(crate) fn kind_of(branch: &Value) -> Option<&str> {
+    let kind = branch.get("properties")?.get("kind")?;
+    match kind
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        Some([Value::String(k)]) => Some(k),
+        _ => kind.get("const").and_then(Value::as_str),
+    }
+}
+
+fn fits_type(ty: &str, value: &Value) -> bool {
+    match ty {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        _ => true,
+    }
+}
+
+fn describe_type(ty: &str) -> &'static str {
+    match ty {
+        "object" => "an object",
+        "array" => "a list",
+        "string" => "a string",
+        "integer" => "an integer",
+        "number" => "a number",
+        "boolean" => "true or false",
+        "null" => "null",
+        _ => "a value of the schema's type",
+    }
+}
+
+/// How the value found is described: `the string "2"`, `the number 2.5`.
+fn found(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(_) => format!("the string {}", quote(value)),
+        Value::Array(a) if a.is_empty() => "an empty list".into(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// `value` as compact JSON, cut to a readable length.
+fn quote(value: &Value) -> String {
+    clip(&value.to_string(), QUOTE_CHARS)
+}
+
+fn clip(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+fn json_str(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+fn push_key(path: &mut String, key: &str) {
+    let plain = key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        path.push('.');
+        path.push_str(key);
+    } else {
+        let _ = write!(path, "[{}]", json_str(key));
+    }
+}
+
+/// A short picture of what `schema` accepts: `{"kind":"Open","days":<integer>}`.
+fn shape<'s>(doc: Doc<'s>, schema: &'s Value, depth: usize) -> String {
+    if depth > 4 {
+        return "<value>".into();
+    }
+    let schema = doc.resolve(schema);
+    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+        let parts: Vec<String> = branches.iter().map(|b| shape(doc, b, depth + 1)).collect();
+        return if depth == 0 {
+            parts.join(" or ")
+        } else {
+            format!("<{}>", parts.join(" or ").replace(['<', '>'], ""))
+        };
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return match values.as_slice() {
+            [one] => one.to_string(),
+            many => format!(
+                "<one of {}>",
+                many.iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") if depth < 2 => {
+            let mut text = String::from("{");
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (i, name) in declared(schema).into_iter().enumerate() {
+                    let Some(p) = props.get(name) else { continue };
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    let _ = write!(text, "{}:{}", json_str(name), shape(doc, p, depth + 1));
+                }
+            }
+            text.push('}');
+            text
+        }
+        Some("array") if depth < 2 => match schema.get("items") {
+            Some(items) => format!("[{}, …]", shape(doc, items, depth + 1)),
+            None => "<list>".into(),
+        },
+        Some("array") => "<list>".into(),
+        Some("object") => "<object>".into(),
+        Some("null") => "null".into(),
+        Some(ty) => format!("<{}>", if ty == "boolean" { "true or false" } else { ty }),
+        None => "<value>".into(),
+    }
+}
+
+/// serde's text of a typed-parse failure the schema check found nothing
+/// wrong with (rare: the two agree by construction), with Rust's type
+/// names replaced by JSON's.
+pub(crate) fn plain_serde_message(message: &str) -> String {
+    let mut text = message.to_owned();
+    for (rust, json) in [
+        ("i128", "an integer"),
+        ("u128", "an integer"),
+        ("isize", "an integer"),
+        ("usize", "an integer"),
+        ("i64", "an integer"),
+        ("u64", "an integer"),
+        ("i32", "an integer"),
+        ("u32", "an integer"),
+        ("i16", "an integer"),
+        ("u16", "an integer"),
+        ("i8", "an integer"),
+        ("u8", "an integer"),
+        ("f64", "a number"),
+        ("f32", "a number"),
+        ("a sequence", "a list"),
+        ("a map", "an object"),
+        ("unit value", "null"),
+    ] {
+        text = replace_word(&text, rust, json);
+    }
+    // `struct Invoice`, `internally tagged enum Status`, `enum Status`.
+    for (prefix, json) in [
+        ("internally tagged enum ", "an object with a \"kind\""),
+        ("struct variant ", "an object"),
+        ("tuple variant ", "a list"),
+        ("struct ", "an object"),
+        ("enum ", "one of the alternatives"),
+    ] {
+        while let Some(at) = text.find(prefix) {
+            let rest = &text[at + prefix.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            text = format!("{}{json}{}", &text[..at], &rest[end..]);
+        }
+    }
+    text.replace("Option value", "a value or null")
+        .replace(" expected a ", " expected ")
+        .replace(" expected an an ", " expected an ")
+}
+
+/// Replaces `word` where it is not part of a longer identifier.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + word.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        out.push_str(&rest[..at]);
+        if ident(before) || ident(after) {
+            out.push_str(word);
+        } else {
+            out.push_str(with);
+        }
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn invoice_schema() -> Value {
+        json!({"type":"object","properties":{
+            "vendor":{"type":"string"},
+            "lines":{"type":"array","items":{"$ref":"#/$defs/Line"}},
+            "status":{"anyOf":[
+                {"type":"object","properties":{"kind":{"type":"string","enum":["Paid"]}},"required":["kind"],"additionalProperties":false},
+                {"type":"object","properties":{"kind":{"type":"string","enum":["Open"]},"days_overdue":{"type":"integer"}},"required":["kind","days_overdue"],"additionalProperties":false}
+            ]},
+            "due":{"anyOf":[{"type":"string"},{"type":"null"}]}
+        },"required":["vendor","lines","status","due"],"additionalProperties":false,
+        "$defs":{"Line":{"type":"object","properties":{"quantity":{"type":"integer"},"price":{"type":"number"}},"required":["quantity","price"],"additionalProperties":false}}})
+    }
+
+    fn texts(ps: &[Problem]) -> Vec<String> {
+        ps.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn every_problem_is_named_by_path_in_one_pass() {
+        let reply = json!({"lines":[{"quantity":1,"price":2},{"quantity":"2","price":"x"}],
+            "status":"OPEN","due":5,"note":"hi"});
+        assert_eq!(
+            texts(&problems(&invoice_schema(), &reply)),
+            [
+                r#"$: missing required field "vendor""#,
+                r#"$.lines[1].quantity: expected an integer, found the string "2""#,
+                r#"$.lines[1].price: expected a number, found the string "x""#,
+                r#"$.status: expected one of {"kind":"Paid"} or {"kind":"Open","days_overdue":<integer>}, found "OPEN""#,
+                r#"$.due: expected a string or null, found the number 5"#,
+                r#"$: unexpected field "note" (the fields are "vendor", "lines", "status", "due")"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_named_kind_is_checked_as_that_case() {
+        let reply =
+            json!({"vendor":"A","lines":[],"status":{"kind":"Open","days_overdue":2.5},"due":null});
+        assert_eq!(
+            texts(&problems(&invoice_schema(), &reply)),
+            [
+                r#"$.status.days_overdue: expected an integer (a whole number from -9223372036854775808 to 9223372036854775807), found the number 2.5"#
+            ]
+        );
+        let reply = json!({"vendor":"A","lines":[],"status":{"kind":"Paid"},"due":"soon"});
+        assert!(problems(&invoice_schema(), &reply).is_empty());
+        let reply = json!({"vendor":null,"lines":[],"status":{"kind":"Late"},"due":null});
+        let t = texts(&problems(&invoice_schema(), &reply));
+        assert_eq!(t[0], r#"$.vendor: expected a string, found null"#);
+        assert!(
+            t[1].starts_with(r#"$.status: expected one of {"kind":"Paid"}"#),
+            "{t:?}"
+        );
+        assert!(t[1].ends_with(r#"found {"kind":"Late"}"#), "{t:?}");
+    }
+
+    #[test]
+    fn no_rust_names_and_odd_keys_are_quoted() {
+        let schema = json!({"type":"object","properties":{"a b":{"type":"integer"}},"required":["a b"],"additionalProperties":false});
+        assert_eq!(
+            texts(&problems(&schema, &json!({"a b": 1e30}))),
+            [
+                r#"$["a b"]: expected an integer (a whole number from -9223372036854775808 to 9223372036854775807), found the number 1e+30"#
+            ]
+        );
+        assert_eq!(
+            texts(&problems(&schema, &json!([1]))),
+            [r#"$: expected an object, found a list"#]
+        );
+        for (serde, plain) in [
+            (
+                "invalid type: string \"2\", expected i64 at line 1 column 5",
+                "invalid type: string \"2\", expected an integer at line 1 column 5",
+            ),
+            (
+                "invalid type: map, expected internally tagged enum Status",
+                "invalid type: map, expected an object with a \"kind\"",
+            ),
+            ("expected f64", "expected a number"),
+            (
+                "invalid type: sequence, expected struct Invoice",
+                "invalid type: sequence, expected an object",
+            ),
+        ] {
+            assert_eq!(plain_serde_message(serde), plain);
+        }
+        assert_eq!(replace_word("ui64 i64x i64", "i64", "N"), "ui64 i64x N");
+    }
+
+    #[test]
+    fn problems_are_capped_and_described() {
+        let schema = json!({"type":"object","properties":{"xs":{"type":"array","items":{"type":"integer"}}},"required":["xs"],"additionalProperties":false});
+        let many: Vec<Value> = (0..50).map(|i| json!(format!("{i}"))).collect();
+        let ps = problems(&schema, &json!({ "xs": many }));
+        assert_eq!(ps.len(), MAX_PROBLEMS);
+        let text = describe(&ps);
+        assert!(text.starts_with("the reply does not match the schema (20 problems):\n- $.xs[0]: expected an integer, found the string \"0\""), "{text}");
+        assert_eq!(
+            describe(&ps[..1]),
+            "the reply does not match the schema: $.xs[0]: expected an integer, found the string \"0\""
+        );
+    }
+
+    #[test]
+    fn a_result_picks_its_branch_by_keys() {
+        let schema = json!({"type":"object","properties":{"value":{"anyOf":[
+            {"type":"object","properties":{"Ok":{"type":"integer"}},"required":["Ok"],"additionalProperties":false},
+            {"type":"object","properties":{"Err":{"type":"string"}},"required":["Err"],"additionalProperties":false}]}},
+            "required":["value"],"additionalProperties":false});
+        assert_eq!(
+            texts(&problems(&schema, &json!({"value":{"Ok":"1"}}))),
+            [r#"$.value.Ok: expected an integer, found the string "1""#]
+        );
+        assert!(problems(&schema, &json!({"value":{"Err":"no"}})).is_empty());
+    }
+}
