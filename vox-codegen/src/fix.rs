@@ -215,6 +215,36 @@ mod tests {
         assert!(out.settled);
     }
 
+    /// Where the intent is not clear, nothing is fixed.
+    #[test]
+    fn ambiguous_cases_get_no_fix() {
+        for src in [
+            // Names that are fine in Vox.
+            "fn f() to int {\n    let elif = 1\n    let null = 2\n    return elif + null\n}\n",
+            "type Vec { x: int }\nfn f(v: Vec) to int {\n    return v.x\n}\n",
+        ] {
+            let out = one(src);
+            assert!(out.applied.is_empty(), "{src}: {:?}", out.applied);
+            assert!(
+                !out.checked.has_errors(),
+                "{src}: {:?}",
+                out.checked.diagnostics
+            );
+        }
+        for src in [
+            // A comparison, not type arguments.
+            "fn f(a: int, b: int, c: int) to bool {\n    return g(x: a < b > c)\n}\nfn g(x: bool) to bool {\n    return x\n}\n",
+            // `len` of an `int` is not a length.
+            "fn f(n: int) to int {\n    return n.len()\n}\n",
+            // Positional enum payloads have no Vox field names.
+            "enum E { A(int) }\n",
+        ] {
+            let out = one(src);
+            assert!(out.applied.is_empty(), "{src}: {:?}", out.applied);
+            assert!(out.checked.has_errors());
+        }
+    }
+
     #[test]
     fn read_only_files_are_not_edited() {
         let out = fix_module(&[FixFile {
@@ -568,6 +598,21 @@ fn generics_fix(toks: &Toks<'_>, i: usize) -> Option<(String, Vec<Edit>)> {
             _ => return None,
         }
         j += 1;
+    }
+    // What may follow a type; anything else (`a < b > c`) is not one.
+    if !matches!(
+        toks.kind(j + 1),
+        T::RParen
+            | T::Comma
+            | T::LBrace
+            | T::RBrace
+            | T::Eq
+            | T::RBracket
+            | T::Gt
+            | T::Newline
+            | T::Eof
+    ) {
+        return None;
     }
     Some(("write type arguments in `[…]`".into(), edits))
 }
