@@ -57,7 +57,8 @@ pub enum Command {
     Test(crate::lane::commands::TestArgs),
     /// Run the package's binary, or one `.vox` script with `fn main()`.
     Run(crate::lane::commands::RunArgs),
-    /// Print the strict JSON Schema (`response_format`) the model is given for a type.
+    /// Print the strict JSON Schema the model is given for a type (`response_format`, or with
+    /// `--provider` the request fields that carry it to that provider).
     Schema(crate::schema::SchemaArgs),
     /// Check this machine for broken or slow toolchains.
     Doctor(crate::doctor::DoctorArgs),
