@@ -1,6 +1,8 @@
 //! Snapshots of what people and machines read: the rustc-style rendering
-//! and the SPEC §8 JSON payload of every diagnostic of a few representative
-//! corpus cases (`fixtures/invalid/`).
+//! and the JSON payload (README, `cargo vox check`) of every diagnostic of
+//! every corpus case in `fixtures/invalid/`, one snapshot per case under
+//! `tests/snapshots/invalid/`, so a change in wording, span or fix is
+//! reviewed, not missed.
 //!
 //! Review changes with `cargo insta review` (or rerun with
 //! `INSTA_UPDATE=always` and read the diff). With `CI` set, a mismatch fails.
@@ -53,29 +55,30 @@ fn snapshot_text(name: &str) -> String {
     out
 }
 
-macro_rules! snapshot_cases {
-    ($($test:ident => $case:literal,)*) => {$(
-        #[test]
-        fn $test() {
-            insta::assert_snapshot!(stringify!($test), snapshot_text($case));
-        }
-    )*};
+/// Every corpus case: each `.vox` file, and each directory (one module).
+fn cases() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/invalid");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "vox"))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
-snapshot_cases! {
-    mismatch_let => "type_mismatch_let.vox",
-    unknown_type_did_you_mean => "name_unknown_type.vox",
-    unknown_field_did_you_mean => "type_unknown_field_access.vox",
-    missing_field_literal => "type_missing_field_literal.vox",
-    non_exhaustive_sum => "match_non_exhaustive_sum.vox",
-    structured_output_mismatch => "ai_structured_output_mismatch.vox",
-    ai_wrong_value_kinds => "ai_wrong_value_kinds.vox",
-    missing_uses_callers => "effect_missing_uses_callers.vox",
-    duplicate_across_files => "name_duplicate_across_files",
-    syntax_recovery => "syntax_recovery_many_errors.vox",
-    unterminated_string => "syntax_unterminated_string.vox",
-    invalid_utf8 => "syntax_invalid_utf8.vox",
-    too_deep_long_line => "syntax_too_deep_expr.vox",
-    unused_variable_warnings => "lint_unused_variable.vox",
-    missing_return => "type_missing_return.vox",
+#[test]
+fn every_invalid_case_is_snapshotted() {
+    let cases = cases();
+    assert!(cases.len() > 100, "the corpus went missing: {cases:?}");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots/invalid");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for case in &cases {
+            let name = case.strip_suffix(".vox").unwrap_or(case);
+            insta::assert_snapshot!(name, snapshot_text(case));
+        }
+    });
 }
