@@ -160,6 +160,9 @@ fn recover<T: DeserializeOwned>(
         return Err(correction::plain_serde_message(&typed_error));
     };
     let json = strip_code_fences(content);
+    if json.is_empty() {
+        return Err("the reply was empty; answer with one JSON value".to_owned());
+    }
     let (value, mut repairs) = match serde_json::from_str::<Value>(json) {
         Ok(value) => (value, Repairs::default()),
         Err(syntax) if repair => match extract(json) {
