@@ -843,12 +843,27 @@ impl Gen {
                 let c = self.expr(&Ty::Bool, depth - 1);
                 let c = self.head(c);
                 let t = self.value_block(ty, depth - 1);
-                let e = self.value_block(ty, depth - 1);
+                let snapshot = self.snapshot();
+                let mut e = self.value_block(ty, depth - 1);
+                while t.tail.is_none() && e.tail.is_none() {
+                    self.restore(&snapshot);
+                    e = self.value_block(ty, depth - 1);
+                }
                 return Expr::If(Box::new(c), Box::new(t), Box::new(e));
             }
             4 => {
                 let (s, st) = self.scrutinee(depth - 1);
-                let arms = self.arms(&st, depth - 1, |g, d| Body::Expr(g.expr(ty, d)));
+                // Not every arm may return: the checker gives such a match the
+                // type `never`, which it does not accept as an operand.
+                let mut valued = false;
+                let arms = self.arms(&st, depth - 1, |g, d, last| {
+                    if (!last || valued) && g.rng.chance(6) {
+                        Body::Block(g.diverging_block(d))
+                    } else {
+                        valued = true;
+                        Body::Expr(g.expr(ty, d))
+                    }
+                });
                 return Expr::Match(Box::new(s), arms);
             }
             _ => {}
@@ -880,6 +895,9 @@ impl Gen {
 
     /// A block with a value: maybe a `let` first.
     fn value_block(&mut self, ty: &Ty, depth: usize) -> Block {
+        if self.rng.chance(6) {
+            return self.diverging_block(depth);
+        }
         let mark = self.scope.len();
         let mut stmts = Vec::new();
         if self.rng.chance(25) {
@@ -896,6 +914,15 @@ impl Gen {
         Block {
             stmts,
             tail: Some(tail),
+        }
+    }
+
+    /// `{ return … }` where a value is expected (the branch never produces one).
+    fn diverging_block(&mut self, depth: usize) -> Block {
+        let v = self.cur_ret.clone().map(|r| self.expr(&r, depth));
+        Block {
+            stmts: vec![Stmt::Return(v)],
+            tail: None,
         }
     }
 
@@ -973,7 +1000,15 @@ impl Gen {
                         Expr::Bin(
                             op,
                             Box::new(self.expr(ty, d)),
-                            Box::new(Expr::Int(1 + self.rng.below(7) as i64)),
+                            Box::new({
+                                // A non-zero literal divisor, sometimes negative.
+                                let k = Expr::Int(1 + self.rng.below(7) as i64);
+                                if self.rng.chance(20) {
+                                    Expr::Neg(Box::new(k))
+                                } else {
+                                    k
+                                }
+                            }),
                         )
                     }
                     4 => Expr::Neg(Box::new(self.expr(ty, d))),
@@ -1008,7 +1043,7 @@ impl Gen {
                         Box::new(self.expr(ty, d)),
                     ),
                     2 => Expr::Bin(
-                        Op::Mul,
+                        *self.rng.pick(&[Op::Mul, Op::Mul, Op::Div, Op::Rem]),
                         Box::new(self.expr(ty, d)),
                         Box::new(Expr::Float(*self.rng.pick(&[0.5, 2.0, 3.0]))),
                     ),
@@ -1183,20 +1218,28 @@ impl Gen {
     /// `for x in [] {…}` leave the element type open, and the checker
     /// rightly rejects what depends on it).
     fn typed_expr(&mut self, t: &Ty, depth: usize) -> Expr {
-        let snapshot: Vec<(B, bool, bool)> = self
-            .scope
-            .iter()
-            .map(|b| (b.clone(), b.used.get(), b.unread.get()))
-            .collect();
+        let snapshot = self.snapshot();
         let e = self.expr(t, depth);
         if self_typed(&e) {
             return e;
         }
-        for (b, used, unread) in snapshot {
-            b.used.set(used);
-            b.unread.set(unread);
-        }
+        self.restore(&snapshot);
         self.typed_leaf(t)
+    }
+
+    /// The read marks of the bindings in scope (to take back a discarded expression's reads).
+    fn snapshot(&self) -> Vec<(B, bool, bool)> {
+        self.scope
+            .iter()
+            .map(|b| (b.clone(), b.used.get(), b.unread.get()))
+            .collect()
+    }
+
+    fn restore(&self, snapshot: &[(B, bool, bool)]) {
+        for (b, used, unread) in snapshot {
+            b.used.set(*used);
+            b.unread.set(*unread);
+        }
     }
 
     fn typed_leaf(&mut self, t: &Ty) -> Expr {
@@ -1214,14 +1257,15 @@ impl Gen {
         &mut self,
         st: &Ty,
         depth: usize,
-        mut body: impl FnMut(&mut Gen, usize) -> Body,
+        mut body: impl FnMut(&mut Gen, usize, bool) -> Body,
     ) -> Vec<Arm> {
         let pats = self.cover(st);
+        let count = pats.len();
         let mut arms = Vec::new();
         for p in pats {
             let mark = self.scope.len();
             let pat = self.realize(p, &mut Vec::new());
-            let b = body(self, depth);
+            let b = body(self, depth, arms.len() + 1 == count);
             self.scope.truncate(mark);
             arms.push(Arm { pat, body: b });
         }
@@ -1474,9 +1518,14 @@ impl Gen {
             7 if depth > 0 => {
                 let (s, st) = self.scrutinee(depth);
                 let value_arms = self.f.value_statements && self.rng.chance(15);
-                let arms = self.arms(&st, depth - 1, |g, d| {
+                let arms = self.arms(&st, depth - 1, |g, d, _| {
+                    let units = g.callable(None);
                     if value_arms {
                         Body::Expr(g.expr(&Ty::Int, d))
+                    } else if !units.is_empty() && g.rng.chance(25) {
+                        // An arm that is a call of a function without a value.
+                        let fi = *g.rng.pick(&units);
+                        Body::Expr(g.call(fi, d))
                     } else {
                         Body::Block(g.unit_block(d))
                     }
@@ -3001,6 +3050,8 @@ impl<'m> Interp<'m> {
             (Op::Add, Val::Float(x), Val::Float(y)) => Self::float(x + y)?,
             (Op::Sub, Val::Float(x), Val::Float(y)) => Self::float(x - y)?,
             (Op::Mul, Val::Float(x), Val::Float(y)) => Self::float(x * y)?,
+            (Op::Div, Val::Float(x), Val::Float(y)) => Self::float(x / y)?,
+            (Op::Rem, Val::Float(x), Val::Float(y)) => Self::float(x % y)?,
             (Op::Add, Val::Str(x), Val::Str(y)) => {
                 if x.len() + y.len() > 10_000 {
                     return Err(Stop::OutOfBounds("string size"));
