@@ -1,218 +1,67 @@
-//! The machine contract of `cargo vox`: one-line JSON envelopes (SPEC §8).
+//! The machine contract of `cargo vox`: one-line JSON envelopes.
 //!
-//! Every command that reports diagnostics prints exactly one
-//! [`Envelope`] per result on stdout under `--json`. The types here are the
-//! single definition of that format, versioned by [`ENVELOPE_VERSION`];
-//! fields are only ever added, never renamed or removed, within a version.
+//! The types live in the `vox-metadata` crate (its docs describe every
+//! field, the versions and the exit codes), so that tools reading `cargo vox
+//! --json` can depend on them; they are re-exported here.
 
-use serde::{Deserialize, Serialize};
-
-/// Version of the envelope format. Bumped only for incompatible changes.
-pub const ENVELOPE_VERSION: u32 = 1;
-
-/// One result of one command.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Envelope {
-    /// Always [`ENVELOPE_VERSION`].
-    pub envelope_version: u32,
-    /// `check`, `build`, `test`, `run`, `schema`, `fmt` or `fix`.
-    pub command: String,
-    /// What the command worked on: the manifest, or the first path given.
-    pub file_path: String,
-    /// True when there are no errors (warnings allowed) and any child succeeded.
-    pub ok: bool,
-    pub error_count: usize,
-    pub warning_count: usize,
-    /// Vox and rustc diagnostics, sorted by file and position.
-    pub diagnostics: Vec<DiagnosticPayload>,
-    /// Exit status of the child process (tests, the program), when one ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    /// A failure that is not a diagnostic (a missing path, cargo not found).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// `test` only: tests that passed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub passed: Option<usize>,
-    /// `test` only: tests that failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<usize>,
-    /// `test` only: tests that were ignored.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ignored: Option<usize>,
-    /// `test` only: each failed test.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failures: Option<Vec<TestFailure>>,
-    /// `fmt` and `fix` only: the files rewritten (with `--check` or
-    /// `--dry-run`: the files that would be).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub changed_files: Option<Vec<String>>,
-    /// `fix` only: every fix applied (or, with `--dry-run`, that would be).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub applied_fixes: Option<Vec<AppliedFix>>,
-    /// `fix --dry-run` only: the unified diff of every change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-}
-
-/// One fix `cargo vox fix` applied.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AppliedFix {
-    pub file_path: String,
-    /// 1-based line of the diagnostic in the file as it was when the fix applied.
-    pub line: usize,
-    /// The code of the diagnostic the fix resolves.
-    pub error_code: String,
-    /// The fix's message, e.g. "replace `elif` with `else if`".
-    pub message: String,
-    /// The edits, spans in the file as it was when the fix applied.
-    pub edits: Vec<EditPayload>,
-}
-
-/// One failed test in a `test` envelope.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TestFailure {
-    /// The Rust test path, e.g. `vox_tests::extracts_something`.
-    pub name: String,
-    /// For Vox `@test` functions: the Vox function name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vox_name: Option<String>,
-    /// The panic message (assertion text and values).
-    pub message: String,
-    /// The start of the test's captured output.
-    pub output_excerpt: String,
-    /// The package the test belongs to, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub package: Option<String>,
-    /// The test target (test binary) it ran in: the library's crate name,
-    /// an integration test's or a binary's name. Absent for doctests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-}
-
-impl Envelope {
-    pub fn new(
-        command: &str,
-        file_path: impl Into<String>,
-        diagnostics: Vec<DiagnosticPayload>,
-    ) -> Envelope {
-        let error_count = diagnostics.iter().filter(|d| d.severity == "error").count();
-        let warning_count = diagnostics.len() - error_count;
-        Envelope {
-            envelope_version: ENVELOPE_VERSION,
-            command: command.to_string(),
-            file_path: file_path.into(),
-            ok: error_count == 0,
-            error_count,
-            warning_count,
-            diagnostics,
-            exit_code: None,
-            message: None,
-            passed: None,
-            failed: None,
-            ignored: None,
-            failures: None,
-            changed_files: None,
-            applied_fixes: None,
-            diff: None,
-        }
-    }
-
-    /// An envelope for a failure that produced no diagnostics.
-    pub fn failure(
-        command: &str,
-        file_path: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Envelope {
-        Envelope {
-            ok: false,
-            message: Some(message.into()),
-            ..Envelope::new(command, file_path, Vec::new())
-        }
-    }
-
-    /// The compact one-line JSON form.
-    pub fn to_line(&self) -> String {
-        // Serializing plain structs of strings and numbers cannot fail.
-        serde_json::to_string(self).unwrap_or_else(|e| {
-            format!(r#"{{"envelope_version":{ENVELOPE_VERSION},"command":"{}","ok":false,"message":"envelope serialization failed: {e}"}}"#, self.command)
-        })
-    }
-}
-
-/// One diagnostic, from Vox (`"source":"vox"`) or rustc (`"source":"rustc"`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct DiagnosticPayload {
-    pub source: String,
-    /// Stable code: `vox/type/mismatch`, or rustc's `E0308`.
-    pub error_code: Option<String>,
-    /// `error` or `warning`.
-    pub severity: String,
-    pub message: String,
-    pub file_path: String,
-    pub span: SpanPayload,
-    pub expected_type: Option<String>,
-    pub found_type: Option<String>,
-    /// "did you mean", "convert with …": advice for the reader.
-    pub correction_hints: Vec<String>,
-    /// Fixes: apply every edit of one fix (only `machine-applicable` ones blindly).
-    pub suggested_fixes: Vec<FixPayload>,
-    /// Other places that explain the diagnostic ("first defined here").
-    pub related_spans: Vec<RelatedSpan>,
-    /// The package the diagnostic belongs to (`build`, `test` and `run`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub package: Option<String>,
-}
-
-/// 1-based lines and columns (columns count characters); byte offsets when known.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SpanPayload {
-    pub start_line: usize,
-    pub start_col: usize,
-    pub end_line: usize,
-    pub end_col: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_byte: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_byte: Option<usize>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct FixPayload {
-    pub message: String,
-    /// `machine-applicable` (`cargo vox fix` applies it), `maybe-incorrect`
-    /// or `has-placeholders` (shown, never applied).
-    pub applicability: String,
-    pub edits: Vec<EditPayload>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct EditPayload {
-    pub file_path: String,
-    pub span: SpanPayload,
-    pub replacement: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RelatedSpan {
-    pub file_path: String,
-    pub span: SpanPayload,
-    pub message: String,
-}
+pub use vox_metadata::{
+    AppliedFix, DiagnosticPayload, EditPayload, Envelope, FixPayload, RelatedSpan, SpanPayload,
+    TestFailure, ENVELOPE_VERSION,
+};
 
 /// Converts the frontend's diagnostics to payloads.
+///
+/// vox-codegen writes the payload JSON by hand (it has no dependencies);
+/// `tests/tests/contract.rs` pins it to [`DiagnosticPayload`]. Should one
+/// still not convert, it becomes a `cargo-vox/invalid-payload` error
+/// naming the diagnostic instead of disappearing, so the counts stay right.
 pub fn vox_payloads(checked: &vox_codegen::Checked) -> Vec<DiagnosticPayload> {
     checked
         .diagnostics
         .iter()
-        .filter_map(|d| {
+        .map(|d| {
             let text = vox_codegen::diagnostic::payload(d, &checked.sources).to_compact();
-            // vox-codegen writes exactly this shape; a test pins the two together.
-            serde_json::from_str(&text).ok()
+            from_payload_json(&text, d, checked)
         })
         .collect()
 }
 
+fn from_payload_json(
+    text: &str,
+    d: &vox_codegen::diagnostic::Diagnostic,
+    checked: &vox_codegen::Checked,
+) -> DiagnosticPayload {
+    serde_json::from_str(text).unwrap_or_else(|e| invalid_payload(d, checked, &e))
+}
+
+fn invalid_payload(
+    d: &vox_codegen::diagnostic::Diagnostic,
+    checked: &vox_codegen::Checked,
+    error: &serde_json::Error,
+) -> DiagnosticPayload {
+    let file = checked.sources.get(d.span.file);
+    let at = file.line_col(d.span.start as usize);
+    DiagnosticPayload {
+        span: vox_metadata::SpanPayload {
+            start_line: at.line,
+            start_col: at.col,
+            end_line: at.line,
+            end_col: at.col,
+            start_byte: Some(d.span.start as usize),
+            end_byte: Some(d.span.start as usize),
+        },
+        ..DiagnosticPayload::tool_error(
+            vox_metadata::codes::INVALID_PAYLOAD,
+            file.name.clone(),
+            format!(
+                "the {} diagnostic `{}: {}` could not be converted to a payload: {error}",
+                d.severity.as_str(),
+                d.code.as_str(),
+                d.message
+            ),
+        )
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +95,40 @@ mod tests {
         assert_eq!(mismatch.expected_type.as_deref(), Some("int"));
         assert_eq!(mismatch.found_type.as_deref(), Some("str"));
         assert_eq!(mismatch.span.start_line, 2);
+    }
+
+    /// A payload that does not convert is an error naming the diagnostic,
+    /// not a diagnostic dropped from the counts.
+    #[test]
+    fn payload_that_does_not_convert_is_an_error_not_dropped() {
+        let mut sources = vox_codegen::SourceMap::new();
+        sources.add(vox_codegen::SourceFile::new(
+            "a.vox",
+            "fn f() to int {\n    let x = 1\n    return 2\n}\n",
+        ));
+        let checked = vox_codegen::check(sources);
+        let warning = &checked.diagnostics[0];
+        assert_eq!(warning.code.as_str(), "vox/lint/unused-variable");
+        let good = vox_codegen::diagnostic::payload(warning, &checked.sources).to_compact();
+        let bad = good.replace("\"span\":{", "\"span\":{\"start_line\":\"one\",");
+        let p = from_payload_json(&bad, warning, &checked);
+        assert_eq!(p.severity, "error");
+        assert_eq!(p.source, "cargo-vox");
+        assert_eq!(
+            p.error_code.as_deref(),
+            Some(vox_metadata::codes::INVALID_PAYLOAD)
+        );
+        assert!(
+            p.message.contains("vox/lint/unused-variable"),
+            "{}",
+            p.message
+        );
+        assert_eq!((p.file_path.as_str(), p.span.start_line), ("a.vox", 2));
+        let env = Envelope::new("check", "a.vox", vec![p]);
+        assert_eq!((env.error_count, env.ok), (1, false));
+        assert_eq!(
+            from_payload_json(&good, warning, &checked).severity,
+            "warning"
+        );
     }
 }
