@@ -26,6 +26,7 @@ use crate::prompt::{Conversation, RequestParts, Wire};
 use crate::repair::{parse_reply, Repairs};
 use crate::reply::{parse_response, RejectedReply, Usage};
 use crate::transport::{is_request_validation_error, is_retryable_status, Transport};
+use crate::validator::{FnCheck, NoCheck, ValueCheck};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
 /// the connection pools and the concurrency limit.
@@ -111,15 +112,66 @@ impl Client {
         T: DeserializeOwned + Send,
         F: Future<Output = Result<T, Error>>,
     {
+        self.call_with(function, args, fixture, &NoCheck).await
+    }
+
+    /// Like [`Client::call_ai`], with a check of the value (what
+    /// `@ai(check = f)` generates; docs/runtime.md, "Checks"): after a
+    /// reply parses, `check` returns the problems it finds in the value,
+    /// and any problem rejects the attempt with the problems as the
+    /// correction. The fixture body's value is checked too (a rejected one
+    /// is `Error::InvalidOutput` after one attempt).
+    ///
+    /// ```no_run
+    /// # use vox_runtime::{AiFunction, Args, Client, Config, OutputSchema, Provider};
+    /// # static OUT: OutputSchema = OutputSchema::new("int", r#"{"type":"object"}"#, true);
+    /// # static COUNT: AiFunction = AiFunction::new("count", "", &OUT).with_max_iterations(3);
+    /// # async fn f(client: Client) -> Result<(), vox_runtime::Error> {
+    /// let n: i64 = client
+    ///     .call_ai_checked(&COUNT, Args::new(), async { Ok(0) }, |n: &i64| {
+    ///         if *n < 0 { vec!["a count cannot be negative".into()] } else { vec![] }
+    ///     })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_ai_checked<T, F, C>(
+        &self,
+        function: &AiFunction,
+        args: Args,
+        fixture: F,
+        check: C,
+    ) -> Result<T, Error>
+    where
+        T: DeserializeOwned + serde::Serialize + Send,
+        F: Future<Output = Result<T, Error>>,
+        C: Fn(&T) -> Vec<String> + Sync,
+    {
+        self.call_with(function, args, fixture, &FnCheck(check))
+            .await
+    }
+
+    async fn call_with<T, F, C>(
+        &self,
+        function: &AiFunction,
+        args: Args,
+        fixture: F,
+        check: &C,
+    ) -> Result<T, Error>
+    where
+        T: DeserializeOwned + Send,
+        F: Future<Output = Result<T, Error>>,
+        C: ValueCheck<T>,
+    {
         let Some(network) = &self.inner.network else {
-            return fixture.await;
+            return check.check_fixture(function, fixture.await?);
         };
         let target = self.primary_target(function);
         if target.provider == Provider::Fixture {
-            return fixture.await;
+            return check.check_fixture(function, fixture.await?);
         }
         drop(fixture);
-        self.ask_model(network, function, &args, target).await
+        self.ask_model(network, function, &args, target, check)
+            .await
     }
 
     /// Where `function`'s calls go first: the provider of its model's
@@ -172,18 +224,20 @@ impl Client {
     /// (the fixture's type differs for every `@ai` function, the return
     /// type is often shared), and all it adds to the non-generic
     /// conversation is deserializing into `T`.
-    async fn ask_model<T: DeserializeOwned + Send>(
+    async fn ask_model<T: DeserializeOwned + Send, C: ValueCheck<T>>(
         &self,
         network: &Network,
         function: &AiFunction,
         args: &Args,
         target: Target<'_>,
+        check: &C,
     ) -> Result<T, Error> {
         let output = function.output();
         let repair = self.inner.config.repair;
         let mut value = None;
         let mut accept = |content: &str| {
             let (parsed, repairs) = parse_reply::<T>(content, output, repair)?;
+            check.check(&parsed)?;
             value = Some(parsed);
             Ok(repairs)
         };

@@ -30,6 +30,7 @@ mod redact;
 mod repair;
 mod reply;
 mod transport;
+mod validator;
 
 use std::future::Future;
 
@@ -93,6 +94,24 @@ where
     F: Future<Output = Result<T, Error>>,
 {
     default_client()?.call_ai(function, args, fixture).await
+}
+
+/// [`call_ai`] with a check of the value: what `@ai(check = f)` generates
+/// (see [`Client::call_ai_checked`]).
+pub async fn call_ai_checked<T, F, C>(
+    function: &'static AiFunction,
+    args: Args,
+    fixture: F,
+    check: C,
+) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize + Send,
+    F: Future<Output = Result<T, Error>>,
+    C: Fn(&T) -> Vec<String> + Sync,
+{
+    default_client()?
+        .call_ai_checked(function, args, fixture, check)
+        .await
 }
 
 /// Runs `future` to completion on a new current-thread tokio runtime (with

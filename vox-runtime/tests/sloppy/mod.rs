@@ -11,7 +11,7 @@ use crate::support::{FakeServer, Reply};
 use vox_runtime::{AiFunction, Client, Config, OutputSchema, Provider};
 
 /// `type Line { description: str, quantity: int, unit_price: float }`
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(crate = "vox_runtime::serde")]
 pub struct Line {
     pub description: String,
@@ -20,7 +20,7 @@ pub struct Line {
 }
 
 /// `type Status = | Paid | Open(days_overdue: int)`
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(crate = "vox_runtime::serde", tag = "kind")]
 pub enum Status {
     Paid,
@@ -28,7 +28,7 @@ pub enum Status {
 }
 
 /// `type Invoice { vendor: str, lines: list[Line], status: Status, due_date: Option[str] }`
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(crate = "vox_runtime::serde")]
 pub struct Invoice {
     pub vendor: String,
