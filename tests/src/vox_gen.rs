@@ -92,6 +92,8 @@ pub struct Features {
     pub call_tests: bool,
     /// Parenthesized `match`/`if` heads (`match (A(x: 1))`).
     pub paren_heads: bool,
+    /// `Decimal` values (`decimal("12.50")`, exact `+ - *`, comparisons, conversions).
+    pub decimal: bool,
 }
 
 impl Default for Features {
@@ -108,6 +110,7 @@ impl Default for Features {
             local_shadows_fn: true,
             call_tests: false,
             paren_heads: true,
+            decimal: true,
         }
     }
 }
@@ -118,6 +121,7 @@ impl Default for Features {
 pub enum Ty {
     Int,
     Float,
+    Dec,
     Bool,
     Str,
     List(Box<Ty>),
@@ -221,6 +225,10 @@ pub enum Expr {
     Int(i64),
     /// `-9223372036854775808` (i64::MIN, whose magnitude is no i64).
     IntMin,
+    /// `decimal("text")`.
+    DecStr(String),
+    /// `decimal(e)` of an `int`.
+    DecOf(Box<Expr>),
     Float(f64),
     Str(String),
     Bool(bool),
@@ -483,6 +491,10 @@ const STRINGS: &[&str] = &[
 
 const FLOATS: &[f64] = &[0.0, 0.5, 1.0, 1.25, 2.0, 3.75, 10.5, 100.0, 0.1];
 
+const DECIMALS: &[&str] = &[
+    "0", "1", "12.50", "-3", "0.001", "2.25", "1.0", "100", "-0.5", "0.10",
+];
+
 // ---- generation -----------------------------------------------------------
 
 struct Gen {
@@ -608,6 +620,7 @@ impl Gen {
         let k = self.rng.below(if depth == 0 { 5 } else { 8 });
         match k {
             0 => Ty::Int,
+            1 if self.f.decimal && self.rng.chance(35) => Ty::Dec,
             1 => Ty::Float,
             2 => Ty::Bool,
             3 => Ty::Str,
@@ -930,6 +943,7 @@ impl Gen {
         match ty {
             Ty::Int => Expr::Int(self.lit_int()),
             Ty::Float => Expr::Float(*self.rng.pick(FLOATS)),
+            Ty::Dec => Expr::DecStr(self.rng.pick(DECIMALS).to_string()),
             Ty::Bool => Expr::Bool(self.rng.chance(50)),
             Ty::Str => Expr::Str(self.rng.pick(STRINGS).to_string()),
             Ty::List(t) => {
@@ -1021,7 +1035,15 @@ impl Gen {
                         Expr::Len(Box::new(self.expr(&t, d)))
                     }
                     6 => {
-                        let t = self.rng.pick(&[Ty::Float, Ty::Bool, Ty::Int]).clone();
+                        let t = self
+                            .rng
+                            .pick(&[Ty::Float, Ty::Bool, Ty::Int, Ty::Dec])
+                            .clone();
+                        let t = if t == Ty::Dec && !self.f.decimal {
+                            Ty::Int
+                        } else {
+                            t
+                        };
                         Expr::ToInt(Box::new(self.expr(&t, d)))
                     }
                     _ => Expr::Int(self.lit_int()),
@@ -1050,12 +1072,36 @@ impl Gen {
                     3 => {
                         let t = if self.rng.chance(50) {
                             Ty::Int
+                        } else if self.f.decimal && self.rng.chance(30) {
+                            Ty::Dec
                         } else {
                             Ty::Float
                         };
                         Expr::ToFloat(Box::new(self.expr(&t, d)))
                     }
                     4 => Expr::Neg(Box::new(self.expr(ty, d))),
+                    _ => self.leaf(ty),
+                }
+            }
+            Ty::Dec => {
+                if depth == 0 {
+                    return self.leaf(ty);
+                }
+                match self.rng.below(6) {
+                    0 | 1 => Expr::Bin(
+                        *self.rng.pick(&[Op::Add, Op::Sub]),
+                        Box::new(self.expr(ty, d)),
+                        Box::new(self.expr(ty, d)),
+                    ),
+                    2 => Expr::Bin(
+                        Op::Mul,
+                        Box::new(self.expr(ty, d)),
+                        Box::new(Expr::DecStr(
+                            self.rng.pick(&["0.5", "2", "-1.5", "0.01"]).to_string(),
+                        )),
+                    ),
+                    3 => Expr::Neg(Box::new(self.expr(ty, d))),
+                    4 => Expr::DecOf(Box::new(self.expr(&Ty::Int, d))),
                     _ => self.leaf(ty),
                 }
             }
@@ -1067,6 +1113,8 @@ impl Gen {
                     0 => {
                         let t = if self.rng.chance(60) {
                             Ty::Int
+                        } else if self.f.decimal && self.rng.chance(40) {
+                            Ty::Dec
                         } else {
                             Ty::Float
                         };
@@ -1113,7 +1161,7 @@ impl Gen {
                             self.base_ty(1)
                         } else {
                             self.rng
-                                .pick(&[Ty::Int, Ty::Float, Ty::Bool, Ty::Str])
+                                .pick(&[Ty::Int, Ty::Float, Ty::Bool, Ty::Str, Ty::Dec])
                                 .clone()
                         };
                         Expr::ToStr(Box::new(self.expr(&t, d)))
@@ -1386,7 +1434,7 @@ impl Gen {
                     out
                 }
             },
-            Ty::Float | Ty::List(_) => vec![self.catch_all(st)],
+            Ty::Float | Ty::Dec | Ty::List(_) => vec![self.catch_all(st)],
         }
     }
 
@@ -1610,7 +1658,7 @@ impl Gen {
                     Box::new(var),
                     Box::new(self.expr(&ty, depth)),
                 ),
-                Ty::Float | Ty::Str | Ty::List(_) => {
+                Ty::Float | Ty::Dec | Ty::Str | Ty::List(_) => {
                     Expr::Bin(Op::Add, Box::new(var), Box::new(self.expr(&ty, depth)))
                 }
                 _ => {
@@ -2100,6 +2148,7 @@ impl Gen {
         match t {
             Ty::Int => Val::Int(self.lit_int() - 3),
             Ty::Float => Val::Float(*self.rng.pick(FLOATS)),
+            Ty::Dec => Val::dec_text(*self.rng.pick(DECIMALS)),
             Ty::Bool => Val::Bool(self.rng.chance(50)),
             Ty::Str => Val::Str(self.rng.pick(STRINGS).to_string()),
             Ty::List(i) => {
@@ -2147,6 +2196,7 @@ impl Gen {
             Val::Int(n) => Expr::Int(*n),
             Val::Float(x) if x.is_sign_negative() => Expr::Neg(Box::new(Expr::Float(-x))),
             Val::Float(x) => Expr::Float(*x),
+            Val::Dec(_, _, text) => Expr::DecStr(text.clone()),
             Val::Bool(b) => Expr::Bool(*b),
             Val::Str(s) => Expr::Str(s.clone()),
             Val::Unit => Expr::Int(0),
@@ -2221,6 +2271,7 @@ impl Module {
         match t {
             Ty::Int => "int".into(),
             Ty::Float => "float".into(),
+            Ty::Dec => "Decimal".into(),
             Ty::Bool => "bool".into(),
             Ty::Str => "str".into(),
             Ty::List(i) if self.seed % 4 == 3 => format!("List[{}]", self.ty(i)),
@@ -2463,6 +2514,8 @@ impl Module {
         match e {
             Expr::Int(n) => n.to_string(),
             Expr::IntMin => wrap("-9223372036854775808".into()),
+            Expr::DecStr(t) => format!("decimal({})", vox_str(t)),
+            Expr::DecOf(x) => format!("decimal({})", self.expr(x, depth, true)),
             Expr::Float(x) => {
                 let s = format!("{x:?}");
                 if s.contains(['.', 'e']) {
@@ -2607,6 +2660,7 @@ fn has_record(e: &Expr) -> bool {
         Expr::Record(..) => true,
         Expr::Paren(_) => false,
         Expr::Field(x, _, _)
+        | Expr::DecOf(x)
         | Expr::Len(x)
         | Expr::ToStr(x)
         | Expr::ToInt(x)
@@ -2663,6 +2717,8 @@ pub fn vox_str(s: &str) -> String {
 pub enum Val {
     Int(i64),
     Float(f64),
+    /// A `Decimal`: unscaled value, scale, and its text (containers compare the text).
+    Dec(i128, u32, String),
     Bool(bool),
     Str(String),
     Unit,
@@ -2671,6 +2727,46 @@ pub enum Val {
     Res(Result<Box<Val>, String>),
     Rec(usize, Vec<Val>),
     Var(usize, usize, Vec<Val>),
+}
+
+impl Val {
+    /// A decimal from valid decimal text, kept as written.
+    fn dec_text(text: &str) -> Val {
+        let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+        let digits = format!("{int}{frac}");
+        let m: i128 = digits.parse().expect("generator bug: decimal text");
+        Val::Dec(m, frac.len() as u32, text.to_string())
+    }
+
+    /// A computed decimal, written with exactly `scale` places.
+    fn dec(m: i128, scale: u32) -> Ev<Val> {
+        if m.unsigned_abs() >= 10u128.pow(30) || scale > 20 {
+            return Err(Stop::OutOfBounds("decimal size"));
+        }
+        let digits = m.unsigned_abs().to_string();
+        let text = if scale == 0 {
+            digits
+        } else {
+            let s = scale as usize;
+            let padded = format!("{digits:0>width$}", width = s + 1);
+            let (i, f) = padded.split_at(padded.len() - s);
+            format!("{i}.{f}")
+        };
+        let text = if m < 0 { format!("-{text}") } else { text };
+        Ok(Val::Dec(m, scale, text))
+    }
+}
+
+/// Two decimals at one scale.
+fn align(a: i128, sa: u32, b: i128, sb: u32) -> Ev<(i128, i128, u32)> {
+    let s = sa.max(sb);
+    let up = |m: i128, from: u32| {
+        10i128
+            .checked_pow(s - from)
+            .and_then(|k| m.checked_mul(k))
+            .ok_or(Stop::OutOfBounds("decimal size"))
+    };
+    Ok((up(a, sa)?, up(b, sb)?, s))
 }
 
 /// Why evaluation stopped without a value.
@@ -2895,6 +2991,11 @@ impl<'m> Interp<'m> {
         Ok(match e {
             Expr::Int(n) => Val::Int(*n),
             Expr::IntMin => Val::Int(i64::MIN),
+            Expr::DecStr(t) => Val::dec_text(t),
+            Expr::DecOf(x) => match self.expr(x)? {
+                Val::Int(n) => Val::dec(i128::from(n), 0)?,
+                v => panic!("generator bug: decimal of {v:?}"),
+            },
             Expr::Float(x) => Val::Float(*x),
             Expr::Str(s) => Val::Str(s.clone()),
             Expr::Bool(b) => Val::Bool(*b),
@@ -2919,23 +3020,27 @@ impl<'m> Interp<'m> {
                 Val::Str(s) => Val::Str(s),
                 Val::Int(n) => Val::Str(n.to_string()),
                 Val::Float(x) => Val::Str(x.to_string()),
+                Val::Dec(_, _, t) => Val::Str(t),
                 Val::Bool(b) => Val::Str(b.to_string()),
                 v => Val::Str(self.json(&v)),
             },
             Expr::ToInt(a) => match self.expr(a)? {
                 Val::Int(n) => Val::Int(n),
                 Val::Float(x) => Val::Int(x as i64),
+                Val::Dec(m, s, _) => Self::checked(i64::try_from(m / 10i128.pow(s)).ok())?,
                 Val::Bool(b) => Val::Int(i64::from(b)),
                 v => panic!("generator bug: int of {v:?}"),
             },
             Expr::ToFloat(a) => match self.expr(a)? {
                 Val::Int(n) => Self::float(n as f64)?,
                 Val::Float(x) => Val::Float(x),
+                Val::Dec(_, _, t) => Self::float(t.parse().expect("decimal text is a float"))?,
                 v => panic!("generator bug: float of {v:?}"),
             },
             Expr::Neg(a) => match self.expr(a)? {
                 Val::Int(n) => Self::checked(n.checked_neg())?,
                 Val::Float(x) => Val::Float(-x),
+                Val::Dec(m, s, _) => Val::dec(-m, s)?,
                 v => panic!("generator bug: neg of {v:?}"),
             },
             Expr::Not(a) => Val::Bool(!self.truth(a)?),
@@ -3002,6 +3107,7 @@ impl<'m> Interp<'m> {
         match v {
             Val::Int(n) => n.to_string(),
             Val::Float(x) => serde_json::to_string(x).expect("a finite float is JSON"),
+            Val::Dec(_, _, t) => text(t),
             Val::Bool(b) => b.to_string(),
             Val::Str(s) => text(s),
             Val::Unit => "null".into(),
@@ -3039,6 +3145,28 @@ impl<'m> Interp<'m> {
         }
         let a = self.expr(l)?;
         let b = self.expr(r)?;
+        if let (Val::Dec(x, sx, _), Val::Dec(y, sy, _)) = (&a, &b) {
+            // Decimals compare by value; arithmetic is exact.
+            let (x, y, s) = align(*x, *sx, *y, *sy)?;
+            return Ok(match op {
+                Op::Eq | Op::Is => Val::Bool(x == y),
+                Op::Ne | Op::Isnt => Val::Bool(x != y),
+                Op::Lt => Val::Bool(x < y),
+                Op::Le => Val::Bool(x <= y),
+                Op::Gt => Val::Bool(x > y),
+                Op::Ge => Val::Bool(x >= y),
+                Op::Add => Val::dec(x + y, s)?,
+                Op::Sub => Val::dec(x - y, s)?,
+                Op::Mul => {
+                    let (Val::Dec(x, sx, _), Val::Dec(y, sy, _)) = (&a, &b) else {
+                        unreachable!()
+                    };
+                    let m = x.checked_mul(*y).ok_or(Stop::OutOfBounds("decimal size"))?;
+                    Val::dec(m, sx + sy)?
+                }
+                _ => panic!("generator bug: decimal {}", op.sym()),
+            });
+        }
         Ok(match (op, a, b) {
             (Op::Eq | Op::Is, a, b) => Val::Bool(a == b),
             (Op::Ne | Op::Isnt, a, b) => Val::Bool(a != b),

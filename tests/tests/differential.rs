@@ -393,6 +393,7 @@ fn features_from_env() -> Features {
                 "local_shadows_fn" => &mut f.local_shadows_fn,
                 "call_tests" => &mut f.call_tests,
                 "paren_heads" => &mut f.paren_heads,
+                "decimal" => &mut f.decimal,
                 other => panic!("{var}: unknown generator feature `{other}`"),
             };
             *flag = on;
