@@ -2148,7 +2148,7 @@ impl Gen {
         match t {
             Ty::Int => Val::Int(self.lit_int() - 3),
             Ty::Float => Val::Float(*self.rng.pick(FLOATS)),
-            Ty::Dec => Val::dec_text(*self.rng.pick(DECIMALS)),
+            Ty::Dec => Val::dec_text(DECIMALS[self.rng.below(DECIMALS.len())]),
             Ty::Bool => Val::Bool(self.rng.chance(50)),
             Ty::Str => Val::Str(self.rng.pick(STRINGS).to_string()),
             Ty::List(i) => {
