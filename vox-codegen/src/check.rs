@@ -70,6 +70,18 @@ pub struct AiConfig {
     pub max_tokens: Option<u32>,
     /// `fallback = ["provider:model", …]`; `Some(vec![])` means none.
     pub fallback: Option<Vec<String>>,
+    /// `check = f`: a pure function taking the return type and returning
+    /// `list[str]`, the problems it finds in the value (docs/language.md,
+    /// "Checks"). Validated once every function is known.
+    pub check: Option<AiCheck>,
+}
+
+/// The function named by `@ai(check = f)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiCheck {
+    pub name: String,
+    /// The name in the decorator.
+    pub span: Span,
 }
 
 #[derive(Debug, Clone)]
@@ -120,13 +132,14 @@ const BUILTIN_TYPES: [&str; 10] = [
 ];
 const RESERVED_CTORS: [&str; 4] = ["Some", "None", "Ok", "Error"];
 const KNOWN_DECORATORS: [&str; 3] = ["ai", "uses", "test"];
-const AI_ARGS: [&str; 6] = [
+const AI_ARGS: [&str; 7] = [
     "structured_output",
     "max_iterations",
     "model",
     "temperature",
     "max_tokens",
     "fallback",
+    "check",
 ];
 const MAX_ITERATIONS_LIMIT: i64 = 100;
 /// The most `max_tokens` may be (no model answers with more).
@@ -283,6 +296,7 @@ pub fn check_module(
         c.check_fn_body(i);
     }
     c.check_effects();
+    c.check_ai_checks();
     c.check_schema_limits();
     c.info
 }
@@ -847,6 +861,7 @@ impl<'a> Checker<'a> {
             temperature: None,
             max_tokens: None,
             fallback: None,
+            check: None,
         };
         if f.ret.is_none() || matches!(ret, Ty::Unit) {
             self.err(
@@ -865,7 +880,7 @@ impl<'a> Checker<'a> {
                 )
                 .hint(
                     "`@ai` takes `structured_output`, `max_iterations`, `model`, `temperature`, \
-                     `max_tokens` and `fallback`",
+                     `max_tokens`, `fallback` and `check`",
                 );
                 if let Some(s) = did_you_mean(name, AI_ARGS) {
                     e = e.fix(format!("replace with `{s}`"), a.name.span, s);
@@ -990,6 +1005,16 @@ impl<'a> Checker<'a> {
                     "a list of `\"provider:model\"` strings, e.g. `fallback = [\"openai:gpt-4o-mini\"]`",
                 ),
                 ("model", _) => wrong_kind(self, "a string, e.g. `model = \"gpt-4o-mini\"`"),
+                ("check", DecoratorValueKind::Type(t)) if t.args.is_empty() => {
+                    cfg.check = Some(AiCheck {
+                        name: t.name.name.clone(),
+                        span: value.span,
+                    });
+                }
+                ("check", _) => wrong_kind(
+                    self,
+                    "the name of a function, e.g. `check = invoice_ok`",
+                ),
                 ("temperature", DecoratorValueKind::Float(x)) => {
                     self.temperature(&mut cfg, *x, value.span)
                 }
@@ -1205,6 +1230,100 @@ impl<'a> Checker<'a> {
             .label(problems.join("; "));
             d = d.hint("flatten nested records, or split the call into several `@ai` functions with smaller return types");
             self.err(d);
+        }
+    }
+
+    /// `@ai(check = f)`: `f` exists, takes exactly the function's return
+    /// type, returns `list[str]`, and does not use the network (checks run
+    /// on every reply and under the fixture provider; docs/language.md,
+    /// "Checks").
+    fn check_ai_checks(&mut self) {
+        let list_str = Ty::List(Box::new(Ty::Str));
+        for i in 0..self.info.fns.len() {
+            let f = &self.info.fns[i];
+            let Some(check) = f.ai.as_ref().and_then(|ai| ai.check.clone()) else {
+                continue;
+            };
+            let ret = f.ret.clone();
+            let ai_name = f.name.clone();
+            let Some(&ci) = self.fn_index.get(&check.name) else {
+                let names: Vec<&str> = self
+                    .info
+                    .fns
+                    .iter()
+                    .filter(|g| g.ai.is_none() && !g.test)
+                    .map(|g| g.name.as_str())
+                    .collect();
+                let mut e = Diagnostic::error(
+                    Code::AiInvalidCheck,
+                    check.span,
+                    format!("`check` names `{}`, which is not a function", check.name),
+                )
+                .hint(format!(
+                    "declare `fn {}(value: {}) to list[str]` returning the problems it finds (empty when the value is fine)",
+                    check.name,
+                    self.show(&ret)
+                ));
+                if let Some(s) = did_you_mean(&check.name, names) {
+                    e = e.fix(format!("replace with `{s}`"), check.span, s);
+                }
+                self.err(e);
+                continue;
+            };
+            let callee = &self.info.fns[ci];
+            let decl_span = fn_decl(self.module, callee.item).map(|d| d.name.span);
+            let wanted = format!("fn {}(value: {}) to list[str]", check.name, self.show(&ret));
+            let mut problem = None;
+            if callee.test || callee.ai.is_some() || ci == i {
+                problem = Some((
+                    format!("`check` must name a plain function, not the `@{}` function `{}`", if callee.test { "test" } else { "ai" }, callee.name),
+                    None,
+                ));
+            } else if callee.params.len() != 1 || callee.params[0].1 != ret {
+                let found = callee
+                    .params
+                    .iter()
+                    .map(|(_, t)| self.show(t))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                problem = Some((
+                    format!(
+                        "the check `{}` must take one parameter, the `{}` the model produced; it takes ({found})",
+                        check.name,
+                        self.show(&ret)
+                    ),
+                    Some((format!("({})", self.show(&ret)), format!("({found})"))),
+                ));
+            } else if callee.ret != list_str {
+                problem = Some((
+                    format!(
+                        "the check `{}` must return `list[str]`, the problems it finds; it returns `{}`",
+                        check.name,
+                        self.show(&callee.ret)
+                    ),
+                    Some(("list[str]".to_string(), self.show(&callee.ret))),
+                ));
+            } else if callee.net {
+                problem = Some((
+                    format!(
+                        "the check `{}` uses the network; a check must be a pure function",
+                        check.name
+                    ),
+                    None,
+                ));
+            }
+            if let Some((message, types)) = problem {
+                let mut e = Diagnostic::error(Code::AiInvalidCheck, check.span, message)
+                    .label(format!("checks the values of `{ai_name}`"))
+                    .hint(format!("a check is `{wanted}`, returning the problems it finds (empty when the value is fine)"));
+                if let Some((expected, found)) = types {
+                    e = e.types(expected, found);
+                }
+                if let Some(span) = decl_span {
+                    e = e.related(span, "defined here");
+                }
+                self.err(e);
+            }
         }
     }
 

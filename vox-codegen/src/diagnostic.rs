@@ -91,6 +91,7 @@ codes! {
     AiDuplicateArgument = "vox/ai/duplicate-argument": "an `@ai(...)` argument given twice",
     AiInvalidValue = "vox/ai/invalid-value": "an `@ai(...)` argument with a value of the wrong kind or out of range",
     AiMissingReturnType = "vox/ai/missing-return-type": "an `@ai` function without a return type for the model to produce",
+    AiInvalidCheck = "vox/ai/invalid-check": "an `@ai(check = f)` naming no function, a function that does not take the return type and return `list[str]`, or one that uses the network",
     SchemaLimit = "vox/ai/schema-limit": "an `@ai` return type whose JSON Schema exceeds a strict-mode limit (nesting depth, property count, enum values, text size)",
     MissingUses = "vox/effect/missing-uses": "a function that uses the network (an `@ai` function or a caller of one) without `@uses(net)`",
     UnknownEffect = "vox/effect/unknown" [warning]: "an `@uses(...)` effect the compiler does not know",

@@ -406,9 +406,27 @@ impl<'a> Emitter<'a> {
                 let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));
             }
             out.push_str(";\n");
-            out.push_str("    ::vox_runtime::call_ai(&VOX_AI, VOX_ARGS, async move {\n");
-            out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
-            out.push_str("    })\n    .await\n}\n\n");
+            match &ai.check {
+                // `@ai(check = f)`: the runtime runs `f` on each parsed
+                // value (docs/runtime.md, "Checks").
+                Some(check) => {
+                    out.push_str(
+                        "    ::vox_runtime::call_ai_checked(&VOX_AI, VOX_ARGS, async move {\n",
+                    );
+                    out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
+                    let _ = writeln!(
+                        out,
+                        "    }}, |vox_value: &{ret}| self::{}(::std::clone::Clone::clone(vox_value)))",
+                        rust_ident(&check.name)
+                    );
+                    out.push_str("    .await\n}\n\n");
+                }
+                None => {
+                    out.push_str("    ::vox_runtime::call_ai(&VOX_AI, VOX_ARGS, async move {\n");
+                    out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
+                    out.push_str("    })\n    .await\n}\n\n");
+                }
+            }
         } else {
             out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 1));
             out.push_str("}\n\n");

@@ -88,6 +88,7 @@ fn kitchen_sink_module() {
         names,
         [
             "more-vox/recursion.vox",
+            "vox/checks.vox",
             "vox/keywords.vox",
             "vox/shapes.vox"
         ]
