@@ -1276,7 +1276,11 @@ impl<'a> Checker<'a> {
             let mut problem = None;
             if callee.test || callee.ai.is_some() || ci == i {
                 problem = Some((
-                    format!("`check` must name a plain function, not the `@{}` function `{}`", if callee.test { "test" } else { "ai" }, callee.name),
+                    format!(
+                        "`check` must name a plain function, not the `@{}` function `{}`",
+                        if callee.test { "test" } else { "ai" },
+                        callee.name
+                    ),
                     None,
                 ));
             } else if callee.params.len() != 1 || callee.params[0].1 != ret {
