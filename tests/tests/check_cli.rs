@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use serde_json::Value;
 use vox_e2e::{cargo_vox, copy_fixture, json_lines, run, work_dir, workspace_root, Run, QUICK};
+use vox_metadata::{DiagnosticPayload, Envelope};
 
 /// Runs `cargo-vox ARGS` in `dir`; under `--json`, every stdout line must be JSON.
 fn vox(dir: &Path, args: &[&str]) -> Run {
@@ -21,22 +21,31 @@ fn vox(dir: &Path, args: &[&str]) -> Run {
     r
 }
 
-/// The single envelope a `--json` check prints.
-fn envelope(r: &Run) -> Value {
-    let lines = json_lines(r);
+/// The single envelope a `--json` check prints, read with the published
+/// types (which check `envelope_version`).
+fn envelope(r: &Run) -> Envelope {
+    let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
-    let env = lines.into_iter().next().unwrap();
-    assert_eq!(env["envelope_version"], 1, "{env}");
-    assert_eq!(env["command"], "check", "{env}");
+    let env = Envelope::from_line(lines[0])
+        .unwrap_or_else(|e| panic!("not a version-1 envelope ({e})\n{}", r.dump()));
+    assert_eq!(env.command, "check", "{env:?}");
+    assert_eq!(
+        env.error_count,
+        env.diagnostics.iter().filter(|d| d.is_error()).count(),
+        "{env:?}"
+    );
+    assert_eq!(
+        env.warning_count,
+        env.diagnostics.len() - env.error_count,
+        "{env:?}"
+    );
     env
 }
 
-fn diagnostics_with_code<'a>(env: &'a Value, code: &str) -> Vec<&'a Value> {
-    env["diagnostics"]
-        .as_array()
-        .expect("diagnostics is an array")
+fn diagnostics_with_code<'a>(env: &'a Envelope, code: &str) -> Vec<&'a DiagnosticPayload> {
+    env.diagnostics
         .iter()
-        .filter(|d| d["error_code"] == code)
+        .filter(|d| d.error_code.as_deref() == Some(code))
         .collect()
 }
 
@@ -65,10 +74,10 @@ fn valid_module_passes_in_both_modes() {
         r.assert_code(0);
         assert_eq!(r.stdout.lines().count(), 1, "one line\n{}", r.dump());
         let env = envelope(&r);
-        assert_eq!(env["ok"], true, "{env}");
-        assert_eq!(env["error_count"], 0, "{env}");
-        assert_eq!(env["warning_count"], 0, "{env}");
-        assert_eq!(env["diagnostics"], serde_json::json!([]), "{env}");
+        assert!(env.ok, "{env:?}");
+        assert_eq!(env.error_count, 0, "{env:?}");
+        assert_eq!(env.warning_count, 0, "{env:?}");
+        assert!(env.diagnostics.is_empty(), "{env:?}");
     }
     let human = vox(&root, &["check", "fixtures/valid/invoice.vox"]);
     human.assert_code(0);
@@ -86,10 +95,10 @@ fn cargo_subcommand_form_works() {
     let root = workspace_root();
     let r = vox(&root, &["vox", "check", "--json", "fixtures/valid"]);
     r.assert_code(0);
-    assert_eq!(envelope(&r)["ok"], true);
+    assert!(envelope(&r).ok);
     let r = vox(&root, &["vox", "--json", "check", "fixtures/valid"]);
     r.assert_code(0);
-    assert_eq!(envelope(&r)["ok"], true);
+    assert!(envelope(&r).ok);
 }
 
 #[test]
@@ -100,35 +109,35 @@ fn errors_are_reported_precisely() {
     let r = vox(&dir, &["check", "--json", "broken.vox"]);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
-    assert_eq!(env["error_count"], 2, "{env}");
-    assert_eq!(env["file_path"], "broken.vox", "{env}");
+    assert!(!env.ok, "{env:?}");
+    assert_eq!(env.error_count, 2, "{env:?}");
+    assert_eq!(env.file_path, "broken.vox", "{env:?}");
 
     let unknown = diagnostics_with_code(&env, "vox/type/unknown-field");
-    assert_eq!(unknown.len(), 1, "{env}");
+    assert_eq!(unknown.len(), 1, "{env:?}");
     let d = unknown[0];
-    assert_eq!(d["severity"], "error");
-    assert_eq!(d["source"], "vox");
-    assert_eq!(d["file_path"], "broken.vox");
-    assert_eq!(d["span"]["start_line"], 6);
-    assert_eq!(d["span"]["start_col"], 16);
+    assert_eq!(d.severity, "error");
+    assert_eq!(d.source, "vox");
+    assert_eq!(d.file_path, "broken.vox");
+    assert_eq!(d.span.start_line, 6);
+    assert_eq!(d.span.start_col, 16);
     assert!(
-        d["correction_hints"].to_string().contains("vendor"),
-        "did-you-mean hint: {d}"
+        d.correction_hints.iter().any(|h| h.contains("vendor")),
+        "did-you-mean hint: {d:?}"
     );
-    let fix = &d["suggested_fixes"][0];
-    assert_eq!(fix["applicability"], "machine-applicable", "{d}");
-    assert_eq!(fix["edits"][0]["replacement"], "vendor", "{d}");
-    assert_eq!(fix["edits"][0]["file_path"], "broken.vox", "{d}");
-    assert_eq!(fix["edits"][0]["span"]["start_line"], 6, "{d}");
+    let fix = &d.suggested_fixes[0];
+    assert_eq!(fix.applicability, "machine-applicable", "{d:?}");
+    assert_eq!(fix.edits[0].replacement, "vendor", "{d:?}");
+    assert_eq!(fix.edits[0].file_path, "broken.vox", "{d:?}");
+    assert_eq!(fix.edits[0].span.start_line, 6, "{d:?}");
 
     let mismatch = diagnostics_with_code(&env, "vox/type/mismatch");
-    assert_eq!(mismatch.len(), 1, "{env}");
+    assert_eq!(mismatch.len(), 1, "{env:?}");
     let d = mismatch[0];
-    assert_eq!(d["file_path"], "broken.vox");
-    assert_eq!(d["span"]["start_line"], 10);
-    assert_eq!(d["expected_type"], "int");
-    assert_eq!(d["found_type"], "str");
+    assert_eq!(d.file_path, "broken.vox");
+    assert_eq!(d.span.start_line, 10);
+    assert_eq!(d.expected_type.as_deref(), Some("int"));
+    assert_eq!(d.found_type.as_deref(), Some("str"));
 
     // The same facts for people, on stderr only.
     let h = vox(&dir, &["check", "broken.vox"]);
@@ -183,13 +192,13 @@ fn errors_in_several_files_form_one_module() {
     let r = vox(&dir, &["--json", "check", "vox"]);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["error_count"], 1, "{env}");
-    let d = &env["diagnostics"][0];
-    assert_eq!(d["error_code"], "vox/type/mismatch", "{d}");
-    assert_eq!(d["file_path"], "vox/use.vox", "{d}");
-    assert_eq!(d["span"]["start_line"], 6, "{d}");
-    assert_eq!(d["expected_type"], "bool", "{d}");
-    assert_eq!(d["found_type"], "int", "{d}");
+    assert_eq!(env.error_count, 1, "{env:?}");
+    let d = &env.diagnostics[0];
+    assert_eq!(d.error_code.as_deref(), Some("vox/type/mismatch"), "{d:?}");
+    assert_eq!(d.file_path, "vox/use.vox", "{d:?}");
+    assert_eq!(d.span.start_line, 6, "{d:?}");
+    assert_eq!(d.expected_type.as_deref(), Some("bool"), "{d:?}");
+    assert_eq!(d.found_type.as_deref(), Some("int"), "{d:?}");
 }
 
 #[test]
@@ -207,9 +216,9 @@ fn missing_path_is_a_usage_error() {
     let r = vox(&dir, &["--json", "check", "does-not-exist.vox"]);
     r.assert_code(2);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
-    let message = env["message"].as_str().expect("a message");
-    assert!(message.contains("does-not-exist.vox"), "{env}");
+    assert!(!env.ok, "{env:?}");
+    let message = env.message.as_deref().expect("a message");
+    assert!(message.contains("does-not-exist.vox"), "{env:?}");
 
     let r = vox(
         &dir,
@@ -217,8 +226,8 @@ fn missing_path_is_a_usage_error() {
     );
     r.assert_code(2);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
-    assert!(env["message"].as_str().is_some(), "{env}");
+    assert!(!env.ok, "{env:?}");
+    assert!(env.message.as_deref().is_some(), "{env:?}");
 }
 
 #[test]
@@ -239,10 +248,10 @@ fn invalid_utf8_and_nul_bytes_are_diagnostics() {
         let r = vox(&dir, &["check", "--json", file]);
         r.assert_code(1);
         let env = envelope(&r);
-        assert_eq!(env["ok"], false, "{env}");
+        assert!(!env.ok, "{env:?}");
         let utf8 = diagnostics_with_code(&env, "vox/syntax/invalid-utf8");
-        assert!(!utf8.is_empty(), "{file}: {env}");
-        assert_eq!(utf8[0]["file_path"], file, "{env}");
+        assert!(!utf8.is_empty(), "{file}: {env:?}");
+        assert_eq!(utf8[0].file_path, file, "{env:?}");
         let h = vox(&dir, &["check", file]);
         h.assert_code(1);
         assert!(
@@ -256,7 +265,7 @@ fn invalid_utf8_and_nul_bytes_are_diagnostics() {
         "vox/syntax/invalid-utf8",
     )[0]
     .clone();
-    assert_eq!(d["span"]["start_line"], 4, "{d}");
+    assert_eq!(d.span.start_line, 4, "{d:?}");
 }
 
 #[test]
@@ -278,11 +287,8 @@ fn package_mode_reads_metadata_sources() {
     let r = vox(&root, &["--manifest-path", manifest, "check", "--json"]);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["ok"], true, "{env}");
-    assert!(
-        env["file_path"].as_str().unwrap().ends_with("Cargo.toml"),
-        "{env}"
-    );
+    assert!(env.ok, "{env:?}");
+    assert!(env.file_path.ends_with("Cargo.toml"), "{env:?}");
     let h = vox(&root, &["check", "--manifest-path", manifest]);
     h.assert_code(0);
     assert!(
@@ -312,23 +318,23 @@ fn package_mode_reads_metadata_sources() {
     r.assert_code(1);
     let env = envelope(&r);
     let mismatch = diagnostics_with_code(&env, "vox/type/mismatch");
-    assert_eq!(mismatch.len(), 1, "{env}");
-    let path = mismatch[0]["file_path"].as_str().unwrap();
+    assert_eq!(mismatch.len(), 1, "{env:?}");
+    let path = mismatch[0].file_path.as_str();
     assert!(
         path.ends_with("more-vox/broken.vox"),
-        "diagnostic names the file in more-vox: {env}"
+        "diagnostic names the file in more-vox: {env:?}"
     );
-    assert_eq!(mismatch[0]["span"]["start_line"], 2, "{env}");
+    assert_eq!(mismatch[0].span.start_line, 2, "{env:?}");
 
     // With no paths and no manifest, the package around the current directory.
     let r = vox(&copy, &["--json", "check"]);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["error_count"], 1, "{env}");
+    assert_eq!(env.error_count, 1, "{env:?}");
     assert_eq!(
-        diagnostics_with_code(&env, "vox/type/mismatch")[0]["file_path"],
+        diagnostics_with_code(&env, "vox/type/mismatch")[0].file_path,
         "more-vox/broken.vox",
-        "{env}"
+        "{env:?}"
     );
     let r = vox(&copy.join("src"), &["check", "--json"]);
     r.assert_code(1);
@@ -336,7 +342,7 @@ fn package_mode_reads_metadata_sources() {
     // invoice-app has no metadata: `vox/` is the default.
     let r = vox(&root.join("fixtures/invoice-app"), &["check", "--json"]);
     r.assert_code(0);
-    assert_eq!(envelope(&r)["ok"], true);
+    assert!(envelope(&r).ok);
     let h = vox(&root.join("fixtures/invoice-app"), &["check"]);
     h.assert_code(0);
     assert!(
@@ -371,10 +377,10 @@ fn package_mode_reads_metadata_sources() {
     );
     r.assert_code(2);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
+    assert!(!env.ok, "{env:?}");
     assert!(
-        env["message"].as_str().unwrap().contains("does-not-exist"),
-        "{env}"
+        env.message.as_deref().unwrap().contains("does-not-exist"),
+        "{env:?}"
     );
     let h = vox(&root, &["check", "-p", "does-not-exist"]);
     h.assert_code(2);
@@ -404,6 +410,6 @@ fn whole_workspace_check_names_the_workspace_manifest() {
     let r = vox(&root, &["check", "--json"]);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["ok"], true, "{env}");
-    assert_eq!(env["file_path"], "Cargo.toml", "{env}");
+    assert!(env.ok, "{env:?}");
+    assert_eq!(env.file_path, "Cargo.toml", "{env:?}");
 }

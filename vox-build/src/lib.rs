@@ -37,10 +37,12 @@
 //! - diagnostics are rendered like rustc's on stderr, warnings also reach
 //!   `cargo build` through `cargo:warning`, and errors end the build script
 //!   with a one-line summary (exit status 1, never a panic);
-//! - the generated Rust is written to `OUT_DIR/<out_name>.rs`, and a
-//!   machine-readable report of the diagnostics to `OUT_DIR/vox-report.json`
-//!   (see [`REPORT_FILE`]), both atomically and only when their content
-//!   changed. Nothing is written outside `OUT_DIR`.
+//! - the generated Rust is written to `OUT_DIR/<out_name>.rs` (atomically
+//!   and only when its content changed), and a machine-readable report of
+//!   the diagnostics to `OUT_DIR/vox-report.json`, or
+//!   `OUT_DIR/vox-report-<out_name>.json` for another output name (see
+//!   [`report_file_name`]), atomically on every run. Nothing is written
+//!   outside `OUT_DIR`.
 
 pub mod layout;
 pub mod manifest;
@@ -51,13 +53,32 @@ use std::path::{Path, PathBuf};
 pub use layout::{LayoutError, SourceLayout};
 use vox_codegen::json::Json;
 
-/// Name of the diagnostics report written to `OUT_DIR`.
+/// Name of the diagnostics report written to `OUT_DIR` for the default
+/// output name ([`DEFAULT_OUT_NAME`]); see [`report_file_name`] for others.
 ///
-/// A JSON object: `report_version` (1), `package`, `manifest_dir`, `ok`,
-/// `error_count`, `warning_count`, `files` (package-relative paths) and
-/// `diagnostics` (SPEC §8 diagnostic payloads, `file_path` relative to the
-/// package root).
+/// A JSON object: `report_version` ([`REPORT_VERSION`]), `package`,
+/// `manifest_dir`, `out_name`, `run` (the same for every report one run of
+/// the build script writes), `ok`, `error_count`, `warning_count`, `files`
+/// (package-relative paths) and `diagnostics` (the diagnostic payloads of
+/// `cargo vox check --json`, `file_path` relative to the package root). The
+/// `vox-metadata` crate defines the format as Rust types (`Report`); a test
+/// keeps the two in step.
 pub const REPORT_FILE: &str = "vox-report.json";
+
+/// Version of the report format: bumped only for incompatible changes.
+pub const REPORT_VERSION: u32 = 1;
+
+/// The report file of the output `out_name`: [`REPORT_FILE`] for
+/// [`DEFAULT_OUT_NAME`], `vox-report-<out_name>.json` for any other, so
+/// `Builder`s with different output names in one build script keep one
+/// report each.
+pub fn report_file_name(out_name: &str) -> String {
+    if out_name == DEFAULT_OUT_NAME {
+        REPORT_FILE.to_string()
+    } else {
+        format!("vox-report-{out_name}.json")
+    }
+}
 
 /// Default name of the generated file: `OUT_DIR/vox_generated.rs`.
 pub const DEFAULT_OUT_NAME: &str = "vox_generated";
@@ -258,8 +279,8 @@ impl Builder {
             self.print_diagnostics(&checked);
         }
         let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
-        let report = report_json(&package, &manifest_dir, &names, &checked);
-        let report_path = out_dir.join(REPORT_FILE);
+        let report = report_json(&package, &manifest_dir, &out_name, &names, &checked);
+        let report_path = out_dir.join(report_file_name(&out_name));
         write_if_changed(&report_path, report.to_compact().as_bytes())?;
         if errors > 0 {
             return Err(Error::Diagnostics { errors, warnings });
@@ -316,13 +337,16 @@ fn env_path(var: &'static str, setter: &'static str) -> Result<PathBuf, Error> {
 fn report_json(
     package: &str,
     manifest_dir: &Path,
+    out_name: &str,
     names: &[String],
     checked: &vox_codegen::Checked,
 ) -> Json {
     Json::obj([
-        ("report_version", Json::Int(1)),
+        ("report_version", Json::Int(i64::from(REPORT_VERSION))),
         ("package", Json::str(package)),
         ("manifest_dir", Json::str(manifest_dir.to_string_lossy())),
+        ("out_name", Json::str(out_name)),
+        ("run", Json::str(run_id())),
         ("ok", Json::Bool(!checked.has_errors())),
         ("error_count", Json::Int(checked.error_count() as i64)),
         ("warning_count", Json::Int(checked.warning_count() as i64)),
@@ -341,6 +365,23 @@ fn report_json(
             ),
         ),
     ])
+}
+
+/// The same for every report this process writes, different for every
+/// run of the build script: lets a reader of `OUT_DIR` tell the reports of
+/// the last run from ones an earlier run left (an output name no longer
+/// used). Being new each run, it also makes every run rewrite its reports.
+fn run_id() -> &'static str {
+    static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            h.write_u128(t.as_nanos());
+        }
+        format!("{:016x}", h.finish())
+    })
 }
 
 /// Writes atomically (temporary file + rename), and only when the content
@@ -496,6 +537,57 @@ mod tests {
         let report = std::fs::read_to_string(out.join(REPORT_FILE)).unwrap();
         assert!(report.contains("vox/type/mismatch"), "{report}");
         assert!(report.contains("\"file_path\":\"vox/a.vox\""), "{report}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// Regression: two `Builder`s with different output names in one build
+    /// script wrote the same `vox-report.json`, the second overwriting the
+    /// first's diagnostics. Each output now has its own report, and both
+    /// carry the same `run`.
+    #[test]
+    fn each_output_name_has_its_own_report() {
+        let root = temp_dir("two-builders");
+        std::fs::create_dir_all(root.join("vox")).unwrap();
+        std::fs::create_dir_all(root.join("prompts")).unwrap();
+        std::fs::write(root.join("vox/a.vox"), "fn f() to int { return \"x\" }\n").unwrap();
+        std::fs::write(
+            root.join("prompts/p.vox"),
+            "fn g() to int {\n    let unused = 1\n    return 2\n}\n",
+        )
+        .unwrap();
+        let out = root.join("out");
+        let first = Builder::new()
+            .manifest_dir(&root)
+            .out_dir(&out)
+            .quiet()
+            .try_compile();
+        assert!(matches!(first, Err(Error::Diagnostics { errors: 1, .. })));
+        let second = Builder::new()
+            .manifest_dir(&root)
+            .out_dir(&out)
+            .source_dir("prompts")
+            .out_name("prompts")
+            .quiet()
+            .try_compile()
+            .unwrap();
+        assert_eq!(second.report, out.join("vox-report-prompts.json"));
+        assert_eq!(second.generated, out.join("prompts.rs"));
+
+        let default = std::fs::read_to_string(out.join(REPORT_FILE)).unwrap();
+        assert!(default.contains("vox/type/mismatch"), "{default}");
+        assert!(
+            default.contains("\"out_name\":\"vox_generated\""),
+            "{default}"
+        );
+        let prompts = std::fs::read_to_string(&second.report).unwrap();
+        assert!(prompts.contains("vox/lint/unused-variable"), "{prompts}");
+        assert!(!prompts.contains("vox/type/mismatch"), "{prompts}");
+        assert!(prompts.contains("\"out_name\":\"prompts\""), "{prompts}");
+        let run = |text: &str| {
+            let at = text.find("\"run\":\"").unwrap() + 7;
+            text[at..at + 16].to_string()
+        };
+        assert_eq!(run(&default), run(&prompts), "one run, one id");
         let _ = std::fs::remove_dir_all(&root);
     }
 
