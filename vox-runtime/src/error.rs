@@ -55,7 +55,9 @@ pub enum Error {
         function: String,
         /// How many attempts (requests answered by the model) were made.
         attempts: u32,
-        /// Why the last reply was rejected (e.g. serde_json's error text).
+        /// Why the last reply was rejected: every problem by JSON path in
+        /// schema terms, the check's problems, a refusal, a cut-off reply…
+        /// (docs/runtime.md, "Corrections"); the text the model was given.
         last_error: String,
         /// The last reply's content, truncated.
         last_reply: String,

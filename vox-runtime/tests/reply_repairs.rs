@@ -159,3 +159,64 @@ async fn the_last_error_lists_every_problem_by_path() {
     // The same text was the correction of the first attempt.
     assert!(correction(&server).unwrap().contains(last_error.as_str()));
 }
+
+/// Repairs read each provider's answer the same way: Anthropic's forced
+/// tool input, Gemini's text parts and Ollama's message content.
+#[tokio::test]
+async fn repairs_apply_to_every_providers_answer() {
+    use vox_runtime::{Client, Config, Provider};
+    let sloppy: serde_json::Value = serde_json::from_str(
+        &GOOD
+            .replace(r#""quantity":2"#, r#""quantity":"2""#)
+            .replace(r#""kind":"Open""#, r#""kind":"open""#),
+    )
+    .unwrap();
+    let sloppy_text = format!("Here you go: {sloppy}");
+    let replies = [
+        (
+            Provider::Anthropic,
+            Reply::json(
+                200,
+                &serde_json::json!({"id": "msg_1", "type": "message", "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "extract_invoice",
+                        "input": sloppy}], "stop_reason": "tool_use"}),
+            ),
+        ),
+        (
+            Provider::Gemini,
+            Reply::json(
+                200,
+                &serde_json::json!({"candidates": [{"content": {"role": "model",
+                    "parts": [{"text": sloppy_text}]}, "finishReason": "STOP"}]}),
+            ),
+        ),
+        (
+            Provider::Ollama,
+            Reply::json(
+                200,
+                &serde_json::json!({"model": "m", "message": {"role": "assistant",
+                    "content": sloppy_text}, "done": true, "done_reason": "stop"}),
+            ),
+        ),
+    ];
+    for (provider, reply) in replies {
+        let server = FakeServer::start(vec![reply], Reply::raw(500, "")).await;
+        let client = Client::new(
+            Config::builder(provider)
+                .base_url(server.base_url())
+                .api_key("sk-repair-test-1234")
+                .max_transport_retries(0)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+        let invoice: Invoice = client
+            .call_ai(&EXTRACT, Args::new(), async {
+                Err(Error::Config("the fixture must not run".into()))
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{provider}: {e}"));
+        assert_eq!(invoice, expected(), "{provider}");
+        assert_eq!(server.request_count(), 1, "{provider}");
+    }
+}
