@@ -40,6 +40,22 @@ impl Reporter {
             emit_line(&env.to_line());
             return;
         }
+        // Vox and rustc diagnostics were rendered by whoever produced them
+        // (the frontend, the build script, rustc); `cargo vox`'s own (a
+        // report it could not read) only exist here.
+        for d in env
+            .diagnostics
+            .iter()
+            .filter(|d| d.source == vox_metadata::source::CARGO_VOX)
+        {
+            let code = d.error_code.as_deref().unwrap_or("cargo-vox");
+            let severity = if self.color && d.is_error() {
+                format!("\x1b[1;31m{}\x1b[0m", d.severity)
+            } else {
+                d.severity.clone()
+            };
+            eprintln!("{severity}[{code}]: {}\n --> {}", d.message, d.file_path);
+        }
         let summary = vox_codegen::diagnostic::summary(env.error_count, env.warning_count);
         let (label, color) = if env.ok {
             ("ok", "1;32")

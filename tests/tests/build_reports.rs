@@ -86,4 +86,41 @@ fn two_builders_keep_their_own_reports() {
         !reports_named("vox-report-prompts.json").is_empty(),
         "the old output's report is still there (and must not be read)"
     );
+
+    // A report that cannot be read (here: of a newer format) used to be
+    // skipped: its diagnostics vanished and the build said ok. Now it is an
+    // error, under `--json` and for people. Nothing reruns (cargo does not
+    // watch the report), so the build is fresh and reads the same OUT_DIR.
+    let current = reports_named("vox-report.json");
+    assert!(!current.is_empty());
+    for path in &current {
+        let text = std::fs::read_to_string(path).unwrap();
+        std::fs::write(
+            path,
+            text.replace("\"report_version\":1", "\"report_version\":99"),
+        )
+        .unwrap();
+    }
+    let (r, env) = build(&root);
+    r.assert_code(1);
+    assert!(!env.ok, "{}", r.dump());
+    let invalid = with_code(&env, vox_metadata::codes::INVALID_REPORT);
+    assert_eq!(invalid.len(), 1, "{}", r.dump());
+    assert_eq!(env.error_count, 1, "{}", r.dump());
+    assert_eq!(invalid[0].source, "cargo-vox");
+    assert_eq!(invalid[0].package.as_deref(), Some("two-outputs"));
+    assert!(
+        invalid[0].file_path.ends_with("vox-report.json")
+            && invalid[0].message.contains("report_version"),
+        "{}",
+        r.dump()
+    );
+    let human = run(cargo_vox(&root).arg("build"), BUILD);
+    human.assert_code(1);
+    assert!(
+        human.stderr.contains("error[cargo-vox/invalid-report]")
+            && human.stderr.contains("report_version"),
+        "{}",
+        human.dump()
+    );
 }
