@@ -11,7 +11,9 @@
 //! Modules, in the order a call goes through them: `config` (which server),
 //! `ai_function` (what is asked), `prompt` (the conversation and request
 //! body), `transport` (HTTP, retries), `in_flight` (the concurrency cap and
-//! request timeouts), `reply` (judging an answer), `redact` (credentials
+//! request timeouts), `reply` (judging an answer), `repair` (unambiguous
+//! repairs of a reply that does not fit), `correction` (what is wrong with
+//! it, by JSON path), `validator` (checks of the value), `redact` (credentials
 //! out of anything a server sent back),
 //! `client` (the re-prompt loop), plus [`builtins`], [`arith`] (checked
 //! `int` arithmetic) and [`decimal`] for generated code.
