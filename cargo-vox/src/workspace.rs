@@ -124,6 +124,30 @@ pub struct Member {
     pub doctests: bool,
 }
 
+impl Workspace {
+    /// What is known without `cargo metadata`: the manifest as given, no
+    /// members. For reporting a command that was interrupted before the
+    /// workspace could be read.
+    pub fn unread(global: &GlobalArgs) -> Workspace {
+        let manifest = global
+            .manifest_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("Cargo.toml"));
+        let root = manifest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Workspace {
+            target_dir: root.join("target"),
+            root,
+            manifest_label: crate::check::display_path(&manifest),
+            vox_packages: Vec::new(),
+            members: Vec::new(),
+        }
+    }
+}
+
 pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
     let meta = metadata(global)?;
     let manifest = match (&global.package, meta.root_package()) {

@@ -575,16 +575,47 @@ fn cargo_failures_still_end_with_one_envelope() {
 #[cfg(unix)]
 #[test]
 fn interrupt_reaches_cargo_and_the_envelope_still_prints() {
+    let root = copy_fixture("lane/app", "lane-interrupt");
+    let bin = work_dir("lane-interrupt-cargo");
+    let slow = fake_cargo(&bin, "slow-cargo", "echo vox-test-started >&2\nsleep 60");
+    interrupt_build(&root, &slow);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_build_does_not_ask_cargo_metadata_again() {
+    // `cargo metadata` that never answers (as when it waits on a lock that
+    // another cargo holds): the interrupt stops it with the build, and the
+    // envelope must not wait for a second one.
+    let root = copy_fixture("lane/app", "lane-interrupt-metadata");
+    let bin = work_dir("lane-interrupt-metadata-cargo");
+    let path = bin.join("stuck-cargo");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\nif [ \"$1\" != metadata ]; then echo vox-test-started >&2; fi\nsleep 60\n",
+    )
+    .expect("write fake cargo");
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .expect("make fake cargo executable");
+    }
+    interrupt_build(&root, &path);
+}
+
+/// Runs `cargo vox --json build` with `cargo` as CARGO, sends SIGINT to its
+/// process group once the fake cargo has started, and checks that one
+/// envelope reports the interruption promptly.
+#[cfg(unix)]
+fn interrupt_build(root: &Path, cargo: &Path) {
     use std::io::{BufRead as _, BufReader, Read as _};
     use std::os::unix::process::CommandExt as _;
     use std::process::Stdio;
 
-    let root = copy_fixture("lane/app", "lane-interrupt");
-    let bin = work_dir("lane-interrupt-cargo");
-    let slow = fake_cargo(&bin, "slow-cargo", "echo vox-test-started >&2\nsleep 60");
-    let mut cmd = cargo_vox(&root);
+    let slow = cargo;
+    let mut cmd = cargo_vox(root);
     cmd.args(["--json", "build"])
-        .env("CARGO", &slow)
+        .env("CARGO", slow)
         .process_group(0)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -90,9 +90,14 @@ fn cargo_beside_metadata(
     let pending = PendingWorkspace::start(global);
     let run = run_cargo(cargo_args, &pending, global.json);
     let workspace = match pending.into_result() {
-        // `cargo metadata` ran beside the build, so whatever stopped the
-        // build (a Ctrl-C reaches the whole process group) may have stopped
-        // it too: ask once more, now that cargo is done.
+        // Interrupted (a Ctrl-C reaches the whole process group, so `cargo
+        // metadata` died too): report now. Asking cargo again could wait on
+        // its locks long after the user asked to stop.
+        Err(WorkspaceError::Other(_)) if matches!(run.status, ChildStatus::Signaled(_)) => {
+            Ok(Workspace::unread(global))
+        }
+        // Something else stopped `cargo metadata` while the build ran: ask
+        // once more, now that cargo is done.
         Err(WorkspaceError::Other(_)) => workspace::workspace(global),
         result => result,
     };
