@@ -1,4 +1,4 @@
-//! vox-build's rebuild precision (SPEC §7), on a copy of invoice-app:
+//! vox-build's rebuild precision (the vox-build crate docs), on a copy of invoice-app:
 //! editing, adding or deleting a `.vox` file reruns the build script and
 //! nothing else does; nothing is written outside `OUT_DIR`; the report is
 //! always there; errors fail the build readably, warnings reach cargo.
@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use vox_e2e::{cargo, copy_fixture, listing, read, remove_later, run, write_later, Run, BUILD};
+use vox_metadata::Report;
 
 /// What one `cargo build -v --message-format=json` did to the crate.
 struct Build {
@@ -63,11 +64,13 @@ fn build_package(dir: &Path, package: &str) -> Build {
     }
 }
 
-fn report(out_dir: &Path) -> Value {
-    let path = out_dir.join("vox-report.json");
+/// The default output's report, read with the published types (which
+/// check `report_version`).
+fn report(out_dir: &Path) -> Report {
+    let path = out_dir.join(vox_metadata::DEFAULT_REPORT_FILE);
     let text = read(&path);
-    serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("{} is not JSON ({e}): {text}", path.display()))
+    Report::from_json(&text)
+        .unwrap_or_else(|e| panic!("{} is not a report ({e}): {text}", path.display()))
 }
 
 /// Asserts a successful build, the OK report, and an unchanged package tree.
@@ -87,8 +90,8 @@ fn assert_clean_success(
         .clone()
         .unwrap_or_else(|| panic!("{step}: no build-script-executed message\n{}", b.run.dump()));
     let rep = report(&out_dir);
-    assert_eq!(rep["ok"], true, "{step}: report {rep}");
-    assert_eq!(rep["error_count"], 0, "{step}: report {rep}");
+    assert!(rep.ok, "{step}: report {rep:?}");
+    assert_eq!(rep.error_count, 0, "{step}: report {rep:?}");
     let now = listing(root);
     assert_eq!(
         &now,
@@ -113,10 +116,10 @@ fn build_script_reruns_exactly_when_vox_sources_change() {
         first.run.dump()
     );
     assert!(out_dir.join("vox_generated.rs").is_file());
-    let files = report(&out_dir)["files"].clone();
+    let files = report(&out_dir).files;
     assert_eq!(
         files,
-        serde_json::json!(["vox/invoice.vox", "vox/triage.vox"]),
+        ["vox/invoice.vox", "vox/triage.vox"],
         "report lists package-relative sources"
     );
 
@@ -171,9 +174,9 @@ fn build_script_reruns_exactly_when_vox_sources_change() {
         b.run.dump()
     );
     assert!(b.compiled, "{}", b.run.dump());
-    assert!(report(&out_dir)["files"]
-        .to_string()
-        .contains("vox/extra.vox"));
+    assert!(report(&out_dir)
+        .files
+        .contains(&"vox/extra.vox".to_string()));
 
     // Deleting it.
     remove_later(&extra);
@@ -185,7 +188,7 @@ fn build_script_reruns_exactly_when_vox_sources_change() {
         "deleting a .vox file reruns the script\n{}",
         b.run.dump()
     );
-    assert!(!report(&out_dir)["files"].to_string().contains("extra"));
+    assert!(!report(&out_dir).files.iter().any(|f| f.contains("extra")));
 
     // Editing Rust only: the crate, not the script.
     let main_rs = root.join("src/main.rs");
@@ -241,14 +244,18 @@ fn build_script_reruns_exactly_when_vox_sources_change() {
         "the failed build's report is in OUT_DIR"
     );
     let rep = report(&out_dir);
-    assert_eq!(rep["ok"], false, "{rep}");
-    assert_eq!(rep["error_count"], 1, "{rep}");
-    let d = &rep["diagnostics"][0];
-    assert_eq!(d["error_code"], "vox/type/mismatch", "{rep}");
-    assert_eq!(d["file_path"], "vox/broken.vox", "{rep}");
-    assert_eq!(d["span"]["start_line"], 2, "{rep}");
-    assert_eq!(d["expected_type"], "int", "{rep}");
-    assert_eq!(d["found_type"], "str", "{rep}");
+    assert!(!rep.ok, "{rep:?}");
+    assert_eq!(rep.error_count, 1, "{rep:?}");
+    let d = &rep.diagnostics[0];
+    assert_eq!(
+        d.error_code.as_deref(),
+        Some("vox/type/mismatch"),
+        "{rep:?}"
+    );
+    assert_eq!(d.file_path, "vox/broken.vox", "{rep:?}");
+    assert_eq!(d.span.start_line, 2, "{rep:?}");
+    assert_eq!(d.expected_type.as_deref(), Some("int"), "{rep:?}");
+    assert_eq!(d.found_type.as_deref(), Some("str"), "{rep:?}");
     assert_eq!(
         listing(&root),
         expected,
@@ -279,7 +286,7 @@ fn build_script_reruns_exactly_when_vox_sources_change() {
         b.run.dump()
     );
     let rep = report(&out_dir);
-    assert_eq!(rep["warning_count"], 1, "{rep}");
+    assert_eq!(rep.warning_count, 1, "{rep:?}");
 
     // A no-op build after all that is still a no-op, and the report is still there.
     let b = build(&root);
