@@ -13,8 +13,8 @@
 
 use std::path::Path;
 
-use serde_json::Value;
 use vox_e2e::{cargo_vox, copy_fixture, json_lines, read, run, Run, BUILD};
+use vox_metadata::{Envelope, TestFailure};
 
 fn lane(dir: &Path, args: &[&str]) -> Run {
     let mut cmd = cargo_vox(dir);
@@ -30,55 +30,65 @@ fn lane(dir: &Path, args: &[&str]) -> Run {
     r
 }
 
-/// The build and the test envelope of a `--json test` run.
-fn envelopes(r: &Run) -> (Value, Value) {
+/// The build and the test envelope of a `--json test` run, read with the
+/// published types.
+fn envelopes(r: &Run) -> (Envelope, Envelope) {
     // Only JSON lines may reach stdout under `--json`.
-    let mut lines = json_lines(r);
+    json_lines(r);
+    let mut lines: Vec<Envelope> = r
+        .stdout
+        .lines()
+        .map(|l| {
+            Envelope::from_line(l)
+                .unwrap_or_else(|e| panic!("not an envelope ({e}): {l}\n{}", r.dump()))
+        })
+        .collect();
     assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
     let test = lines.pop().expect("two lines");
     let build = lines.pop().expect("two lines");
-    assert_eq!(build["command"], "build", "{}", r.dump());
-    assert_eq!(test["command"], "test", "{}", r.dump());
+    assert_eq!(build.command, "build", "{}", r.dump());
+    assert_eq!(test.command, "test", "{}", r.dump());
     (build, test)
 }
 
-fn counts(t: &Value) -> (u64, u64, u64) {
-    let n = |k: &str| {
-        t[k].as_u64()
-            .unwrap_or_else(|| panic!("{k} is a number: {t}"))
-    };
-    (n("passed"), n("failed"), n("ignored"))
+fn counts(t: &Envelope) -> (usize, usize, usize) {
+    let n = |k: &str, v: Option<usize>| v.unwrap_or_else(|| panic!("{k} is a number: {t:?}"));
+    (
+        n("passed", t.passed),
+        n("failed", t.failed),
+        n("ignored", t.ignored),
+    )
 }
 
 /// The failures, each checked to appear once and to name its package.
-fn failures(t: &Value) -> Vec<&Value> {
-    let list: Vec<&Value> = t["failures"]
-        .as_array()
-        .unwrap_or_else(|| panic!("failures is a list: {t}"))
+fn failures(t: &Envelope) -> Vec<&TestFailure> {
+    let list: Vec<&TestFailure> = t
+        .failures
+        .as_ref()
+        .unwrap_or_else(|| panic!("failures is a list: {t:?}"))
         .iter()
         .collect();
     for f in &list {
         assert_eq!(
-            f["package"], "lane-counts",
-            "every failure names its package: {f}"
+            f.package.as_deref(),
+            Some("lane-counts"),
+            "every failure names its package: {f:?}"
         );
-        let same = list.iter().filter(|g| g["name"] == f["name"]).count();
-        assert_eq!(same, 1, "{} appears once in {t}", f["name"]);
+        let same = list.iter().filter(|g| g.name == f.name).count();
+        assert_eq!(same, 1, "{} appears once in {t:?}", f.name);
     }
     list
 }
 
-fn failure<'a>(list: &[&'a Value], name: &str) -> &'a Value {
+fn failure<'a>(list: &[&'a TestFailure], name: &str) -> &'a TestFailure {
     list.iter()
-        .find(|f| f["name"] == name)
+        .find(|f| f.name == name)
         .copied()
         .unwrap_or_else(|| panic!("a failure named {name:?} in {list:?}"))
 }
 
-fn message(f: &Value) -> &str {
-    f["message"]
-        .as_str()
-        .unwrap_or_else(|| panic!("message is text: {f}"))
+fn message(f: &TestFailure) -> &str {
+    &f.message
 }
 
 /// 1-based line of the first line of `text` containing `needle`.
@@ -103,54 +113,53 @@ fn failing_doctest_name(lib_rs: &str) -> String {
 }
 
 /// Checks the failures every run must report, with and without `--nocapture`.
-fn assert_failures(t: &Value, panic_text: &str, doctest: &str) {
+fn assert_failures(t: &Envelope, panic_text: &str, doctest: &str) {
     let list = failures(t);
-    let names: Vec<&str> = list.iter().filter_map(|f| f["name"].as_str()).collect();
-    assert_eq!(list.len(), 6, "six failures, no more: {names:?}\n{t}");
+    let names: Vec<&str> = list.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(list.len(), 6, "six failures, no more: {names:?}\n{t:?}");
 
     let fake = failure(&list, "tests::panics_with_fake_output");
     assert_eq!(
         message(fake),
         panic_text,
-        "the whole panic message, libtest- and JSON-looking lines included: {fake}"
+        "the whole panic message, libtest- and JSON-looking lines included: {fake:?}"
     );
-    assert_eq!(fake["target"], "lane_counts", "{fake}");
+    assert_eq!(fake.target.as_deref(), Some("lane_counts"), "{fake:?}");
 
     let should = failure(&list, "tests::should_panic_but_does_not");
     assert!(
         message(should).contains("did not panic as expected"),
-        "{should}"
+        "{should:?}"
     );
 
     let arithmetic = failure(&list, "tests::arithmetic");
     let m = message(arithmetic);
     assert!(
         m.contains("two and two make five") && m.contains("left: 4") && m.contains("right: 5"),
-        "{arithmetic}"
+        "{arithmetic:?}"
     );
 
     let raw = failure(&list, "raw");
-    assert_eq!(raw["target"], "raw", "{raw}");
+    assert_eq!(raw.target.as_deref(), Some("raw"), "{raw:?}");
     assert!(
         message(raw).contains("harness = false") && message(raw).contains("status 1"),
-        "the failed target says what happened: {raw}"
+        "the failed target says what happened: {raw:?}"
     );
     assert!(
-        raw["output_excerpt"]
-            .as_str()
-            .is_some_and(|o| o.contains("raw check failed: the numbers disagree")),
-        "the target's stderr is in the excerpt: {raw}"
+        raw.output_excerpt
+            .contains("raw check failed: the numbers disagree"),
+        "the target's stderr is in the excerpt: {raw:?}"
     );
 
     let aborted = failure(&list, "aborts");
-    assert_eq!(aborted["target"], "aborts", "{aborted}");
+    assert_eq!(aborted.target.as_deref(), Some("aborts"), "{aborted:?}");
     assert!(
         message(aborted).contains("test binary `aborts`"),
-        "a binary that died without a summary is one failure: {aborted}"
+        "a binary that died without a summary is one failure: {aborted:?}"
     );
 
     let doc = failure(&list, doctest);
-    assert!(message(doc).contains("doctest says no"), "{doc}");
+    assert!(message(doc).contains("doctest says no"), "{doc:?}");
 }
 
 #[test]
@@ -171,32 +180,30 @@ fn counts_are_exact_whatever_the_tests_print() {
     let r = lane(&root, &["--json", "test"]);
     r.assert_code(1);
     let (build, t) = envelopes(&r);
-    assert_eq!(build["ok"], true, "{}", r.dump());
+    assert!(build.ok, "{}", r.dump());
     assert_eq!(
         counts(&t),
         (6, 6, 1),
-        "passed, failed, ignored: {t}\n{}",
+        "passed, failed, ignored: {t:?}\n{}",
         r.dump()
     );
-    assert_eq!(t["ok"], false, "{t}");
+    assert!(!t.ok, "{t:?}");
     assert_failures(&t, &panic_text, &doctest);
 
     // Diagnostics name their package; the path dependency outside the
     // workspace compiles with a warning that is not reported.
-    let diagnostics = build["diagnostics"].as_array().expect("diagnostics");
+    let diagnostics = &build.diagnostics;
     for d in diagnostics {
-        assert_eq!(d["package"], "lane-counts", "{d}");
+        assert_eq!(d.package.as_deref(), Some("lane-counts"), "{d:?}");
     }
     let rust_warning = diagnostics
         .iter()
-        .find(|d| {
-            d["source"] == "rustc" && d["message"].as_str().is_some_and(|m| m.contains("spare"))
-        })
-        .unwrap_or_else(|| panic!("lane-counts' own unused-variable warning: {build}"));
-    assert_eq!(rust_warning["severity"], "warning");
+        .find(|d| d.source == "rustc" && d.message.contains("spare"))
+        .unwrap_or_else(|| panic!("lane-counts' own unused-variable warning: {build:?}"));
+    assert_eq!(rust_warning.severity, "warning");
     assert!(
-        !build.to_string().contains("outside_unused"),
-        "no warning from the dependency outside the workspace: {build}"
+        !build.to_line().contains("outside_unused"),
+        "no warning from the dependency outside the workspace: {build:?}"
     );
 
     // 2. `--nocapture`: the tests print straight to stdout and panic on
@@ -204,7 +211,12 @@ fn counts_are_exact_whatever_the_tests_print() {
     let r = lane(&root, &["--json", "test", "--", "--", "--nocapture"]);
     r.assert_code(1);
     let (_, t) = envelopes(&r);
-    assert_eq!(counts(&t), (6, 6, 1), "with --nocapture: {t}\n{}", r.dump());
+    assert_eq!(
+        counts(&t),
+        (6, 6, 1),
+        "with --nocapture: {t:?}\n{}",
+        r.dump()
+    );
     assert_failures(&t, &panic_text, &doctest);
 
     // 3. One thread, and only the unit tests.
@@ -222,18 +234,23 @@ fn counts_are_exact_whatever_the_tests_print() {
     );
     r.assert_code(1);
     let (_, t) = envelopes(&r);
-    assert_eq!(counts(&t), (3, 3, 1), "unit tests alone: {t}\n{}", r.dump());
+    assert_eq!(
+        counts(&t),
+        (3, 3, 1),
+        "unit tests alone: {t:?}\n{}",
+        r.dump()
+    );
 
     // 4. The doctests alone.
     let r = lane(&root, &["--json", "test", "--", "--doc"]);
     r.assert_code(1);
     let (build, t) = envelopes(&r);
-    assert_eq!(build["ok"], true, "{}", r.dump());
-    assert_eq!(counts(&t), (1, 1, 0), "doctests alone: {t}\n{}", r.dump());
+    assert!(build.ok, "{}", r.dump());
+    assert_eq!(counts(&t), (1, 1, 0), "doctests alone: {t:?}\n{}", r.dump());
     let list = failures(&t);
     assert!(
         message(failure(&list, &doctest)).contains("doctest says no"),
-        "{t}"
+        "{t:?}"
     );
 
     // 5. For people: stdout carries the tests' own output, the summary is on stderr.
