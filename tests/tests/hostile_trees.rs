@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::Value;
 use vox_e2e::{cargo_vox_bin, for_fixture_builds, json_lines, run, unique, work_dir, Run};
+use vox_metadata::Envelope;
 
 /// Far more than a check of a few small files takes, even on a loaded machine.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -70,10 +70,11 @@ fn vox(dir: &Path, args: &[&str]) -> Run {
     r
 }
 
-fn envelope(r: &Run) -> Value {
-    let env = json_lines(r).remove(0);
-    assert_eq!(env["envelope_version"], 1, "{env}");
-    assert_eq!(env["command"], "check", "{env}");
+fn envelope(r: &Run) -> Envelope {
+    let line = r.stdout.lines().next().expect("an envelope");
+    let env = Envelope::from_line(line)
+        .unwrap_or_else(|e| panic!("not a version-1 envelope ({e})\n{}", r.dump()));
+    assert_eq!(env.command, "check", "{env:?}");
     env
 }
 
@@ -85,12 +86,12 @@ fn assert_refused(root: &Path, args: &[&str], file: &str, why: &str) {
     let r = vox(root, &all);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
-    assert_eq!(env["diagnostics"], serde_json::json!([]), "{env}");
-    let message = env["message"].as_str().expect("a message");
+    assert!(!env.ok, "{env:?}");
+    assert!(env.diagnostics.is_empty(), "{env:?}");
+    let message = env.message.as_deref().expect("a message");
     assert!(
         message.contains(file) && message.contains(why),
-        "message should name {file} and say {why:?}: {env}"
+        "message should name {file} and say {why:?}: {env:?}"
     );
 }
 
@@ -101,8 +102,8 @@ fn assert_clean(root: &Path, args: &[&str], files: usize) {
     let r = vox(root, &all);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["ok"], true, "{env}");
-    assert_eq!(env["diagnostics"], serde_json::json!([]), "{env}");
+    assert!(env.ok, "{env:?}");
+    assert!(env.diagnostics.is_empty(), "{env:?}");
     let mut human = vec!["check"];
     human.extend_from_slice(args);
     let r = vox(root, &human);
