@@ -1,0 +1,348 @@
+//! Calls: matching arguments to parameters, calls of user functions
+//! (entry points cannot be called), and the builtins.
+
+use crate::ast::*;
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::source::Span;
+use crate::types::*;
+
+use super::{fn_decl, Builtin, Callee, Checker, Want};
+
+/// Whether `text` is a `Decimal` as Vox writes one: an optional `-`, digits,
+/// and optionally `.` and more digits (docs/language.md, "Decimal"; the same
+/// rule as `vox_runtime::decimal::is_decimal`).
+fn is_decimal_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let (int, frac) = match digits.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (digits, None),
+    };
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    all_digits(int) && frac.is_none_or(all_digits)
+}
+
+impl Checker<'_> {
+    /// Matches arguments (positional, or all named) to parameters and checks each.
+    pub(super) fn check_args(
+        &mut self,
+        call_span: Span,
+        what: &str,
+        kind: &str,
+        params: &[(String, Ty)],
+        args: &[Arg],
+    ) {
+        let named = args.iter().any(|a| a.name.is_some());
+        if !named {
+            if args.len() != params.len() {
+                let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+                self.err(
+                    Diagnostic::error(
+                        Code::Arity,
+                        call_span,
+                        format!(
+                            "{kind} `{what}` takes {} argument{}, found {}",
+                            params.len(),
+                            if params.len() == 1 { "" } else { "s" },
+                            args.len()
+                        ),
+                    )
+                    .hint(format!("expected ({})", names.join(", "))),
+                );
+            }
+            for (i, a) in args.iter().enumerate() {
+                match params.get(i) {
+                    Some((_, t)) => {
+                        self.check_expr(&a.value, Want::Type(t));
+                    }
+                    None => {
+                        self.check_expr(&a.value, Want::Any);
+                    }
+                }
+            }
+            return;
+        }
+        let mut given: Vec<&str> = Vec::new();
+        for a in args {
+            let Some(n) = &a.name else {
+                self.err(
+                    Diagnostic::error(
+                        Code::UnexpectedToken,
+                        a.value.span,
+                        "positional argument after named arguments",
+                    )
+                    .hint("name every argument, or none"),
+                );
+                self.check_expr(&a.value, Want::Any);
+                continue;
+            };
+            match params.iter().find(|(p, _)| *p == n.name) {
+                Some((_, t)) => {
+                    if given.contains(&n.name.as_str()) {
+                        self.err(Diagnostic::error(
+                            Code::Duplicate,
+                            n.span,
+                            format!("argument `{}` is given twice", n.name),
+                        ));
+                    }
+                    given.push(&n.name);
+                    self.check_expr(&a.value, Want::Type(t));
+                }
+                None => {
+                    let mut d = Diagnostic::error(
+                        Code::UnknownArgument,
+                        n.span,
+                        format!("{kind} `{what}` has no parameter `{}`", n.name),
+                    );
+                    if let Some(s) = did_you_mean(&n.name, params.iter().map(|(p, _)| p.as_str())) {
+                        d = d.hint(format!("did you mean `{s}`?")).fix(
+                            format!("replace with `{s}`"),
+                            n.span,
+                            s.to_string(),
+                        );
+                        // The misspelt argument stands for `s`: not also "missing".
+                        given.push(s);
+                    }
+                    self.err(d);
+                    self.check_expr(&a.value, Want::Any);
+                }
+            }
+        }
+        let missing: Vec<&str> = params
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .filter(|p| !given.contains(p))
+            .collect();
+        if !missing.is_empty() {
+            self.err(Diagnostic::error(
+                Code::MissingField,
+                call_span,
+                format!(
+                    "missing argument{}: {}",
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(", ")
+                ),
+            ));
+        }
+    }
+
+    pub(super) fn infer_call(&mut self, e: &Expr, callee: &Ident, args: &[Arg], want: Want) -> Ty {
+        if let Some(b) = Builtin::lookup(&callee.name) {
+            if self.lookup(&callee.name).is_none() {
+                self.info.callees.insert(e.id, Callee::Builtin(b));
+                return self.infer_builtin(e, b, args, want);
+            }
+        }
+        if let Some(&fi) = self.fn_index.get(&callee.name) {
+            self.info.callees.insert(e.id, Callee::Fn(fi));
+            self.check_callable(fi, callee);
+            if let Some(cur) = self.current {
+                if let Some(calls) = self.calls.get_mut(cur) {
+                    calls.push((fi, callee.span));
+                }
+            }
+            let params = self.info.fns[fi].params.clone();
+            self.check_args(e.span, &callee.name, "function", &params, args);
+            return self.info.fns[fi].ret.clone();
+        }
+        for a in args {
+            self.check_expr(&a.value, Want::Any);
+        }
+        if let Some(l) = self.lookup(&callee.name) {
+            l.used = true;
+            self.err(Diagnostic::error(
+                Code::NotCallable,
+                callee.span,
+                format!("`{}` is a variable, not a function", callee.name),
+            ));
+            return Ty::Error;
+        }
+        let mut d = Diagnostic::error(
+            Code::UnknownName,
+            callee.span,
+            format!("cannot find function `{}`", callee.name),
+        )
+        .label("not found");
+        let cands: Vec<&str> = self
+            .fn_index
+            .keys()
+            .map(String::as_str)
+            .chain(Builtin::ALL.iter().map(|(n, _)| *n))
+            .collect();
+        if let Some(s) = did_you_mean(&callee.name, cands) {
+            d = d.hint(format!("did you mean `{s}`?")).fix(
+                format!("replace with `{s}`"),
+                callee.span,
+                s.to_string(),
+            );
+        }
+        self.err(d);
+        Ty::Error
+    }
+
+    /// `@test` functions and `fn main` are entry points, not functions to
+    /// call (docs/language.md, "Entry points").
+    fn check_callable(&mut self, fi: usize, callee: &Ident) {
+        let f = &self.info.fns[fi];
+        let def_span = fn_decl(self.module, f.item).map_or(callee.span, |d| d.name.span);
+        if f.test {
+            self.err(
+                Diagnostic::error(
+                    Code::TestCalled,
+                    callee.span,
+                    format!("`{}` is an `@test` function and cannot be called", callee.name),
+                )
+                .label("called here")
+                .related(def_span, "declared `@test` here")
+                .hint("tests exist only in the test build, where the harness runs them; move the shared code into a function without `@test` and call that"),
+            );
+        } else if f.name == "main" {
+            self.err(
+                Diagnostic::error(
+                    Code::MainCalled,
+                    callee.span,
+                    "`fn main` is the program's entry point and cannot be called",
+                )
+                .label("called here")
+                .related(def_span, "`fn main` declared here")
+                .hint(
+                    "move the body of `main` into another function and call that from both places",
+                ),
+            );
+        }
+    }
+
+    fn infer_builtin(&mut self, e: &Expr, b: Builtin, args: &[Arg], _want: Want) -> Ty {
+        let name = Builtin::ALL
+            .iter()
+            .find(|(_, x)| *x == b)
+            .map_or("?", |(n, _)| *n);
+        let want_n = if b == Builtin::AssertEq { 2 } else { 1 };
+        if let Some(a) = args.iter().find_map(|a| a.name.as_ref()) {
+            self.err(Diagnostic::error(
+                Code::UnknownArgument,
+                a.span,
+                format!("builtin `{name}` takes positional arguments"),
+            ));
+        }
+        if args.len() != want_n {
+            self.err(Diagnostic::error(
+                Code::Arity,
+                e.span,
+                format!(
+                    "`{name}` takes {want_n} argument{}, found {}",
+                    if want_n == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+            for a in args {
+                self.check_expr(&a.value, Want::Any);
+            }
+            return match b {
+                Builtin::Len | Builtin::Int => Ty::Int,
+                Builtin::Str => Ty::Str,
+                Builtin::Float => Ty::Float,
+                Builtin::Decimal => Ty::Decimal,
+                _ => Ty::Unit,
+            };
+        }
+        let a0 = &args[0].value;
+        // `want` is prose for the message, `want_ty` a type-like alternative list.
+        let bad = |c: &mut Self, t: &Ty, want: &str, want_ty: &str| {
+            c.err(
+                Diagnostic::error(Code::Mismatch, a0.span, format!("`{name}` needs {want}"))
+                    .types(want_ty.to_string(), c.show(t)),
+            );
+        };
+        match b {
+            Builtin::Len => {
+                let t = self.check_expr(a0, Want::Any);
+                if !matches!(t, Ty::Str | Ty::List(_) | Ty::Error | Ty::Unknown) {
+                    bad(self, &t, "a `str` or a `list`", "str | list[_]");
+                }
+                Ty::Int
+            }
+            Builtin::Str => {
+                self.check_expr(a0, Want::Any);
+                Ty::Str
+            }
+            Builtin::Int => {
+                let t = self.check_expr(a0, Want::Any);
+                if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Decimal | Ty::Error) {
+                    bad(
+                        self,
+                        &t,
+                        "an `int`, `float`, `bool` or `Decimal`",
+                        "int | float | bool | Decimal",
+                    );
+                }
+                Ty::Int
+            }
+            Builtin::Float => {
+                let t = self.check_expr(a0, Want::Any);
+                if !matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error) {
+                    bad(
+                        self,
+                        &t,
+                        "an `int`, `float` or `Decimal`",
+                        "int | float | Decimal",
+                    );
+                }
+                Ty::Float
+            }
+            Builtin::Decimal => {
+                let t = self.check_expr(a0, Want::Any);
+                match (&t, &a0.kind) {
+                    (Ty::Str, ExprKind::Str(text)) if !is_decimal_text(text) => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::InvalidDecimal,
+                                a0.span,
+                                format!("{text:?} is not a decimal number"),
+                            )
+                            .hint("a `Decimal` is written like \"12.50\" or \"-3\": an optional `-`, digits, and optionally `.` and more digits"),
+                        );
+                    }
+                    (Ty::Str | Ty::Int | Ty::Decimal | Ty::Error, _) => {}
+                    (Ty::Float, _) => {
+                        let mut d = Diagnostic::error(
+                            Code::Mismatch,
+                            a0.span,
+                            "`decimal` needs a `str`, `int` or `Decimal`",
+                        )
+                        .types("str | int | Decimal", "float")
+                        .hint("a `float` is binary and holds most decimals only approximately: write the number as text, `decimal(\"0.1\")`, or convert its shortest text, `decimal(str(x))`");
+                        let written = self.source_text(a0.span).to_string();
+                        if matches!(a0.kind, ExprKind::Float(_)) && is_decimal_text(&written) {
+                            d = d.fix(
+                                "write the number as text",
+                                a0.span,
+                                format!("\"{written}\""),
+                            );
+                        }
+                        self.err(d);
+                    }
+                    _ => bad(
+                        self,
+                        &t,
+                        "a `str`, `int` or `Decimal`",
+                        "str | int | Decimal",
+                    ),
+                }
+                Ty::Decimal
+            }
+            Builtin::Print => {
+                self.check_expr(a0, Want::Any);
+                Ty::Unit
+            }
+            Builtin::Assert => {
+                self.check_expr(a0, Want::Type(&Ty::Bool));
+                Ty::Unit
+            }
+            Builtin::AssertEq => {
+                let t = self.check_expr(a0, Want::Any);
+                self.check_expr(&args[1].value, Want::Type(&t));
+                Ty::Unit
+            }
+        }
+    }
+}

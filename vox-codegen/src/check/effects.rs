@@ -1,0 +1,295 @@
+//! Module-wide passes that run once every signature (or body) is known:
+//! types that contain themselves, the size of structured-output schemas,
+//! `@ai(check = f)`, and the `net` effect (`@uses(net)`).
+
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::types::*;
+
+use super::{fn_decl, line_indent, Checker, FnInfo};
+
+impl Checker<'_> {
+    /// Types that contain themselves other than through `list`/`Option`
+    /// have no finite representation.
+    pub(super) fn check_recursion(&mut self) {
+        let n = self.info.types.defs.len();
+        let direct: Vec<Vec<TypeId>> = self
+            .info
+            .types
+            .defs
+            .iter()
+            .map(|d| {
+                let mut out = Vec::new();
+                let fields: Vec<&FieldDef> = match &d.kind {
+                    TypeDefKind::Record(f) => f.iter().collect(),
+                    TypeDefKind::Sum(vs) => vs.iter().flat_map(|v| v.fields.iter()).collect(),
+                };
+                for f in fields {
+                    direct_named(&f.ty, &mut out);
+                }
+                out
+            })
+            .collect();
+        // Iterative DFS with colours; report each type on a cycle once.
+        let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
+        let mut reported = vec![false; n];
+        for root in 0..n {
+            if state[root] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            state[root] = 1;
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                if let Some(&TypeId(child)) = direct[node].get(*next) {
+                    *next += 1;
+                    let child = child as usize;
+                    match state[child] {
+                        0 => {
+                            state[child] = 1;
+                            stack.push((child, 0));
+                        }
+                        1 => {
+                            // Every type on the stack from `child` up is on the cycle.
+                            let start = stack.iter().position(|(t, _)| *t == child).unwrap_or(0);
+                            let cycle: Vec<usize> =
+                                stack[start..].iter().map(|(t, _)| *t).collect();
+                            if !cycle.iter().any(|t| reported[*t]) {
+                                let names: Vec<String> = cycle
+                                    .iter()
+                                    .map(|t| self.info.types.defs[*t].name.clone())
+                                    .collect();
+                                let first = &self.info.types.defs[cycle[0]];
+                                let d = Diagnostic::error(
+                                    Code::InfiniteType,
+                                    first.span,
+                                    format!("type `{}` contains itself", first.name),
+                                )
+                                .label(format!("recursive through {}", names.join(" → ")))
+                                .hint("recursion is allowed through `list[…]` or `Option[…]`, e.g. `next: Option[Node]`");
+                                self.err(d);
+                                for t in cycle {
+                                    reported[t] = true;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                } else {
+                    state[node] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    /// Every structured output must fit OpenAI's strict-mode limits; a
+    /// schema that does not is an error here rather than a silent cut or a
+    /// 400 from the provider at run time.
+    pub(super) fn check_schema_limits(&mut self) {
+        let mut seen: Vec<Ty> = Vec::new();
+        for i in 0..self.info.fns.len() {
+            let f = &self.info.fns[i];
+            if f.ai.is_none()
+                || !f.ret.is_concrete()
+                || matches!(f.ret, Ty::Unit)
+                || seen.contains(&f.ret)
+            {
+                continue;
+            }
+            seen.push(f.ret.clone());
+            let schema = crate::schema::output_schema(&f.ret, &self.info.types);
+            let problems = crate::schema::stats(&schema.schema).violations();
+            self.info.output_schemas.push((f.ret.clone(), schema));
+            if problems.is_empty() {
+                continue;
+            }
+            let Some(decl) = fn_decl(self.module, f.item) else {
+                continue;
+            };
+            let span = decl.ret.as_ref().map_or(decl.name.span, |r| r.span);
+            let mut d = Diagnostic::error(
+                Code::SchemaLimit,
+                span,
+                format!(
+                    "the JSON Schema of `{}` is too large for strict structured outputs",
+                    self.show(&f.ret)
+                ),
+            )
+            .label(problems.join("; "));
+            d = d.hint("flatten nested records, or split the call into several `@ai` functions with smaller return types");
+            self.err(d);
+        }
+    }
+
+    /// `@ai(check = f)`: `f` exists, takes exactly the function's return
+    /// type, returns `list[str]`, and does not use the network (checks run
+    /// on every reply and under the fixture provider; docs/language.md,
+    /// "Checks").
+    pub(super) fn check_ai_checks(&mut self) {
+        let list_str = Ty::List(Box::new(Ty::Str));
+        for i in 0..self.info.fns.len() {
+            let f = &self.info.fns[i];
+            let Some(check) = f.ai.as_ref().and_then(|ai| ai.check.clone()) else {
+                continue;
+            };
+            let ret = f.ret.clone();
+            let ai_name = f.name.clone();
+            let Some(&ci) = self.fn_index.get(&check.name) else {
+                let names: Vec<&str> = self
+                    .info
+                    .fns
+                    .iter()
+                    .filter(|g| g.ai.is_none() && !g.test)
+                    .map(|g| g.name.as_str())
+                    .collect();
+                let mut e = Diagnostic::error(
+                    Code::AiInvalidCheck,
+                    check.span,
+                    format!("`check` names `{}`, which is not a function", check.name),
+                )
+                .hint(format!(
+                    "declare `fn {}(value: {}) to list[str]` returning the problems it finds (empty when the value is fine)",
+                    check.name,
+                    self.show(&ret)
+                ));
+                if let Some(s) = did_you_mean(&check.name, names) {
+                    e = e.fix(format!("replace with `{s}`"), check.span, s);
+                }
+                self.err(e);
+                continue;
+            };
+            let callee = &self.info.fns[ci];
+            let decl_span = fn_decl(self.module, callee.item).map(|d| d.name.span);
+            let wanted = format!("fn {}(value: {}) to list[str]", check.name, self.show(&ret));
+            let mut problem = None;
+            if callee.test || callee.ai.is_some() || ci == i {
+                problem = Some((
+                    format!(
+                        "`check` must name a plain function, not the `@{}` function `{}`",
+                        if callee.test { "test" } else { "ai" },
+                        callee.name
+                    ),
+                    None,
+                ));
+            } else if callee.params.len() != 1 || callee.params[0].1 != ret {
+                let found = callee
+                    .params
+                    .iter()
+                    .map(|(_, t)| self.show(t))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                problem = Some((
+                    format!(
+                        "the check `{}` must take one parameter, the `{}` the model produced; it takes ({found})",
+                        check.name,
+                        self.show(&ret)
+                    ),
+                    Some((format!("({})", self.show(&ret)), format!("({found})"))),
+                ));
+            } else if callee.ret != list_str {
+                problem = Some((
+                    format!(
+                        "the check `{}` must return `list[str]`, the problems it finds; it returns `{}`",
+                        check.name,
+                        self.show(&callee.ret)
+                    ),
+                    Some(("list[str]".to_string(), self.show(&callee.ret))),
+                ));
+            } else if callee.net {
+                problem = Some((
+                    format!(
+                        "the check `{}` uses the network; a check must be a pure function",
+                        check.name
+                    ),
+                    None,
+                ));
+            }
+            if let Some((message, types)) = problem {
+                let mut e = Diagnostic::error(Code::AiInvalidCheck, check.span, message)
+                    .label(format!("checks the values of `{ai_name}`"))
+                    .hint(format!("a check is `{wanted}`, returning the problems it finds (empty when the value is fine)"));
+                if let Some((expected, found)) = types {
+                    e = e.types(expected, found);
+                }
+                if let Some(span) = decl_span {
+                    e = e.related(span, "defined here");
+                }
+                self.err(e);
+            }
+        }
+    }
+
+    pub(super) fn check_effects(&mut self) {
+        let n = self.info.fns.len();
+        let exempt = |f: &FnInfo| f.test || f.name == "main";
+        let mut net: Vec<bool> = self
+            .info
+            .fns
+            .iter()
+            .map(|f| f.net || f.ai.is_some())
+            .collect();
+        // Fixpoint: a caller of a net function is net (tests and main excepted).
+        loop {
+            let mut changed = false;
+            for i in 0..n {
+                if net[i] || exempt(&self.info.fns[i]) {
+                    continue;
+                }
+                if self.calls[i].iter().any(|(callee, _)| net[*callee]) {
+                    net[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for i in 0..n {
+            let f = &self.info.fns[i];
+            if !net[i] || f.net || exempt(f) {
+                continue;
+            }
+            let Some(decl) = fn_decl(self.module, f.item) else {
+                continue;
+            };
+            let indent = line_indent(self.sources, decl.head);
+            let fix_span = decl.head.shrink_to_start();
+            let d = if f.ai.is_some() {
+                Diagnostic::error(
+                    Code::MissingUses,
+                    decl.name.span,
+                    format!("`@ai` function `{}` must declare `@uses(net)`", f.name),
+                )
+                .hint("`@ai` functions call a model over the network")
+            } else {
+                let (callee, span) = self.calls[i]
+                    .iter()
+                    .find(|(c, _)| net[*c])
+                    .copied()
+                    .unwrap_or((i, decl.name.span));
+                Diagnostic::error(
+                    Code::MissingUses,
+                    decl.name.span,
+                    format!("`{}` calls `{}`, which uses the network, but does not declare `@uses(net)`", f.name, self.info.fns[callee].name),
+                )
+                .related(span, "network call here")
+                .hint("functions that (transitively) call `@ai` functions become `async` and return `Result` in Rust")
+            };
+            self.err(d.fix(
+                "add `@uses(net)`",
+                fix_span,
+                format!("@uses(net)\n{indent}"),
+            ));
+        }
+        for (i, f) in self.info.fns.iter_mut().enumerate() {
+            f.net = net[i] || f.net;
+        }
+    }
+}
+
+fn direct_named(t: &Ty, out: &mut Vec<TypeId>) {
+    match t {
+        Ty::Named(id) => out.push(*id),
+        Ty::Result(inner) => direct_named(inner, out),
+        _ => {}
+    }
+}

@@ -1,0 +1,377 @@
+//! Declarations: collecting the module's types (names, variants, fields)
+//! and function signatures, and resolving written types.
+
+use crate::ast::*;
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::types::*;
+
+use super::{fn_decl, Builtin, Checker, FnInfo, BUILTIN_TYPES, RESERVED_CTORS};
+
+impl Checker<'_> {
+    pub(super) fn collect_types(&mut self) {
+        let module = self.module;
+        // Names first, so fields can refer to types declared later.
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Type(t) = item else { continue };
+            if let Some(dup) = self.duplicate_type_name(&t.name) {
+                self.err(dup);
+                continue;
+            }
+            let id = TypeId(self.info.types.defs.len() as u32);
+            self.type_index
+                .insert(t.name.name.clone(), (id, t.name.span));
+            self.info.type_items.insert(idx, id);
+            self.info.types.defs.push(TypeDef {
+                name: t.name.name.clone(),
+                docs: t.docs.clone(),
+                is_pub: t.is_pub,
+                kind: TypeDefKind::Record(Vec::new()),
+                span: t.name.span,
+            });
+            for d in &t.decorators {
+                self.err(
+                    Diagnostic::error(
+                        Code::MisplacedDecorator,
+                        d.span,
+                        format!("`@{}` cannot be applied to a type", d.name.name),
+                    )
+                    .hint("decorators apply to functions"),
+                );
+            }
+        }
+        // Variants.
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Type(t) = item else { continue };
+            let (Some(&id), TypeDeclKind::Sum(vs)) = (self.info.type_items.get(&idx), &t.kind)
+            else {
+                continue;
+            };
+            for (vi, v) in vs.iter().enumerate() {
+                let prev = self
+                    .variant_index
+                    .get(&v.name.name)
+                    .map(|p| p.2)
+                    .or_else(|| self.type_index.get(&v.name.name).map(|p| p.1));
+                if RESERVED_CTORS.contains(&v.name.name.as_str())
+                    || BUILTIN_TYPES.contains(&v.name.name.as_str())
+                {
+                    self.err(Diagnostic::error(
+                        Code::Duplicate,
+                        v.name.span,
+                        format!(
+                            "`{}` is a builtin name and cannot be a variant",
+                            v.name.name
+                        ),
+                    ));
+                } else if let Some(prev) = prev {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Duplicate,
+                            v.name.span,
+                            format!("the name `{}` is defined more than once", v.name.name),
+                        )
+                        .label("redefined here")
+                        .related(prev, "first defined here")
+                        .hint(
+                            "variant names are visible across the whole module and must be unique",
+                        ),
+                    );
+                } else {
+                    self.variant_index
+                        .insert(v.name.name.clone(), (id, vi, v.name.span));
+                }
+            }
+        }
+        // Fields.
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Type(t) = item else { continue };
+            let kind = match &t.kind {
+                TypeDeclKind::Record(fields) => TypeDefKind::Record(self.resolve_fields(fields)),
+                TypeDeclKind::Sum(vs) => TypeDefKind::Sum({
+                    self.reserved_kind_fields(vs);
+                    vs.iter()
+                        .map(|v| VariantDef {
+                            name: v.name.name.clone(),
+                            docs: v.docs.clone(),
+                            fields: self.resolve_fields(&v.fields),
+                            span: v.name.span,
+                        })
+                        .collect()
+                }),
+            };
+            if let Some(&id) = self.info.type_items.get(&idx) {
+                self.info.types.defs[id.0 as usize].kind = kind;
+            }
+        }
+    }
+
+    /// Variants are tagged by a `kind` property in JSON (serde's internal
+    /// tag), so no variant field may be called `kind`.
+    fn reserved_kind_fields(&mut self, variants: &[Variant]) {
+        for v in variants {
+            for f in v.fields.iter().filter(|f| f.name.name == "kind") {
+                self.err(
+                    Diagnostic::error(
+                        Code::DuplicateField,
+                        f.name.span,
+                        format!("variant `{}` cannot have a field named `kind`", v.name.name),
+                    )
+                    .label("`kind` carries the variant's name in JSON")
+                    .hint("rename the field, e.g. `category`")
+                    .fix("rename to `kind_`", f.name.span, "kind_"),
+                );
+            }
+        }
+    }
+
+    fn duplicate_type_name(&self, name: &Ident) -> Option<Diagnostic> {
+        if BUILTIN_TYPES.contains(&name.name.as_str())
+            || RESERVED_CTORS.contains(&name.name.as_str())
+        {
+            return Some(Diagnostic::error(
+                Code::Duplicate,
+                name.span,
+                format!("`{}` is a builtin type name", name.name),
+            ));
+        }
+        let (_, prev) = self.type_index.get(&name.name)?;
+        Some(
+            Diagnostic::error(
+                Code::Duplicate,
+                name.span,
+                format!("the type `{}` is defined more than once", name.name),
+            )
+            .label("redefined here")
+            .related(*prev, "first defined here"),
+        )
+    }
+
+    fn resolve_fields(&mut self, fields: &[Field]) -> Vec<FieldDef> {
+        let mut out: Vec<FieldDef> = Vec::with_capacity(fields.len());
+        for f in fields {
+            let ty = self.resolve_type(&f.ty);
+            if let Some(prev) = out.iter().find(|p| p.name == f.name.name) {
+                let prev = prev.span;
+                self.err(
+                    Diagnostic::error(
+                        Code::DuplicateField,
+                        f.name.span,
+                        format!("field `{}` is declared twice", f.name.name),
+                    )
+                    .related(prev, "first declared here"),
+                );
+                continue;
+            }
+            out.push(FieldDef {
+                name: f.name.name.clone(),
+                docs: f.docs.clone(),
+                ty,
+                span: f.name.span,
+            });
+        }
+        out
+    }
+
+    pub(super) fn resolve_type(&mut self, t: &TypeExpr) -> Ty {
+        let name = t.name.name.as_str();
+        let arity = |c: &mut Self, n: usize| -> bool {
+            if t.args.len() == n {
+                return true;
+            }
+            let msg = if n == 0 {
+                format!("`{name}` takes no type arguments")
+            } else {
+                format!(
+                    "`{name}` takes {n} type argument{}, found {}",
+                    if n == 1 { "" } else { "s" },
+                    t.args.len()
+                )
+            };
+            let mut d = Diagnostic::error(Code::GenericArity, t.span, msg);
+            if name == "Result" {
+                d = d.hint("`Result[T]` always has `str` as its error type");
+            }
+            c.err(d);
+            false
+        };
+        let inner = |c: &mut Self| -> Ty {
+            match t.args.first() {
+                Some(a) => c.resolve_type(a),
+                None => Ty::Error,
+            }
+        };
+        match name {
+            "int" | "float" | "bool" | "str" | "Unit" | "Decimal" => {
+                if !arity(self, 0) {
+                    return Ty::Error;
+                }
+                match name {
+                    "int" => Ty::Int,
+                    "float" => Ty::Float,
+                    "bool" => Ty::Bool,
+                    "str" => Ty::Str,
+                    "Unit" => Ty::Unit,
+                    _ => Ty::Decimal,
+                }
+            }
+            "list" | "List" | "Option" | "Result" => {
+                let ok = arity(self, 1);
+                let inner = inner(self);
+                if !ok {
+                    return Ty::Error;
+                }
+                match name {
+                    "Option" => Ty::Option(Box::new(inner)),
+                    "Result" => Ty::Result(Box::new(inner)),
+                    _ => Ty::List(Box::new(inner)),
+                }
+            }
+            _ => {
+                if let Some(&(id, _)) = self.type_index.get(name) {
+                    if !arity(self, 0) {
+                        return Ty::Error;
+                    }
+                    return Ty::Named(id);
+                }
+                for a in &t.args {
+                    self.resolve_type(a);
+                }
+                let mut d = Diagnostic::error(
+                    Code::UnknownType,
+                    t.name.span,
+                    format!("unknown type `{name}`"),
+                )
+                .label("not a declared type");
+                let suggestion = rust_type_alias(name).map(str::to_string).or_else(|| {
+                    let names: Vec<&str> = BUILTIN_TYPES
+                        .iter()
+                        .copied()
+                        .chain(self.type_index.keys().map(String::as_str))
+                        .collect();
+                    did_you_mean(name, names).map(str::to_string)
+                });
+                if let Some(s) = suggestion {
+                    d = d.hint(format!("did you mean `{s}`?")).fix(
+                        format!("replace with `{s}`"),
+                        t.name.span,
+                        s,
+                    );
+                } else if self.variant_index.contains_key(name) {
+                    d = d.hint(format!(
+                        "`{name}` is a variant, not a type; use the sum type it belongs to"
+                    ));
+                }
+                self.err(d);
+                Ty::Error
+            }
+        }
+    }
+
+    pub(super) fn collect_fns(&mut self) {
+        let module = self.module;
+        for (idx, item) in module.items.iter().enumerate() {
+            let Item::Fn(f) = item else { continue };
+            let dup = if Builtin::lookup(&f.name.name).is_some() {
+                Some(Diagnostic::error(
+                    Code::Duplicate,
+                    f.name.span,
+                    format!(
+                        "`{}` is a builtin function and cannot be redefined",
+                        f.name.name
+                    ),
+                ))
+            } else {
+                self.fn_index.get(&f.name.name).map(|&prev| {
+                    let prev_span = fn_decl(module, self.info.fns[prev].item)
+                        .map_or(f.name.span, |p| p.name.span);
+                    Diagnostic::error(
+                        Code::Duplicate,
+                        f.name.span,
+                        format!("the function `{}` is defined more than once", f.name.name),
+                    )
+                    .label("redefined here")
+                    .related(prev_span, "first defined here")
+                })
+            };
+            let mut params: Vec<(String, Ty)> = Vec::new();
+            for p in &f.params {
+                let ty = self.resolve_type(&p.ty);
+                if let Some(prev) = f
+                    .params
+                    .iter()
+                    .take_while(|q| !std::ptr::eq(*q, p))
+                    .find(|q| q.name.name == p.name.name)
+                {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Duplicate,
+                            p.name.span,
+                            format!("parameter `{}` is declared twice", p.name.name),
+                        )
+                        .related(prev.name.span, "first declared here"),
+                    );
+                }
+                params.push((p.name.name.clone(), ty));
+            }
+            let ret = f.ret.as_ref().map_or(Ty::Unit, |t| self.resolve_type(t));
+            let (ai, test, declared_net) = self.check_decorators(f, &ret);
+            if f.name.name == "main" && (!f.params.is_empty() || !matches!(ret, Ty::Unit)) {
+                self.err(
+                    Diagnostic::error(
+                        Code::MainSignature,
+                        f.name.span,
+                        "`fn main` takes no parameters and returns nothing",
+                    )
+                    .hint("write `fn main() { … }`; read inputs inside it"),
+                );
+            }
+            let info = FnInfo {
+                name: f.name.name.clone(),
+                params,
+                ret,
+                net: declared_net,
+                ai,
+                test,
+                item: idx,
+            };
+            if let Some(d) = dup {
+                self.err(d);
+                // Checked but not callable by name.
+                self.info.fns.push(info);
+            } else {
+                self.fn_index
+                    .insert(f.name.name.clone(), self.info.fns.len());
+                self.info.fns.push(info);
+            }
+            self.calls.push(Vec::new());
+        }
+        // In a library crate `fn main` is emitted as `pub fn vox_main`
+        // (README, "The language"), so a user `vox_main` would collide.
+        if let (Some(_), Some(&vm)) = (self.fn_index.get("main"), self.fn_index.get("vox_main")) {
+            if let Some(d) = fn_decl(module, self.info.fns[vm].item) {
+                self.err(
+                    Diagnostic::error(
+                        Code::ReservedName,
+                        d.name.span,
+                        "`vox_main` is reserved in a module with `fn main`",
+                    )
+                    .label("reserved name")
+                    .hint("in a library crate `fn main` becomes the Rust function `vox_main`; rename this function"),
+                );
+            }
+        }
+    }
+}
+
+/// Rust spellings people reach for, mapped to the Vox type.
+fn rust_type_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "String" | "string" | "Str" | "text" => "str",
+        "i64" | "i32" | "u32" | "u64" | "usize" | "Int" | "integer" => "int",
+        "f64" | "f32" | "Float" | "number" => "float",
+        "Bool" | "boolean" => "bool",
+        "Vec" | "Array" | "array" => "list",
+        "unit" | "()" => "Unit",
+        _ => return None,
+    })
+}

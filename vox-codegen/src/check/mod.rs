@@ -1,0 +1,316 @@
+//! Checking: names, types, effects and decorators of one module.
+//!
+//! Input is the parsed [`ast::Module`]; output is [`ModuleInfo`] (resolved
+//! types, function signatures, the type of every expression, what every call
+//! and constructor refers to) plus diagnostics. Checking never stops at the
+//! first error: a wrong expression gets type [`Ty::Error`], which fits
+//! anywhere and silences follow-on reports.
+//!
+//! There is one `Checker`; its passes are spread over this folder, one
+//! `impl Checker` block per concern:
+//!
+//! - `items`: type and function declarations, written types;
+//! - `decorators`: `@ai`, `@uses`, `@test`;
+//! - `effects`: the module-wide passes (recursive types, schema limits,
+//!   `@ai(check = …)`, the `net` effect);
+//! - `scope`: function bodies, scopes and bindings, settling `[]`/`None`;
+//! - `stmt`, `expr`, `call`, `ctor`, `pattern`: blocks and statements,
+//!   expressions, calls and builtins, constructors and record literals,
+//!   `match` and patterns.
+//!
+//! This file holds the output types, the entry point and the `Checker`
+//! state.
+
+mod call;
+mod ctor;
+mod decorators;
+mod effects;
+mod expr;
+mod items;
+mod pattern;
+mod scope;
+mod stmt;
+
+use std::collections::HashMap;
+
+use crate::ast::*;
+use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::source::{SourceMap, Span};
+use crate::types::*;
+
+use scope::{Local, Origin};
+
+/// Builtin functions (docs/language.md, "Builtins").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    Len,
+    Str,
+    Int,
+    Float,
+    Decimal,
+    Print,
+    Assert,
+    AssertEq,
+}
+
+impl Builtin {
+    pub const ALL: [(&'static str, Builtin); 8] = [
+        ("len", Builtin::Len),
+        ("str", Builtin::Str),
+        ("int", Builtin::Int),
+        ("float", Builtin::Float),
+        ("decimal", Builtin::Decimal),
+        ("print", Builtin::Print),
+        ("assert", Builtin::Assert),
+        ("assert_eq", Builtin::AssertEq),
+    ];
+
+    fn lookup(name: &str) -> Option<Builtin> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    }
+}
+
+/// What a call expression calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Callee {
+    Fn(usize),
+    Builtin(Builtin),
+}
+
+/// What a constructor expression or pattern builds or matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ctor {
+    Some,
+    None,
+    Ok,
+    Err,
+    Variant(TypeId, usize),
+}
+
+/// `@ai(...)` settings of a function, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiConfig {
+    pub max_iterations: u32,
+    pub model: Option<String>,
+    pub temperature: Option<f64>,
+    /// `max_tokens = N`: the completion limit of the function's requests.
+    pub max_tokens: Option<u32>,
+    /// `fallback = ["provider:model", …]`; `Some(vec![])` means none.
+    pub fallback: Option<Vec<String>>,
+    /// `check = f`: a pure function taking the return type and returning
+    /// `list[str]`, the problems it finds in the value (docs/language.md,
+    /// "Checks"). Validated once every function is known.
+    pub check: Option<AiCheck>,
+}
+
+/// The function named by `@ai(check = f)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiCheck {
+    pub name: String,
+    /// The name in the decorator.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct FnInfo {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub ret: Ty,
+    /// Declares `@uses(net)` (or needs it): becomes `async` and fallible.
+    pub net: bool,
+    pub ai: Option<AiConfig>,
+    pub test: bool,
+    /// Index into `module.items`.
+    pub item: usize,
+}
+
+/// Everything later stages need to know about a checked module.
+#[derive(Debug, Clone, Default)]
+pub struct ModuleInfo {
+    pub types: TypeTable,
+    pub fns: Vec<FnInfo>,
+    /// Type of every expression, indexed by [`ExprId`].
+    pub expr_types: Vec<Ty>,
+    pub callees: HashMap<ExprId, Callee>,
+    pub ctors: HashMap<ExprId, Ctor>,
+    /// `TypeDecl` item index → its [`TypeId`] (duplicates have none).
+    pub type_items: HashMap<usize, TypeId>,
+    /// The strict schema of every `@ai` return type, derived once while
+    /// checking its limits and reused by emission.
+    pub output_schemas: Vec<(Ty, crate::schema::OutputSchema)>,
+    /// `file:line:col` of every expression that can fail at run time
+    /// (arithmetic, unary `-`, conversions), for the error message the
+    /// emitted code gives (docs/language.md, "Numbers").
+    pub sites: HashMap<ExprId, String>,
+}
+
+impl ModuleInfo {
+    pub fn expr_type(&self, id: ExprId) -> &Ty {
+        self.expr_types.get(id.0 as usize).unwrap_or(&Ty::Error)
+    }
+
+    pub fn fn_named(&self, name: &str) -> Option<&FnInfo> {
+        self.fns.iter().find(|f| f.name == name)
+    }
+}
+
+const BUILTIN_TYPES: [&str; 10] = [
+    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal",
+];
+const RESERVED_CTORS: [&str; 4] = ["Some", "None", "Ok", "Error"];
+
+/// Resolves a written type against a checked module's types (no diagnostics:
+/// the error says what is wrong).
+pub fn resolve_type(t: &TypeExpr, types: &TypeTable) -> Result<Ty, String> {
+    let arg = |i: usize| -> Result<Ty, String> {
+        match (t.args.len(), t.args.get(i)) {
+            (1, Some(a)) => resolve_type(a, types),
+            (n, _) => Err(format!(
+                "`{}` takes 1 type argument, found {n}",
+                t.name.name
+            )),
+        }
+    };
+    let plain = |ty: Ty| -> Result<Ty, String> {
+        if t.args.is_empty() {
+            Ok(ty)
+        } else {
+            Err(format!("`{}` takes no type arguments", t.name.name))
+        }
+    };
+    match t.name.name.as_str() {
+        "int" => plain(Ty::Int),
+        "float" => plain(Ty::Float),
+        "bool" => plain(Ty::Bool),
+        "str" => plain(Ty::Str),
+        "Unit" => plain(Ty::Unit),
+        "Decimal" => plain(Ty::Decimal),
+        "list" | "List" => Ok(Ty::List(Box::new(arg(0)?))),
+        "Option" => Ok(Ty::Option(Box::new(arg(0)?))),
+        "Result" => Ok(Ty::Result(Box::new(arg(0)?))),
+        name => match types.find(name) {
+            Some(id) => plain(Ty::Named(id)),
+            None => {
+                let names: Vec<&str> = types.defs.iter().map(|d| d.name.as_str()).collect();
+                Err(match did_you_mean(name, names) {
+                    Some(s) => format!("unknown type `{name}`; did you mean `{s}`?"),
+                    None => format!("unknown type `{name}`"),
+                })
+            }
+        },
+    }
+}
+
+/// Checks `module`, appending diagnostics.
+pub fn check_module(
+    module: &Module,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> ModuleInfo {
+    let mut c = Checker {
+        module,
+        sources,
+        diags,
+        info: ModuleInfo {
+            expr_types: vec![Ty::Error; module.expr_count as usize],
+            ..ModuleInfo::default()
+        },
+        type_index: HashMap::new(),
+        variant_index: HashMap::new(),
+        fn_index: HashMap::new(),
+        scopes: Vec::new(),
+        current: None,
+        calls: Vec::new(),
+        lints: true,
+        pat_origin: None,
+        var_origins: Vec::new(),
+    };
+    c.collect_types();
+    c.collect_fns();
+    c.check_recursion();
+    for i in 0..c.info.fns.len() {
+        c.check_fn_body(i);
+    }
+    c.check_effects();
+    c.check_ai_checks();
+    c.check_schema_limits();
+    c.info
+}
+
+struct Checker<'a> {
+    module: &'a Module,
+    sources: &'a SourceMap,
+    diags: &'a mut Vec<Diagnostic>,
+    info: ModuleInfo,
+    type_index: HashMap<String, (TypeId, Span)>,
+    variant_index: HashMap<String, (TypeId, usize, Span)>,
+    fn_index: HashMap<String, usize>,
+    scopes: Vec<Vec<(String, Local)>>,
+    /// Index of the function being checked.
+    current: Option<usize>,
+    /// Per function: (callee fn index, call span) of calls to user functions.
+    calls: Vec<Vec<(usize, Span)>>,
+    /// Lints that assume a complete body (off when the body had syntax errors).
+    lints: bool,
+    /// Where the value matched by the pattern being checked comes from.
+    pat_origin: Option<Origin>,
+    /// In the body being checked: each variable use and where its binding's
+    /// value comes from (to settle `[]`/`None` types, see `scope::settle_fn`).
+    var_origins: Vec<(ExprId, Origin)>,
+}
+
+/// How an expression's value is used.
+#[derive(Clone, Copy)]
+enum Want<'t> {
+    /// Statement position: the value is discarded.
+    Nothing,
+    /// A value of some type is needed.
+    Any,
+    /// A value of this type is needed.
+    Type(&'t Ty),
+}
+
+impl Want<'_> {
+    fn ty(&self) -> Option<&Ty> {
+        match self {
+            Want::Type(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Checker<'a> {
+    fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn show(&self, t: &Ty) -> String {
+        t.display(&self.info.types)
+    }
+
+    fn source_text(&self, span: Span) -> &str {
+        self.sources
+            .get(span.file)
+            .text
+            .get(span.range())
+            .unwrap_or("")
+    }
+}
+
+fn fn_decl(module: &Module, item: usize) -> Option<&FnDecl> {
+    match module.items.get(item) {
+        Some(Item::Fn(f)) => Some(f),
+        _ => None,
+    }
+}
+
+/// The whitespace before `span` on its line.
+fn line_indent(sources: &SourceMap, span: Span) -> String {
+    let file = sources.get(span.file);
+    let lc = file.line_col(span.start as usize);
+    let start = file.line_start(lc.line);
+    file.text
+        .get(start..span.start as usize)
+        .map(|s| s.chars().take_while(|c| c.is_whitespace()).collect())
+        .unwrap_or_default()
+}
