@@ -1,4 +1,4 @@
-//! The build lane end to end (SPEC §8): `cargo vox build`, `test` and `run`
+//! The build lane end to end (README, "`cargo vox build`, `test`, `run`"): `cargo vox build`, `test` and `run`
 //! drive the real cargo on a copy of `fixtures/lane/app`, the script lane
 //! compiles and caches single `.vox` files, and fake cargos (via `$CARGO`)
 //! that are missing, crash, get killed or print junk still end every command
@@ -15,6 +15,7 @@ use vox_e2e::{
     cargo_bin, cargo_vox, copy_fixture, json_lines, read, remove_later, run, work_dir, write_later,
     Run, BUILD, QUICK,
 };
+use vox_metadata::{DiagnosticPayload, Envelope};
 
 /// Runs `cargo-vox ARGS` in `dir` with extra environment, within `deadline`.
 fn lane_with(dir: &Path, args: &[&str], env: &[(&str, &str)], deadline: Duration) -> Run {
@@ -42,17 +43,25 @@ fn lane(dir: &Path, args: &[&str]) -> Run {
     lane_with(dir, args, &[], BUILD)
 }
 
-/// The envelopes a `--json` run printed, each checked for the common fields.
-fn envelopes(r: &Run) -> Vec<Value> {
-    let lines = json_lines(r);
+/// The envelopes a `--json` run printed, read with the published types
+/// (which check `envelope_version`), each checked for its counts.
+fn envelopes(r: &Run) -> Vec<Envelope> {
+    // Only JSON lines may reach stdout under `--json`.
+    json_lines(r);
+    let lines: Vec<Envelope> = r
+        .stdout
+        .lines()
+        .map(|l| {
+            Envelope::from_line(l)
+                .unwrap_or_else(|e| panic!("not an envelope ({e}): {l}\n{}", r.dump()))
+        })
+        .collect();
     for env in &lines {
-        assert_eq!(env["envelope_version"], 1, "{env}\n{}", r.dump());
-        let errors = count(env, "error");
-        assert_eq!(env["error_count"], errors, "error_count\n{}", r.dump());
-        let warnings = env["diagnostics"].as_array().map_or(0, Vec::len) - errors;
+        let errors = env.diagnostics.iter().filter(|d| d.is_error()).count();
+        assert_eq!(env.error_count, errors, "error_count\n{}", r.dump());
         assert_eq!(
-            env["warning_count"],
-            warnings,
+            env.warning_count,
+            env.diagnostics.len() - errors,
             "warning_count\n{}",
             r.dump()
         );
@@ -60,43 +69,33 @@ fn envelopes(r: &Run) -> Vec<Value> {
     lines
 }
 
-fn count(env: &Value, severity: &str) -> usize {
-    env["diagnostics"]
-        .as_array()
-        .expect("diagnostics is an array")
-        .iter()
-        .filter(|d| d["severity"] == severity)
-        .count()
-}
-
 /// The single envelope a `--json` command printed, for `command`.
-fn only_envelope(r: &Run, command: &str) -> Value {
+fn only_envelope(r: &Run, command: &str) -> Envelope {
     let mut lines = envelopes(r);
     assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
     let env = lines.remove(0);
-    assert_eq!(env["command"], command, "{env}");
+    assert_eq!(env.command, command, "{env:?}");
     env
 }
 
 /// The one diagnostic with this source and code.
-fn diagnostic<'a>(env: &'a Value, source: &str, code: &str) -> &'a Value {
-    let found: Vec<&Value> = env["diagnostics"]
-        .as_array()
-        .expect("diagnostics is an array")
+fn diagnostic<'a>(env: &'a Envelope, source: &str, code: &str) -> &'a DiagnosticPayload {
+    let found: Vec<&DiagnosticPayload> = env
+        .diagnostics
         .iter()
-        .filter(|d| d["source"] == source && d["error_code"] == code)
+        .filter(|d| d.source == source && d.error_code.as_deref() == Some(code))
         .collect();
-    assert_eq!(found.len(), 1, "one {source} {code} diagnostic in {env}");
+    assert_eq!(found.len(), 1, "one {source} {code} diagnostic in {env:?}");
     found[0]
 }
 
-fn assert_at(d: &Value, file_suffix: &str, line: usize) {
-    let file = d["file_path"].as_str().expect("file_path is a string");
+fn assert_at(d: &DiagnosticPayload, file_suffix: &str, line: usize) {
+    let file = &d.file_path;
     assert!(
         file.replace('\\', "/").ends_with(file_suffix),
-        "file_path {file:?} should end with {file_suffix:?}: {d}"
+        "file_path {file:?} should end with {file_suffix:?}: {d:?}"
     );
-    assert_eq!(d["span"]["start_line"], line, "start line of {d}");
+    assert_eq!(d.span.start_line, line, "start line of {d:?}");
 }
 
 /// 1-based line of the first line of `text` containing `needle`.
@@ -133,11 +132,11 @@ fn build_test_and_run_on_one_crate() {
     let r = lane(&root, &["--json", "build"]);
     r.assert_code(0);
     let env = only_envelope(&r, "build");
-    assert_eq!(env["ok"], true, "{}", r.dump());
-    assert_eq!(env["error_count"], 0, "{env}");
-    assert!(env.get("exit_code").is_none(), "no child ran: {env}");
+    assert!(env.ok, "{}", r.dump());
+    assert_eq!(env.error_count, 0, "{env:?}");
+    assert!(env.exit_code.is_none(), "no child ran: {env:?}");
     let warning = diagnostic(&env, "vox", "vox/lint/unused-variable");
-    assert_eq!(warning["severity"], "warning");
+    assert_eq!(warning.severity, "warning");
     assert_at(warning, "vox/greeting.vox", unused_line);
 
     // 2. Fresh: nothing reruns, the warning still comes from the report in
@@ -162,12 +161,12 @@ fn build_test_and_run_on_one_crate() {
         r.dump()
     );
     let fresh = only_envelope(&r, "build");
-    assert_eq!(fresh["ok"], true, "{}", r.dump());
+    assert!(fresh.ok, "{}", r.dump());
     let again = diagnostic(&fresh, "vox", "vox/lint/unused-variable");
     assert_at(again, "app/vox/greeting.vox", unused_line);
-    assert_eq!(again["span"], warning["span"]);
-    assert_eq!(again["message"], warning["message"]);
-    assert_eq!(fresh["warning_count"], env["warning_count"]);
+    assert_eq!(again.span, warning.span);
+    assert_eq!(again.message, warning.message);
+    assert_eq!(fresh.warning_count, env.warning_count);
 
     // 3. run: stdout is the program's alone, arguments after `--` reach it,
     // its status is ours.
@@ -214,44 +213,44 @@ fn build_test_and_run_on_one_crate() {
     r.assert_code(1);
     let lines = envelopes(&r);
     assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
-    assert_eq!(lines[0]["command"], "build", "{}", r.dump());
-    assert_eq!(lines[0]["ok"], true, "{}", r.dump());
+    assert_eq!(lines[0].command, "build", "{}", r.dump());
+    assert!(lines[0].ok, "{}", r.dump());
     let t = &lines[1];
-    assert_eq!(t["command"], "test", "{t}");
-    assert_eq!(t["ok"], false, "{t}");
+    assert_eq!(t.command, "test", "{t:?}");
+    assert!(!t.ok, "{t:?}");
     assert_eq!(
-        (&t["passed"], &t["failed"], &t["ignored"]),
-        (&Value::from(2), &Value::from(2), &Value::from(1)),
-        "counts: {t}"
+        (t.passed, t.failed, t.ignored),
+        (Some(2), Some(2), Some(1)),
+        "counts: {t:?}"
     );
     assert!(
-        t["exit_code"].as_i64().is_some_and(|c| c != 0),
-        "non-zero exit_code: {t}"
+        t.exit_code.is_some_and(|c| c != 0),
+        "non-zero exit_code: {t:?}"
     );
-    let failures = t["failures"].as_array().expect("failures is a list");
-    assert_eq!(failures.len(), 2, "{t}");
+    let failures = t.failures.as_ref().expect("failures is a list");
+    assert_eq!(failures.len(), 2, "{t:?}");
     let vox_failure = failures
         .iter()
-        .find(|f| f["vox_name"] == "doubling_is_off_by_one")
-        .unwrap_or_else(|| panic!("the Vox @test failure by its Vox name: {t}"));
-    let message = vox_failure["message"].as_str().unwrap_or("");
+        .find(|f| f.vox_name.as_deref() == Some("doubling_is_off_by_one"))
+        .unwrap_or_else(|| panic!("the Vox @test failure by its Vox name: {t:?}"));
+    let message = vox_failure.message.as_str();
     assert!(
         message.contains("assert_eq(double(3), 7)")
             && message.contains("left: 6")
             && message.contains("right: 7"),
-        "the Vox failure's message has the assertion and its values: {vox_failure}"
+        "the Vox failure's message has the assertion and its values: {vox_failure:?}"
     );
     let rust_failure = failures
         .iter()
-        .find(|f| f["name"] == "rust_side::arithmetic_is_broken")
-        .unwrap_or_else(|| panic!("the Rust #[test] failure by name: {t}"));
-    assert!(rust_failure.get("vox_name").is_none_or(Value::is_null));
-    let message = rust_failure["message"].as_str().unwrap_or("");
+        .find(|f| f.name == "rust_side::arithmetic_is_broken")
+        .unwrap_or_else(|| panic!("the Rust #[test] failure by name: {t:?}"));
+    assert!(rust_failure.vox_name.is_none());
+    let message = rust_failure.message.as_str();
     assert!(
         message.contains("two and two make five")
             && message.contains("left: 4")
             && message.contains("right: 5"),
-        "the Rust failure's message has the assertion and its values: {rust_failure}"
+        "the Rust failure's message has the assertion and its values: {rust_failure:?}"
     );
 
     // Arguments after `--` reach cargo; after a second `--`, the test binary.
@@ -272,22 +271,22 @@ fn build_test_and_run_on_one_crate() {
     assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
     let t = &lines[1];
     assert_eq!(
-        (&t["passed"], &t["failed"], &t["ignored"]),
-        (&Value::from(2), &Value::from(1), &Value::from(1)),
-        "counts with the Rust failure skipped: {t}"
+        (t.passed, t.failed, t.ignored),
+        (Some(2), Some(1), Some(1)),
+        "counts with the Rust failure skipped: {t:?}"
     );
     let r = lane(&root, &["--json", "build", "--", "--bin", "lane-app"]);
     r.assert_code(0);
-    assert_eq!(only_envelope(&r, "build")["ok"], true, "{}", r.dump());
+    assert!(only_envelope(&r, "build").ok, "{}", r.dump());
     let r = lane(&root, &["--json", "build", "--", "--bin", "no-such-bin"]);
     r.assert_code(1);
     let env = only_envelope(&r, "build");
-    assert_eq!(env["ok"], false, "{env}");
+    assert!(!env.ok, "{env:?}");
     assert!(
-        env["message"]
-            .as_str()
+        env.message
+            .as_deref()
             .is_some_and(|m| m.contains("no-such-bin")),
-        "cargo's own error becomes the message: {env}"
+        "cargo's own error becomes the message: {env:?}"
     );
 
     // 5. A Vox type error: build, run and test all report it.
@@ -296,14 +295,14 @@ fn build_test_and_run_on_one_crate() {
     let r = lane(&root, &["--json", "build"]);
     r.assert_code(1);
     let env = only_envelope(&r, "build");
-    assert_eq!(env["ok"], false, "{env}");
+    assert!(!env.ok, "{env:?}");
     let d = diagnostic(&env, "vox", "vox/type/mismatch");
-    assert_eq!(d["severity"], "error");
+    assert_eq!(d.severity, "error");
     assert_at(d, "vox/broken.vox", 3);
     let r = lane(&root, &["--json", "run"]);
     r.assert_code(1);
     let env = only_envelope(&r, "run");
-    assert_eq!(env["ok"], false, "{env}");
+    assert!(!env.ok, "{env:?}");
     assert_at(
         diagnostic(&env, "vox", "vox/type/mismatch"),
         "vox/broken.vox",
@@ -313,16 +312,16 @@ fn build_test_and_run_on_one_crate() {
     r.assert_code(1);
     let lines = envelopes(&r);
     assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
-    assert_eq!(lines[0]["command"], "build");
-    assert_eq!(lines[0]["ok"], false);
+    assert_eq!(lines[0].command, "build");
+    assert!(!lines[0].ok);
     assert_at(
         diagnostic(&lines[0], "vox", "vox/type/mismatch"),
         "vox/broken.vox",
         3,
     );
-    assert_eq!(lines[1]["command"], "test");
-    assert_eq!(lines[1]["ok"], false);
-    assert!(lines[1]["message"].is_string(), "{}", lines[1]);
+    assert_eq!(lines[1].command, "test");
+    assert!(!lines[1].ok);
+    assert!(lines[1].message.is_some(), "{:?}", lines[1]);
     remove_later(&broken);
 
     // 6. A Rust type error in src/main.rs.
@@ -337,21 +336,21 @@ fn build_test_and_run_on_one_crate() {
     let r = lane(&root, &["--json", "build"]);
     r.assert_code(1);
     let env = only_envelope(&r, "build");
-    assert_eq!(env["ok"], false, "{env}");
+    assert!(!env.ok, "{env:?}");
     let d = diagnostic(&env, "rustc", "E0308");
-    assert_eq!(d["severity"], "error");
+    assert_eq!(d.severity, "error");
     assert_at(d, "src/main.rs", bad_line);
     let r = lane(&root, &["--json", "run", "--", "ignored"]);
     r.assert_code(1);
     let env = only_envelope(&r, "run");
-    assert_eq!(env["ok"], false, "{env}");
+    assert!(!env.ok, "{env:?}");
     assert_at(diagnostic(&env, "rustc", "E0308"), "src/main.rs", bad_line);
 
     // 7. Fixed again: back to a clean build.
     write_later(&main_rs, &original);
     let r = lane(&root, &["build", "--json"]);
     r.assert_code(0);
-    assert_eq!(only_envelope(&r, "build")["ok"], true, "{}", r.dump());
+    assert!(only_envelope(&r, "build").ok, "{}", r.dump());
 }
 
 const SCRIPT: &str = "/// Greets someone; the fixture provider returns the body.
@@ -412,16 +411,16 @@ fn script_lane_runs_caches_and_reports() {
     let r = lane_with(&dir, &["--json", "run", "cold.vox"], &warm_env, QUICK);
     r.assert_code(1);
     let env_line = only_envelope(&r, "run");
-    assert_eq!(env_line["ok"], false, "{env_line}");
-    let message = env_line["message"].as_str().unwrap_or("");
-    assert!(message.contains("/nonexistent/cargo"), "{env_line}");
+    assert!(!env_line.ok, "{env_line:?}");
+    let message = env_line.message.as_deref().unwrap_or("");
+    assert!(message.contains("/nonexistent/cargo"), "{env_line:?}");
 
     // A type error: the Vox diagnostic, no cargo run.
     std::fs::write(dir.join("bad.vox"), SCRIPT_TYPE_ERROR).expect("write script");
     let r = lane_with(&dir, &["--json", "run", "bad.vox"], &warm_env, QUICK);
     r.assert_code(1);
     let env_line = only_envelope(&r, "run");
-    assert_eq!(env_line["ok"], false, "{env_line}");
+    assert!(!env_line.ok, "{env_line:?}");
     assert_at(
         diagnostic(&env_line, "vox", "vox/type/mismatch"),
         "bad.vox",
@@ -433,16 +432,16 @@ fn script_lane_runs_caches_and_reports() {
     let r = lane_with(&dir, &["--json", "run", "lib.vox"], &warm_env, QUICK);
     r.assert_code(1);
     let env_line = only_envelope(&r, "run");
-    assert_eq!(env_line["ok"], false, "{env_line}");
-    let message = env_line["message"].as_str().unwrap_or("");
-    assert!(message.contains("fn main()"), "{env_line}");
+    assert!(!env_line.ok, "{env_line:?}");
+    let message = env_line.message.as_deref().unwrap_or("");
+    assert!(message.contains("fn main()"), "{env_line:?}");
 
     // A missing file is a usage error.
     let r = lane_with(&dir, &["--json", "run", "missing.vox"], &warm_env, QUICK);
     r.assert_code(2);
     let env_line = only_envelope(&r, "run");
-    assert_eq!(env_line["ok"], false, "{env_line}");
-    assert!(env_line["message"].is_string(), "{env_line}");
+    assert!(!env_line.ok, "{env_line:?}");
+    assert!(env_line.message.is_some(), "{env_line:?}");
 }
 
 /// A fake cargo: `cargo metadata` goes to the real one (cargo-vox reads the
@@ -481,15 +480,15 @@ fn cargo_failures_still_end_with_one_envelope() {
         );
         r.assert_code(1);
         let env = only_envelope(&r, command);
-        assert_eq!(env["ok"], false, "{env}");
-        let message = env["message"].as_str().unwrap_or("");
-        assert!(message.contains("cargo"), "{command}: {env}");
+        assert!(!env.ok, "{env:?}");
+        let message = env.message.as_deref().unwrap_or("");
+        assert!(message.contains("cargo"), "{command}: {env:?}");
     }
 
     // An unknown package is a usage error.
     let r = lane_with(&root, &["--json", "-p", "nope", "build"], &[], QUICK);
     r.assert_code(2);
-    assert_eq!(only_envelope(&r, "build")["ok"], false, "{}", r.dump());
+    assert!(!only_envelope(&r, "build").ok, "{}", r.dump());
     // So is a manifest path that names nothing (found before cargo starts).
     for command in ["build", "test", "run"] {
         let r = lane_with(
@@ -501,10 +500,10 @@ fn cargo_failures_still_end_with_one_envelope() {
         r.assert_code(2);
         let env = only_envelope(&r, command);
         assert!(
-            env["message"]
-                .as_str()
+            env.message
+                .as_deref()
                 .is_some_and(|m| m.contains("does not exist")),
-            "{env}"
+            "{env:?}"
         );
     }
 
@@ -521,7 +520,7 @@ fn cargo_failures_still_end_with_one_envelope() {
         QUICK,
     );
     r.assert_code(0);
-    assert_eq!(only_envelope(&r, "build")["ok"], true, "{}", r.dump());
+    assert!(only_envelope(&r, "build").ok, "{}", r.dump());
 
     // Killed by a signal.
     let killed = fake_cargo(&bin, "killed-cargo", "kill -9 $$");
@@ -534,9 +533,9 @@ fn cargo_failures_still_end_with_one_envelope() {
         );
         r.assert_code(1);
         let env = only_envelope(&r, command);
-        assert_eq!(env["ok"], false, "{env}");
-        let message = env["message"].as_str().unwrap_or("");
-        assert!(message.contains("killed by signal 9"), "{command}: {env}");
+        assert!(!env.ok, "{env:?}");
+        let message = env.message.as_deref().unwrap_or("");
+        assert!(message.contains("killed by signal 9"), "{command}: {env:?}");
     }
 
     // Fails without a diagnostic.
@@ -549,10 +548,10 @@ fn cargo_failures_still_end_with_one_envelope() {
     );
     r.assert_code(1);
     let env = only_envelope(&r, "build");
-    assert_eq!(env["ok"], false, "{env}");
+    assert!(!env.ok, "{env:?}");
     assert!(
-        env["message"].as_str().is_some_and(|m| m.contains("101")),
-        "{env}"
+        env.message.as_deref().is_some_and(|m| m.contains("101")),
+        "{env:?}"
     );
     let r = lane_with(
         &root,
@@ -563,11 +562,11 @@ fn cargo_failures_still_end_with_one_envelope() {
     r.assert_code(1);
     let lines = envelopes(&r);
     assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
-    assert_eq!(lines[0]["command"], "build");
-    assert_eq!(lines[0]["ok"], false);
-    assert!(lines[0]["message"].is_string(), "{}", lines[0]);
-    assert_eq!(lines[1]["command"], "test");
-    assert_eq!(lines[1]["ok"], false);
+    assert_eq!(lines[0].command, "build");
+    assert!(!lines[0].ok);
+    assert!(lines[0].message.is_some(), "{:?}", lines[0]);
+    assert_eq!(lines[1].command, "test");
+    assert!(!lines[1].ok);
 }
 
 /// Ctrl-C goes to the whole foreground process group: cargo must receive
@@ -669,9 +668,9 @@ fn interrupt_build(root: &Path, cargo: &Path) {
     assert_eq!(code, Some(1), "stdout: {stdout}\nstderr: {stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 1, "exactly one envelope: {stdout}");
-    let env: Value = serde_json::from_str(lines[0]).expect("JSON envelope");
-    assert_eq!(env["command"], "build");
-    assert_eq!(env["ok"], false);
-    let message = env["message"].as_str().unwrap_or_default();
+    let env = Envelope::from_line(lines[0]).expect("a version-1 envelope");
+    assert_eq!(env.command, "build");
+    assert!(!env.ok);
+    let message = env.message.as_deref().unwrap_or_default();
     assert!(message.contains("signal 2"), "{message}");
 }
