@@ -1,4 +1,4 @@
-//! The build lane end to end (README, "`cargo vox build`, `test`, `run`"): `cargo vox build`, `test` and `run`
+//! The build lane end to end (see the README): `cargo vox build`, `test` and `run`
 //! drive the real cargo on a copy of `fixtures/lane/app`, the script lane
 //! compiles and caches single `.vox` files, and fake cargos (via `$CARGO`)
 //! that are missing, crash, get killed or print junk still end every command
