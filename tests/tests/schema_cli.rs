@@ -153,3 +153,59 @@ fn provider_flag_prints_the_fields_that_carry_the_schema_to_that_provider() {
         r.dump()
     );
 }
+
+/// Every `--json schema` line is one of vox-metadata's types, exactly:
+/// success a `SchemaEnvelope`, failure an `Envelope`; reading and writing
+/// it back through the type gives the same JSON (no field unknown to the
+/// types, none missing).
+#[test]
+fn lines_are_vox_metadata_types_exactly() {
+    fn exact<T: serde::de::DeserializeOwned + serde::Serialize>(line: &str) -> T {
+        let original: Value = serde_json::from_str(line).unwrap();
+        let typed: T = serde_json::from_value(original.clone())
+            .unwrap_or_else(|e| panic!("does not fit vox-metadata's types ({e}): {line}"));
+        assert_eq!(serde_json::to_value(&typed).unwrap(), original, "{line}");
+        typed
+    }
+    for args in [
+        &["--json", "schema", "Invoice", INVOICE][..],
+        &["--json", "schema", "list[LineItem]", INVOICE],
+        &[
+            "--json",
+            "schema",
+            "Invoice",
+            INVOICE,
+            "--provider",
+            "anthropic",
+        ],
+        &[
+            "--json",
+            "schema",
+            "Invoice",
+            INVOICE,
+            "--provider",
+            "gemini",
+        ],
+    ] {
+        let r = vox(args);
+        r.assert_code(0);
+        let line = r.stdout.trim_end();
+        let env: vox_metadata::SchemaEnvelope = exact(line);
+        assert!(env.ok && env.command == "schema", "{line}");
+        assert_eq!(vox_metadata::SchemaEnvelope::from_line(line).unwrap(), env);
+        assert_eq!(
+            env.response_format.is_some(),
+            !args.contains(&"--provider"),
+            "{line}"
+        );
+        assert_eq!(
+            env.request.is_some(),
+            args.contains(&"--provider"),
+            "{line}"
+        );
+    }
+    let r = vox(&["--json", "schema", "Nope", INVOICE]);
+    r.assert_code(2);
+    let env: vox_metadata::Envelope = exact(r.stdout.trim_end());
+    assert!(!env.ok && env.message.is_some(), "{env:?}");
+}

@@ -6,6 +6,7 @@
 //!   prints on stdout for each result (versioned by [`ENVELOPE_VERSION`]);
 //! - [`DiagnosticPayload`]: one diagnostic, from the Vox frontend or rustc,
 //!   with its [`SpanPayload`], [`FixPayload`]s and [`RelatedSpan`]s;
+//! - [`SchemaEnvelope`]: what `cargo vox --json schema` prints on success;
 //! - [`Report`]: the diagnostics report vox-build writes to `OUT_DIR` for
 //!   every output it compiles (versioned by [`REPORT_VERSION`], named by
 //!   [`report_file_name`]);
@@ -60,6 +61,7 @@ mod envelope;
 mod error;
 pub mod exit;
 mod report;
+mod schema;
 
 pub use diagnostic::{
     applicability, codes, severity, source, DiagnosticPayload, EditPayload, FixPayload,
@@ -71,3 +73,4 @@ pub use report::{
     is_report_file_name, report_file_name, Report, DEFAULT_OUT_NAME, DEFAULT_REPORT_FILE,
     REPORT_VERSION,
 };
+pub use schema::SchemaEnvelope;
