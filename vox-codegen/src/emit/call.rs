@@ -1,0 +1,225 @@
+//! Calls of user functions (awaited and `?`-propagated under `net`),
+//! builtins, `Decimal` operators, and arithmetic checked at run time with
+//! its source location.
+
+use std::fmt::Write as _;
+
+use crate::ast::*;
+use crate::check::{Builtin, Callee};
+use crate::types::Ty;
+
+use super::names::{rust_ident, rust_str};
+use super::walk::expr_sketch;
+use super::{Ctx, Emitter, Tail};
+
+impl Emitter<'_> {
+    pub(super) fn call(
+        &mut self,
+        e: &Expr,
+        callee: &Ident,
+        args: &[Arg],
+        ctx: Ctx,
+        depth: usize,
+    ) -> String {
+        match self.info.callees.get(&e.id).copied() {
+            Some(Callee::Builtin(b)) => self.builtin(e, b, args, ctx, depth),
+            Some(Callee::Fn(i)) => {
+                let f = &self.info.fns[i];
+                let params: Vec<String> = f.params.iter().map(|(n, _)| n.clone()).collect();
+                let named = args.iter().any(|a| a.name.is_some());
+                // (position among the arguments as written) per parameter.
+                let mut chosen = Vec::new();
+                for (pi, p) in params.iter().enumerate() {
+                    let arg = if named {
+                        args.iter()
+                            .position(|a| a.name.as_ref().is_some_and(|n| n.name == *p))
+                    } else {
+                        (pi < args.len()).then_some(pi)
+                    };
+                    chosen.extend(arg);
+                }
+                // Arguments are evaluated in the order written; named ones
+                // written out of order are bound first, in that order.
+                let in_order = chosen.windows(2).all(|w| w[0] < w[1]);
+                let mut lets = String::new();
+                let mut parts = vec![String::new(); chosen.len()];
+                let mut order: Vec<usize> = (0..chosen.len()).collect();
+                order.sort_by_key(|&k| chosen[k]);
+                for k in order {
+                    let v = self.expr(&args[chosen[k]].value, ctx, depth, Tail::Value);
+                    if in_order {
+                        parts[k] = v;
+                    } else {
+                        let t = self.fresh("VOX_A");
+                        let _ = write!(lets, "let {t} = {v}; ");
+                        parts[k] = t;
+                    }
+                }
+                let net = f.net;
+                // By path, so a local or parameter with the function's name
+                // cannot shadow it (`let bump = 1; bump(bump)`).
+                let module = if self.in_test { "super" } else { "self" };
+                let call = format!(
+                    "{module}::{}({})",
+                    rust_ident(&callee.name),
+                    parts.join(", ")
+                );
+                // A call that can come back to this function: an `async fn`
+                // must not contain its own future, so box it.
+                let recursive = self
+                    .recursive_net
+                    .get(&i)
+                    .is_some_and(|reach| reach.contains(&self.current));
+                let call = match (net, recursive) {
+                    (true, true) => format!("::std::boxed::Box::pin({call}).await?"),
+                    (true, false) => format!("{call}.await?"),
+                    _ => call,
+                };
+                if lets.is_empty() {
+                    call
+                } else {
+                    format!("{{ {lets}{call} }}")
+                }
+            }
+            None => "::std::unreachable!()".into(),
+        }
+    }
+
+    fn builtin(&mut self, call: &Expr, b: Builtin, args: &[Arg], ctx: Ctx, depth: usize) -> String {
+        let Some(a0) = args.first().map(|a| &a.value) else {
+            return "::std::unreachable!()".into();
+        };
+        match b {
+            Builtin::Len => {
+                let v = self.borrowable(a0, ctx, depth);
+                if matches!(self.ty(a0), Ty::Str) {
+                    format!("({v}.chars().count() as i64)")
+                } else {
+                    format!("({v}.len() as i64)")
+                }
+            }
+            Builtin::Str => format!(
+                "::vox_runtime::builtins::to_str(&{})",
+                self.borrowable(a0, ctx, depth)
+            ),
+            // Compiled for `cargo test`, printing goes through `println!`
+            // so libtest captures it with the test's output instead of
+            // mixing it into the test report.
+            Builtin::Print => format!(
+                "{{ let vox_printed = &{}; if ::std::cfg!(test) {{ ::vox_runtime::builtins::print_captured(vox_printed) }} else {{ ::vox_runtime::builtins::print(vox_printed) }} }}",
+                self.borrowable(a0, ctx, depth)
+            ),
+            Builtin::Int | Builtin::Float | Builtin::Decimal
+                if matches!(self.ty(a0), Ty::Decimal) =>
+            {
+                let v = format!("&{}", self.borrowable(a0, ctx, depth));
+                match b {
+                    Builtin::Int => self.checked(call, "decimal::to_int", &[v]),
+                    Builtin::Float => self.checked(call, "decimal::to_float", &[v]),
+                    _ => self.expr(a0, ctx, depth, Tail::Value),
+                }
+            }
+            Builtin::Int => {
+                let v = self.expr(a0, ctx, depth, Tail::Value);
+                match self.ty(a0) {
+                    Ty::Int => v,
+                    Ty::Float => self.checked(call, "arith::int_of_float", &[v]),
+                    _ => format!("({v} as i64)"),
+                }
+            }
+            Builtin::Float => {
+                let v = self.expr(a0, ctx, depth, Tail::Value);
+                if matches!(self.ty(a0), Ty::Float) {
+                    v
+                } else {
+                    format!("({v} as f64)")
+                }
+            }
+            Builtin::Decimal => match (&a0.kind, self.ty(a0)) {
+                // Checked when the module was: a literal is a decimal number.
+                (ExprKind::Str(text), _) => {
+                    format!("::std::string::String::from({})", rust_str(text))
+                }
+                (_, Ty::Int) => format!(
+                    "::vox_runtime::decimal::from_int({})",
+                    self.expr(a0, ctx, depth, Tail::Value)
+                ),
+                _ => {
+                    let v = format!("&{}", self.borrowable(a0, ctx, depth));
+                    self.checked(call, "decimal::parse", &[v])
+                }
+            },
+            Builtin::Assert => {
+                let v = self.expr(a0, ctx, depth, Tail::Value);
+                let text = format!("assertion failed: {}", self.source_of(a0));
+                format!("::std::assert!({v}, \"{{}}\", {})", rust_str(&text))
+            }
+            Builtin::AssertEq => {
+                let Some(a1) = args.get(1).map(|a| &a.value) else {
+                    return "::std::unreachable!()".into();
+                };
+                let (lt, rt) = (self.ty(a0), self.ty(a1));
+                let l = self.typed(a0, Some(rt), ctx, depth);
+                let r = self.typed(a1, Some(lt), ctx, depth);
+                let text = format!("assert_eq({}, {})", self.source_of(a0), self.source_of(a1));
+                format!("::std::assert_eq!({l}, {r}, \"{{}}\", {})", rust_str(&text))
+            }
+        }
+    }
+
+    /// `Decimal` operators (docs/language.md, "Decimal"): exact `+ - *` and
+    /// comparison by value, through `vox_runtime::decimal`.
+    pub(super) fn decimal_binary(
+        &mut self,
+        e: &Expr,
+        op: BinaryOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        ctx: Ctx,
+        depth: usize,
+    ) -> String {
+        let l = format!("&{}", self.borrowable(lhs, ctx, depth));
+        let r = format!("&{}", self.borrowable(rhs, ctx, depth));
+        let test = match op {
+            BinaryOp::Add => return self.checked(e, "decimal::add", &[l, r]),
+            BinaryOp::Sub => return self.checked(e, "decimal::sub", &[l, r]),
+            BinaryOp::Mul => return self.checked(e, "decimal::mul", &[l, r]),
+            BinaryOp::Eq => "is_eq",
+            BinaryOp::NotEq => "is_ne",
+            BinaryOp::Lt => "is_lt",
+            BinaryOp::Le => "is_le",
+            BinaryOp::Gt => "is_gt",
+            BinaryOp::Ge => "is_ge",
+            // The checker allows no other operator on `Decimal`.
+            _ => return "::std::unreachable!()".into(),
+        };
+        format!("{}.{test}()", self.checked(e, "decimal::cmp", &[l, r]))
+    }
+
+    /// A call of the `vox_runtime` function `f` (`arith::add`, …) that
+    /// computes `e` and fails at run time, naming the function and the source
+    /// position, when there is no result (docs/language.md, "Numbers").
+    pub(super) fn checked(&self, e: &Expr, f: &str, operands: &[String]) -> String {
+        let at = self.info.sites.get(&e.id).map_or("?", String::as_str);
+        format!(
+            "::vox_runtime::{f}({}, {}, {})",
+            operands.join(", "),
+            rust_str(&self.current_fn),
+            rust_str(at)
+        )
+    }
+
+    /// A short rendering of an expression for assertion messages.
+    fn source_of(&self, e: &Expr) -> String {
+        let text = match &e.kind {
+            ExprKind::Var(n) => n.clone(),
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            return text;
+        }
+        // Spans index the module's files; the emitter has no text, so
+        // describe the shape instead.
+        expr_sketch(e, 0)
+    }
+}

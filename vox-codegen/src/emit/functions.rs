@@ -1,0 +1,265 @@
+//! Functions: signatures (`async` and fallible for the `net` effect), `@ai`
+//! functions handing their schema to vox-runtime, `fn main`, `@test`
+//! functions, and bodies.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use crate::ast::*;
+use crate::check::{Callee, FnInfo, ModuleInfo};
+use crate::types::Ty;
+
+use super::names::{float_lit, rust_ident, rust_str};
+use super::walk::walk_block;
+use super::{doc_attrs, ind, Ctx, Emitter, Tail, FN_ALLOWS};
+
+impl Emitter<'_> {
+    fn params(&self, f: &FnInfo) -> String {
+        f.params
+            .iter()
+            .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub(super) fn function(&mut self, idx: usize) {
+        let f = &self.info.fns[idx];
+        let Some(d) = self.decl(f) else { return };
+        self.current_fn = f.name.clone();
+        self.current = idx;
+        self.in_test = false;
+        let mut out = String::new();
+        doc_attrs(&mut out, &d.docs, "");
+        out.push_str(FN_ALLOWS);
+        out.push('\n');
+        let name = rust_ident(&f.name);
+        let params = self.params(f);
+        let ret = self.rust_type(&f.ret);
+        // `fn main` is the program's entry point, with or without
+        // `@uses(net)`: never an `async fn` (docs/language.md, "fn main").
+        if f.name == "main" {
+            let needs_async = f.net || self.calls_net(&d.body);
+            let fname = if self.opts.script {
+                "main".to_string()
+            } else {
+                "vox_main".to_string()
+            };
+            let vis = if self.opts.script { "" } else { "pub " };
+            if needs_async {
+                let _ = writeln!(
+                    out,
+                    "{vis}fn {fname}() -> ::std::result::Result<(), ::vox_runtime::Error> {{"
+                );
+                let _ = writeln!(out, "    ::vox_runtime::block_on(async move {{");
+                out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
+                out.push_str("    })\n}\n\n");
+            } else {
+                let _ = writeln!(out, "{vis}fn {fname}() {{");
+                out.push_str(&self.fn_body(d, &f.ret, Ctx::Pure, 1));
+                out.push_str("}\n\n");
+            }
+            self.out.push_str(&out);
+            return;
+        }
+        if !f.net {
+            let arrow = if matches!(f.ret, Ty::Unit) {
+                String::new()
+            } else {
+                format!(" -> {ret}")
+            };
+            let _ = writeln!(out, "pub fn {name}({params}){arrow} {{");
+            out.push_str(&self.fn_body(d, &f.ret, Ctx::Pure, 1));
+            out.push_str("}\n\n");
+            self.out.push_str(&out);
+            return;
+        }
+        let _ = writeln!(out, "pub async fn {name}({params}) -> ::std::result::Result<{ret}, ::vox_runtime::Error> {{");
+        if let Some(ai) = &f.ai {
+            let schema_static = self
+                .schemas
+                .iter()
+                .find(|(t, _, _)| *t == f.ret)
+                .map(|(_, s, _)| s.clone())
+                .unwrap_or_default();
+            let instruction = d
+                .docs
+                .iter()
+                .map(|l| l.trim_end())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let _ = writeln!(
+                out,
+                "    static VOX_AI: ::vox_runtime::AiFunction = ::vox_runtime::AiFunction::new("
+            );
+            let _ = writeln!(out, "        {},", rust_str(&f.name));
+            let _ = writeln!(out, "        {},", rust_str(instruction.trim()));
+            let _ = writeln!(out, "        &{schema_static},");
+            out.push_str("    )");
+            if let Some(model) = &ai.model {
+                let _ = write!(out, "\n    .with_model({})", rust_str(model));
+            }
+            if let Some(temperature) = ai.temperature {
+                let _ = write!(out, "\n    .with_temperature({})", float_lit(temperature));
+            }
+            if let Some(tokens) = ai.max_tokens {
+                let _ = write!(out, "\n    .with_max_tokens({tokens})");
+            }
+            if let Some(fallback) = &ai.fallback {
+                let list: Vec<String> = fallback.iter().map(|m| rust_str(m)).collect();
+                let _ = write!(out, "\n    .with_fallback(&[{}])", list.join(", "));
+            }
+            let _ = write!(
+                out,
+                "\n    .with_max_iterations({});\n",
+                ai.max_iterations.max(1)
+            );
+            out.push_str("    let VOX_ARGS = ::vox_runtime::Args::new()");
+            for (p, _) in &f.params {
+                let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));
+            }
+            out.push_str(";\n");
+            match &ai.check {
+                // `@ai(check = f)`: the runtime runs `f` on each parsed
+                // value (docs/runtime.md, "Checks").
+                Some(check) => {
+                    out.push_str(
+                        "    ::vox_runtime::call_ai_checked(&VOX_AI, VOX_ARGS, async move {\n",
+                    );
+                    out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
+                    let _ = writeln!(
+                        out,
+                        "    }}, |vox_value: &{ret}| self::{}(::std::clone::Clone::clone(vox_value)))",
+                        rust_ident(&check.name)
+                    );
+                    out.push_str("    .await\n}\n\n");
+                }
+                None => {
+                    out.push_str("    ::vox_runtime::call_ai(&VOX_AI, VOX_ARGS, async move {\n");
+                    out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
+                    out.push_str("    })\n    .await\n}\n\n");
+                }
+            }
+        } else {
+            out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 1));
+            out.push_str("}\n\n");
+        }
+        self.out.push_str(&out);
+    }
+
+    pub(super) fn test_function(&mut self, idx: usize) -> String {
+        let f = &self.info.fns[idx];
+        let Some(d) = self.decl(f) else {
+            return String::new();
+        };
+        self.current_fn = f.name.clone();
+        self.current = idx;
+        self.in_test = true;
+        let mut out = String::new();
+        doc_attrs(&mut out, &d.docs, "");
+        out.push_str("#[test]\n");
+        out.push_str(FN_ALLOWS);
+        out.push('\n');
+        let name = rust_ident(&f.name);
+        if self.calls_net(&d.body) {
+            let _ = writeln!(
+                out,
+                "fn {name}() -> ::std::result::Result<(), ::vox_runtime::Error> {{"
+            );
+            out.push_str("    ::vox_runtime::block_on(async move {\n");
+            out.push_str(&self.fn_body(d, &Ty::Unit, Ctx::Fallible, 2));
+            out.push_str("    })\n}\n\n");
+        } else {
+            let _ = writeln!(out, "fn {name}() {{");
+            out.push_str(&self.fn_body(d, &Ty::Unit, Ctx::Pure, 1));
+            out.push_str("}\n\n");
+        }
+        out
+    }
+
+    /// Does the block (transitively through nested expressions) call a net function?
+    fn calls_net(&self, b: &Block) -> bool {
+        let mut found = false;
+        walk_block(b, &mut |e| {
+            if let ExprKind::Call { .. } = e.kind {
+                if let Some(Callee::Fn(i)) = self.info.callees.get(&e.id) {
+                    if self.info.fns.get(*i).is_some_and(|f| f.net) {
+                        found = true;
+                    }
+                }
+            }
+        });
+        found
+    }
+
+    /// Statements of a function body at `depth` indentation.
+    fn fn_body(&mut self, d: &FnDecl, ret: &Ty, ctx: Ctx, depth: usize) -> String {
+        let mut out = String::new();
+        let unit = matches!(ret, Ty::Unit);
+        let tail = if unit { Tail::Discard } else { Tail::Value };
+        let stmts = &d.body.stmts;
+        for (i, s) in stmts.iter().enumerate() {
+            let last = i + 1 == stmts.len();
+            match (s, last, tail) {
+                (Stmt::Expr(e), true, Tail::Value) => {
+                    let v = self.expr(e, ctx, depth, Tail::Value);
+                    let v = if ctx == Ctx::Fallible {
+                        format!("::std::result::Result::Ok({v})")
+                    } else {
+                        v
+                    };
+                    let _ = writeln!(out, "{}{v}", ind(depth));
+                }
+                (Stmt::Let { value, .. }, _, _) if matches!(self.ty(value), Ty::Never) => {
+                    // The value always returns: nothing after it runs, and
+                    // the binding has no type, so the rest is not emitted.
+                    let v = self.expr(value, ctx, depth, Tail::Value);
+                    let _ = writeln!(out, "{}let _ = {v};", ind(depth));
+                    break;
+                }
+                _ => out.push_str(&self.stmt(s, ctx, depth)),
+            }
+        }
+        if unit && ctx == Ctx::Fallible {
+            let _ = writeln!(out, "{}::std::result::Result::Ok(())", ind(depth));
+        }
+        out
+    }
+}
+
+/// For each `net` function, every function it reaches through calls
+/// (itself only if it is recursive).
+pub(super) fn recursive_net_fns(
+    module: &Module,
+    info: &ModuleInfo,
+) -> HashMap<usize, HashSet<usize>> {
+    let direct: Vec<Vec<usize>> = info
+        .fns
+        .iter()
+        .map(|f| {
+            let mut callees = Vec::new();
+            if let Some(Item::Fn(d)) = module.items.get(f.item) {
+                walk_block(&d.body, &mut |e| {
+                    if let Some(Callee::Fn(i)) = info.callees.get(&e.id) {
+                        callees.push(*i);
+                    }
+                });
+            }
+            callees
+        })
+        .collect();
+    let mut out = HashMap::new();
+    for (i, f) in info.fns.iter().enumerate() {
+        if !f.net {
+            continue;
+        }
+        let mut seen = HashSet::new();
+        let mut stack = direct[i].clone();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) {
+                stack.extend(direct.get(n).into_iter().flatten().copied());
+            }
+        }
+        out.insert(i, seen);
+    }
+    out
+}

@@ -1,0 +1,236 @@
+//! Type definitions (`pub struct`/`pub enum` with serde attributes), Rust
+//! spellings of Vox types, fields boxed to break recursion, and the
+//! structured-output schema statics.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use crate::check::ModuleInfo;
+use crate::schema;
+use crate::types::{Ty, TypeDefKind, TypeId};
+
+use super::names::{needs_rename, rust_ident, rust_str, rust_type_ident};
+use super::{doc_attrs, Emitter, TYPE_ALLOWS};
+
+impl Emitter<'_> {
+    pub(super) fn type_def(&mut self, id: TypeId) {
+        let Some(def) = self.info.types.get(id) else {
+            return;
+        };
+        let mut out = String::new();
+        doc_attrs(&mut out, &def.docs, "");
+        out.push_str(TYPE_ALLOWS);
+        out.push_str("#[derive(Debug, Clone, PartialEq, ::vox_runtime::serde::Serialize, ::vox_runtime::serde::Deserialize)]\n");
+        let name = rust_type_ident(&def.name);
+        match &def.kind {
+            TypeDefKind::Record(fields) => {
+                out.push_str("#[serde(crate = \"::vox_runtime::serde\")]\n");
+                let _ = writeln!(out, "pub struct {name} {{");
+                for f in fields {
+                    doc_attrs(&mut out, &f.docs, "    ");
+                    let ident = rust_ident(&f.name);
+                    if needs_rename(&f.name, &ident) {
+                        let _ = writeln!(out, "    #[serde(rename = {})]", rust_str(&f.name));
+                    }
+                    let ty = self.field_rust_type(id, usize::MAX, &f.name, &f.ty);
+                    let _ = writeln!(out, "    pub {ident}: {ty},");
+                }
+                out.push_str("}\n\n");
+            }
+            TypeDefKind::Sum(variants) => {
+                out.push_str("#[serde(crate = \"::vox_runtime::serde\", tag = \"kind\")]\n");
+                let _ = writeln!(out, "pub enum {name} {{");
+                for (vi, v) in variants.iter().enumerate() {
+                    doc_attrs(&mut out, &v.docs, "    ");
+                    let vident = rust_type_ident(&v.name);
+                    if vident != v.name {
+                        let _ = writeln!(out, "    #[serde(rename = {})]", rust_str(&v.name));
+                    }
+                    if v.fields.is_empty() {
+                        let _ = writeln!(out, "    {vident},");
+                        continue;
+                    }
+                    let _ = writeln!(out, "    {vident} {{");
+                    for f in &v.fields {
+                        doc_attrs(&mut out, &f.docs, "        ");
+                        let ident = rust_ident(&f.name);
+                        if needs_rename(&f.name, &ident) {
+                            let _ =
+                                writeln!(out, "        #[serde(rename = {})]", rust_str(&f.name));
+                        }
+                        let ty = self.field_rust_type(id, vi, &f.name, &f.ty);
+                        let _ = writeln!(out, "        {ident}: {ty},");
+                    }
+                    out.push_str("    },\n");
+                }
+                out.push_str("}\n\n");
+            }
+        }
+        self.out.push_str(&out);
+    }
+
+    fn field_rust_type(&self, id: TypeId, variant: usize, field: &str, ty: &Ty) -> String {
+        if self.boxed.contains_key(&(id, variant, field.to_string())) {
+            return self.boxed_rust_type(ty);
+        }
+        self.rust_type(ty)
+    }
+
+    /// The function `map` applies to a value of the boxed field type `ty`
+    /// (`Option[N]`, `Option[Option[N]]`, …) to box its innermost named
+    /// value; closure parameters are typed so an untyped `None` still compiles.
+    pub(super) fn box_fn(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Option(inner) | Ty::Result(inner)
+                if matches!(**inner, Ty::Option(_) | Ty::Result(_)) =>
+            {
+                format!(
+                    "|b: {}| b.map({})",
+                    self.rust_type(inner),
+                    self.box_fn(inner)
+                )
+            }
+            _ => "::std::boxed::Box::new".into(),
+        }
+    }
+
+    /// `Option<Option<N>>` as `Option<Option<Box<N>>>`: the innermost named
+    /// type boxed.
+    fn boxed_rust_type(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Option(t) => format!("::std::option::Option<{}>", self.boxed_rust_type(t)),
+            Ty::Result(t) => format!(
+                "::std::result::Result<{}, ::std::string::String>",
+                self.boxed_rust_type(t)
+            ),
+            t => format!("::std::boxed::Box<{}>", self.rust_type(t)),
+        }
+    }
+
+    pub(super) fn rust_type(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Int => "i64".into(),
+            Ty::Float => "f64".into(),
+            Ty::Bool => "bool".into(),
+            Ty::Str | Ty::Decimal => "::std::string::String".into(),
+            Ty::Unit | Ty::Never => "()".into(),
+            Ty::List(t) => format!("::std::vec::Vec<{}>", self.rust_type(t)),
+            Ty::Option(t) => format!("::std::option::Option<{}>", self.rust_type(t)),
+            Ty::Result(t) => format!(
+                "::std::result::Result<{}, ::std::string::String>",
+                self.rust_type(t)
+            ),
+            Ty::Named(id) => self
+                .info
+                .types
+                .get(*id)
+                .map_or("()".into(), |d| rust_type_ident(&d.name)),
+            Ty::Unknown | Ty::Error => "_".into(),
+        }
+    }
+
+    pub(super) fn collect_schemas(&mut self) {
+        let mut names: HashSet<String> = HashSet::new();
+        for f in &self.info.fns {
+            if f.ai.is_none() || self.schemas.iter().any(|(t, _, _)| *t == f.ret) {
+                continue;
+            }
+            let mut s = match self.info.output_schemas.iter().find(|(t, _)| *t == f.ret) {
+                Some((_, s)) => s.clone(),
+                None => schema::output_schema(&f.ret, &self.info.types),
+            };
+            let base = s.name.clone();
+            let mut n = 1;
+            while !names.insert(s.name.clone()) {
+                n += 1;
+                s.name = format!("{}_{n}", base.chars().take(60).collect::<String>());
+            }
+            let static_name = format!("VOX_SCHEMA_{}", s.name.replace('-', "_"));
+            self.schemas.push((f.ret.clone(), static_name, s));
+        }
+    }
+}
+
+/// The closure that unboxes a boxed field's value under `depth` layers of
+/// `Option`/`Result` (both have `map`): `|b| *b`, `|b| b.map(|b| *b)`, …
+pub(super) fn unbox_fn(depth: usize) -> String {
+    let mut f = "|b| *b".to_string();
+    for _ in 1..depth {
+        f = format!("|b| b.map({f})");
+    }
+    f
+}
+
+/// Fields stored as `Option<Box<T>>` because `T` contains the record again.
+pub(super) fn boxed_fields(info: &ModuleInfo) -> HashMap<(TypeId, usize, String), usize> {
+    let types = &info.types;
+    // Edges that make a type's size depend on another's: direct, Option and Result.
+    let size_edges = |id: TypeId| -> Vec<TypeId> {
+        let mut out = Vec::new();
+        let mut add = |t: &Ty| {
+            let mut t = t;
+            loop {
+                match t {
+                    Ty::Named(n) => {
+                        out.push(*n);
+                        break;
+                    }
+                    Ty::Option(i) | Ty::Result(i) => t = i,
+                    _ => break,
+                }
+            }
+        };
+        if let Some(def) = types.get(id) {
+            match &def.kind {
+                TypeDefKind::Record(fs) => fs.iter().for_each(|f| add(&f.ty)),
+                TypeDefKind::Sum(vs) => vs
+                    .iter()
+                    .flat_map(|v| v.fields.iter())
+                    .for_each(|f| add(&f.ty)),
+            }
+        }
+        out
+    };
+    let mut reach_cache: HashMap<TypeId, HashSet<TypeId>> = HashMap::new();
+    let mut reaches = |from: TypeId, to: TypeId| -> bool {
+        let set = reach_cache.entry(from).or_insert_with(|| {
+            let mut seen = HashSet::new();
+            let mut stack = vec![from];
+            while let Some(n) = stack.pop() {
+                if seen.insert(n) {
+                    stack.extend(size_edges(n));
+                }
+            }
+            seen
+        });
+        set.contains(&to)
+    };
+    let mut out = HashMap::new();
+    for id in types.ids() {
+        let Some(def) = types.get(id) else { continue };
+        let fields: Vec<(usize, &crate::types::FieldDef)> = match &def.kind {
+            TypeDefKind::Record(fs) => fs.iter().map(|f| (usize::MAX, f)).collect(),
+            TypeDefKind::Sum(vs) => vs
+                .iter()
+                .enumerate()
+                .flat_map(|(vi, v)| v.fields.iter().map(move |f| (vi, f)))
+                .collect(),
+        };
+        for (vi, f) in fields {
+            // `Option[N]`, `Option[Option[N]]`, `Option[Result[N]]`, …: the
+            // checker rejects recursion without an `Option` on the way.
+            let mut t = &f.ty;
+            let mut depth = 0;
+            while let Ty::Option(inner) | Ty::Result(inner) = t {
+                t = inner;
+                depth += 1;
+            }
+            if let (Ty::Named(target), true) = (t, depth > 0) {
+                if reaches(*target, id) {
+                    out.insert((id, vi, f.name.clone()), depth);
+                }
+            }
+        }
+    }
+    out
+}

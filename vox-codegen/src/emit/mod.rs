@@ -1,0 +1,231 @@
+//! Rust emission: a checked module → one Rust source file, the
+//! `vox_generated.rs` that vox-build writes (README, "vox-build").
+//!
+//! The output is plain Rust that the user's crate `include!`s: `pub struct`
+//! and `pub enum` types with serde derives (through vox-runtime's re-export,
+//! so users need no serde dependency), plain `pub fn`s for pure functions,
+//! `pub async fn … -> Result<T, vox_runtime::Error>` for functions with the
+//! `net` effect, `@ai` functions that hand their strict schema and their
+//! compiled body (the offline fixture) to `vox_runtime::call_ai`, and `@test`
+//! functions in a `#[cfg(test)]` module.
+//!
+//! Emission is deterministic and never trusts a name or literal to be safe
+//! Rust: identifiers are escaped ([`rust_ident`]), text goes through
+//! [`rust_str`], and std items are always named by absolute path so user
+//! types called `String` or `Vec` cannot capture them.
+//!
+//! Values follow Vox's value semantics: reading a variable or field clones
+//! it (unless the type is `Copy`), so the emitted code never fights the
+//! borrow checker.
+//!
+//! There is one `Emitter`, spread over this folder: `items` (type
+//! definitions, Rust types, schema statics), `functions`, `stmt` (statements
+//! and blocks), `expr`, `call` (calls, builtins, checked arithmetic),
+//! `pattern` (`match`), `names` (identifier and literal escaping) and
+//! `walk` (expression walks). This file holds the entry point, the
+//! `Emitter` state and small text helpers.
+
+mod call;
+mod expr;
+mod functions;
+mod items;
+mod names;
+mod pattern;
+mod stmt;
+mod walk;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use crate::ast::*;
+use crate::check::{FnInfo, ModuleInfo};
+use crate::schema;
+use crate::types::{Ty, TypeId};
+
+use functions::recursive_net_fns;
+use items::boxed_fields;
+
+pub use names::{rust_ident, rust_str, rust_type_ident};
+pub(crate) use walk::calls_anything;
+
+/// Version of the contract between generated code and vox-runtime; the
+/// generated code asserts it at compile time (see `vox_runtime::assert_contract`).
+pub const CONTRACT_VERSION: u32 = 3;
+
+#[derive(Debug, Clone, Default)]
+pub struct EmitOptions {
+    /// Emit `fn main` as the program's `main` (the script lane). Otherwise
+    /// it becomes `pub fn vox_main`.
+    pub script: bool,
+    /// Source file names for the header comment.
+    pub source_names: Vec<String>,
+}
+
+/// Emits Rust for a module that checked without errors.
+pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
+    let mut e = Emitter {
+        module,
+        info,
+        opts,
+        out: String::new(),
+        boxed: boxed_fields(info),
+        schemas: Vec::new(),
+        tmp: 0,
+        current_fn: String::new(),
+        current: usize::MAX,
+        in_test: false,
+        recursive_net: recursive_net_fns(module, info),
+    };
+    e.run();
+    e.out
+}
+
+const FN_ALLOWS: &str = "#[allow(unused_variables, unused_mut, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unconditional_recursion, non_snake_case, dead_code, unused_comparisons, clippy::all)]";
+
+/// Vox names types, variants and fields as the user wrote them (not
+/// necessarily Rust's UpperCamelCase/snake_case), and a binary crate may
+/// leave some of them unused (docs/language.md, "Names in the generated Rust").
+const TYPE_ALLOWS: &str =
+    "#[allow(non_camel_case_types, non_snake_case, dead_code, clippy::all)]\n";
+
+struct Emitter<'a> {
+    module: &'a Module,
+    info: &'a ModuleInfo,
+    opts: &'a EmitOptions,
+    out: String,
+    /// (type, variant index or usize::MAX for records, field name) stored
+    /// boxed, with how many `Option`/`Result` layers wrap the box.
+    boxed: HashMap<(TypeId, usize, String), usize>,
+    /// Structured outputs: (type, static name, schema).
+    schemas: Vec<(Ty, String, schema::OutputSchema)>,
+    tmp: usize,
+    /// The Vox name of the function being emitted, for run-time error messages.
+    current_fn: String,
+    /// Index of the function being emitted.
+    current: usize,
+    /// Whether it is emitted inside `mod vox_tests` (user functions are `super::f`).
+    in_test: bool,
+    /// For each `net` function, the `net` functions it can reach through calls
+    /// (calls that can come back to the caller are boxed: async recursion).
+    recursive_net: HashMap<usize, HashSet<usize>>,
+}
+
+/// How the value of a block's last expression is used.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    /// Dropped: every statement ends with `;`.
+    Discard,
+    /// The block's value.
+    Value,
+}
+
+/// Whether code runs inside a `Result<_, vox_runtime::Error>` async context.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Pure,
+    Fallible,
+}
+
+impl<'a> Emitter<'a> {
+    fn run(&mut self) {
+        let _ = writeln!(
+            self.out,
+            "// @generated by vox-build {} from Vox sources. Do not edit.",
+            env!("CARGO_PKG_VERSION")
+        );
+        for name in &self.opts.source_names {
+            let _ = writeln!(self.out, "//   {}", name.replace(['\n', '\r'], " "));
+        }
+        let _ = writeln!(
+            self.out,
+            "\nconst _: () = ::vox_runtime::assert_contract({CONTRACT_VERSION});\n"
+        );
+        for id in self.info.types.ids() {
+            self.type_def(id);
+        }
+        self.collect_schemas();
+        for (_, static_name, s) in &self.schemas {
+            let _ = writeln!(
+                self.out,
+                "#[doc(hidden)]\n#[allow(non_upper_case_globals)]\npub static {static_name}: ::vox_runtime::OutputSchema = ::vox_runtime::OutputSchema::new({}, {}, {});\n",
+                rust_str(&s.name),
+                rust_str(&s.schema.to_compact()),
+                s.wrapped
+            );
+        }
+        let mut tests = Vec::new();
+        for (i, f) in self.info.fns.iter().enumerate() {
+            if f.test {
+                tests.push(i);
+                continue;
+            }
+            self.function(i);
+        }
+        if !tests.is_empty() {
+            self.out.push_str("#[cfg(test)]\n#[allow(clippy::items_after_test_module)]\nmod vox_tests {\n    #[allow(unused_imports)]\n    use super::*;\n\n");
+            for i in tests {
+                let text = self.test_function(i);
+                for line in text.lines() {
+                    if line.is_empty() {
+                        self.out.push('\n');
+                    } else {
+                        let _ = writeln!(self.out, "    {line}");
+                    }
+                }
+            }
+            self.out.push_str("}\n");
+        }
+    }
+
+    fn decl(&self, f: &FnInfo) -> Option<&'a FnDecl> {
+        match self.module.items.get(f.item) {
+            Some(Item::Fn(d)) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// An expression in the head of `if`, `match` or `for`, where Rust does not
+/// allow a struct literal (a variant constructor) outside parentheses.
+fn head(e: String) -> String {
+    if e.contains('{') {
+        format!("({e})")
+    } else {
+        e
+    }
+}
+
+fn ind(depth: usize) -> String {
+    "    ".repeat(depth)
+}
+
+/// The type with its holes (`Unknown`, from `[]` or `None` alone) filled
+/// with `Unit`.
+fn fill_holes(t: &Ty) -> Ty {
+    match t {
+        Ty::Unknown | Ty::Error => Ty::Unit,
+        Ty::List(i) => Ty::List(Box::new(fill_holes(i))),
+        Ty::Option(i) => Ty::Option(Box::new(fill_holes(i))),
+        Ty::Result(i) => Ty::Result(Box::new(fill_holes(i))),
+        t => t.clone(),
+    }
+}
+
+/// Whether an expression of this type leaves a value that must be dropped.
+fn produces_value(t: &Ty) -> bool {
+    !matches!(t, Ty::Unit | Ty::Never | Ty::Error | Ty::Unknown)
+}
+
+fn is_copy(t: &Ty) -> bool {
+    matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Unit | Ty::Never)
+}
+
+fn doc_attrs(out: &mut String, docs: &[String], pad: &str) {
+    for d in docs {
+        let _ = writeln!(
+            out,
+            "{pad}#[doc = {}]",
+            rust_str(&format!(" {}", d.trim_end()))
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! Statements and blocks.
+
+use std::fmt::Write as _;
+
+use crate::ast::*;
+use crate::types::Ty;
+
+use super::names::rust_ident;
+use super::{fill_holes, head, ind, produces_value, Ctx, Emitter, Tail};
+
+impl Emitter<'_> {
+    pub(super) fn stmt(&mut self, s: &Stmt, ctx: Ctx, depth: usize) -> String {
+        let pad = ind(depth);
+        match s {
+            Stmt::Let {
+                mutable,
+                name,
+                value,
+                ..
+            } => {
+                let vt = self.info.expr_type(value.id).clone();
+                let annot = if vt.is_concrete() && !matches!(vt, Ty::Never) {
+                    format!(": {}", self.rust_type(&vt))
+                } else if !matches!(vt, Ty::Never) {
+                    // The checker settled what later uses say about the
+                    // value (`settle_fn`); nothing decides what is left.
+                    format!(": {}", self.rust_type(&fill_holes(&vt)))
+                } else {
+                    String::new()
+                };
+                let v = self.expr(value, ctx, depth, Tail::Value);
+                format!(
+                    "{pad}let {}{}{annot} = {v};\n",
+                    if *mutable { "mut " } else { "" },
+                    rust_ident(&name.name)
+                )
+            }
+            Stmt::Assign { target, value, .. } => {
+                let place = self.place(target, ctx, depth);
+                let mut v = self.expr(value, ctx, depth, Tail::Value);
+                if self.is_boxed_field(target) {
+                    v = format!("({v}).map({})", self.box_fn(self.ty(target)));
+                }
+                format!("{pad}{place} = {v};\n")
+            }
+            Stmt::Return { value, .. } => {
+                let v = match value {
+                    Some(v) => self.expr(v, ctx, depth, Tail::Value),
+                    None => String::new(),
+                };
+                match (ctx, value.is_some()) {
+                    (Ctx::Pure, true) => format!("{pad}return {v};\n"),
+                    (Ctx::Pure, false) => format!("{pad}return;\n"),
+                    (Ctx::Fallible, true) => {
+                        format!("{pad}return ::std::result::Result::Ok({v});\n")
+                    }
+                    (Ctx::Fallible, false) => {
+                        format!("{pad}return ::std::result::Result::Ok(());\n")
+                    }
+                }
+            }
+            Stmt::For {
+                var, iter, body, ..
+            } => {
+                let it = head(self.typed(iter, None, ctx, depth));
+                let b = self.block_body(body, ctx, depth + 1, Tail::Discard);
+                format!(
+                    "{pad}for {} in {it} {{\n{b}{pad}}}\n",
+                    rust_ident(&var.name)
+                )
+            }
+            // A dropped value is dropped explicitly, so rustc does not warn
+            // (`x + 1;`, `x;`, a value-producing `match`).
+            Stmt::Expr(e) if produces_value(self.ty(e)) => {
+                format!("{pad}let _ = {};\n", self.typed(e, None, ctx, depth))
+            }
+            Stmt::Expr(e) => format!("{pad}{};\n", self.expr(e, ctx, depth, Tail::Discard)),
+        }
+    }
+
+    /// The statements of a block (without braces) at `depth`.
+    pub(super) fn block_body(&mut self, b: &Block, ctx: Ctx, depth: usize, tail: Tail) -> String {
+        let mut out = String::new();
+        for (i, s) in b.stmts.iter().enumerate() {
+            let last = i + 1 == b.stmts.len();
+            match (s, last, tail) {
+                (Stmt::Expr(e), true, Tail::Value) => {
+                    let v = self.expr(e, ctx, depth, Tail::Value);
+                    let _ = writeln!(out, "{}{v}", ind(depth));
+                }
+                (Stmt::Let { value, .. }, _, _) if matches!(self.ty(value), Ty::Never) => {
+                    // The value always returns: nothing after it runs, and
+                    // the binding has no type, so the rest is not emitted.
+                    let v = self.expr(value, ctx, depth, Tail::Value);
+                    let _ = writeln!(out, "{}let _ = {v};", ind(depth));
+                    break;
+                }
+                _ => out.push_str(&self.stmt(s, ctx, depth)),
+            }
+        }
+        out
+    }
+
+    pub(super) fn block(&mut self, b: &Block, ctx: Ctx, depth: usize, tail: Tail) -> String {
+        let body = self.block_body(b, ctx, depth + 1, tail);
+        format!("{{\n{body}{}}}", ind(depth))
+    }
+}

@@ -1,0 +1,137 @@
+//! Walks over expressions: the empty-list and calls-anything queries, and
+//! compact renderings of expressions for messages.
+
+use crate::ast::*;
+
+/// Whether `e` contains an empty list literal.
+pub(super) fn has_empty_list(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if matches!(&x.kind, ExprKind::List(items) if items.is_empty()) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Whether evaluating `e` calls a function or builtin (and so may have an
+/// effect); expression statements that call nothing only compute a value.
+pub(crate) fn calls_anything(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Call { .. } = x.kind {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Visits every expression of a block.
+pub(super) fn walk_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let { value, .. } => walk_expr(value, f),
+            Stmt::Assign { target, value, .. } => {
+                walk_expr(target, f);
+                walk_expr(value, f);
+            }
+            Stmt::Return { value, .. } => {
+                if let Some(v) = value {
+                    walk_expr(v, f);
+                }
+            }
+            Stmt::For { iter, body, .. } => {
+                walk_expr(iter, f);
+                walk_block(body, f);
+            }
+            Stmt::Expr(e) => walk_expr(e, f),
+        }
+    }
+}
+
+fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Poison(parts) => parts.iter().for_each(|p| walk_expr(p, f)),
+        ExprKind::Ctor {
+            args: Some(args), ..
+        }
+        | ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_expr(&a.value, f)),
+        ExprKind::Record { fields, .. } => fields.iter().for_each(|i| walk_expr(&i.value, f)),
+        ExprKind::List(items) => items.iter().for_each(|i| walk_expr(i, f)),
+        ExprKind::Field { base, .. } => walk_expr(base, f),
+        ExprKind::Unary { expr, .. } => walk_expr(expr, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            walk_expr(lhs, f);
+            walk_expr(rhs, f);
+        }
+        ExprKind::If { cond, then, els } => {
+            walk_expr(cond, f);
+            walk_block(then, f);
+            if let Some(b) = els {
+                walk_block(b, f);
+            }
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            walk_expr(scrutinee, f);
+            for a in arms {
+                walk_expr(&a.body, f);
+            }
+        }
+        ExprKind::Block(b) => walk_block(b, f),
+        _ => {}
+    }
+}
+
+/// A compact rendering of an expression for messages (depth-limited).
+pub(super) fn expr_sketch(e: &Expr, depth: usize) -> String {
+    if depth > 3 {
+        return "…".into();
+    }
+    match &e.kind {
+        ExprKind::Int(n) => n.to_string(),
+        ExprKind::Float(x) => format!("{x:?}"),
+        ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Bool(b) => b.to_string(),
+        ExprKind::Var(n) => n.clone(),
+        ExprKind::Field { base, name } => format!("{}.{}", expr_sketch(base, depth + 1), name.name),
+        ExprKind::Call { callee, args }
+        | ExprKind::Ctor {
+            name: callee,
+            args: Some(args),
+        } => format!(
+            "{}({})",
+            callee.name,
+            args.iter()
+                .map(|a| expr_sketch(&a.value, depth + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ExprKind::Ctor { name, args: None } => name.name.clone(),
+        ExprKind::Unary { op, expr } => {
+            let inner = expr_sketch(expr, depth + 1);
+            match op {
+                // `-(-5)`, not `--5`: a negative literal is one token's worth.
+                UnaryOp::Neg if inner.starts_with('-') => format!("-({inner})"),
+                UnaryOp::Neg => format!("-{inner}"),
+                UnaryOp::Not => format!("not {inner}"),
+            }
+        }
+        ExprKind::Binary { op, lhs, rhs } => format!(
+            "{} {} {}",
+            expr_sketch(lhs, depth + 1),
+            op.symbol(),
+            expr_sketch(rhs, depth + 1)
+        ),
+        ExprKind::List(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| expr_sketch(i, depth + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ExprKind::Record { name, .. } => format!("{} {{ … }}", name.name),
+        _ => "…".into(),
+    }
+}
