@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
 use vox_e2e::{cargo_vox, json_lines, run, target_dir, work_dir, Run, BUILD, QUICK};
+#[cfg(unix)]
+use vox_metadata::Envelope;
 
 /// `cargo-vox ARGS` in `dir` with the fixture provider and extra environment.
 fn vox(dir: &Path, args: &[&str], env: &[(&str, &Path)], deadline: Duration) -> Run {
@@ -201,10 +202,11 @@ fn refusal(r: &Run) -> String {
     r.assert_code(1);
     let lines = json_lines(r);
     assert_eq!(lines.len(), 1, "one envelope\n{}", r.dump());
-    let env: &Value = &lines[0];
-    assert_eq!(env["command"], "run", "{env}");
-    assert_eq!(env["ok"], false, "{env}");
-    env["message"].as_str().unwrap_or_default().to_string()
+    let env = Envelope::from_line(r.stdout.trim_end())
+        .unwrap_or_else(|e| panic!("not an envelope ({e})\n{}", r.dump()));
+    assert_eq!(env.command, "run", "{env:?}");
+    assert!(!env.ok, "{env:?}");
+    env.message.unwrap_or_default()
 }
 
 #[cfg(unix)]
