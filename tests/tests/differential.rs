@@ -287,6 +287,18 @@ fn failure_detail(stdout: &str, name: &str) -> String {
     format!("{name}: {body}")
 }
 
+/// Runs `f` on a thread with a main-thread-sized stack (the generator, the
+/// evaluator and the frontend recurse over the program; the frontend runs on
+/// a main thread in `cargo vox` and build scripts).
+fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("spawn the differential thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
 /// Runs `seeds` in batches; returns the failures per seed.
 fn differential(
     seeds: &[u64],
@@ -413,7 +425,10 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn generated_modules_check_compile_and_pass_their_tests() {
     let started = Instant::now();
     let seeds: Vec<u64> = CI_SEEDS.collect();
-    let failures = differential(&seeds, CI_BATCH, "ci", &Features::default());
+    let failures = on_big_stack({
+        let seeds = seeds.clone();
+        move || differential(&seeds, CI_BATCH, "ci", &Features::default())
+    });
     eprintln!(
         "differential: {} seeds in {:.1?}, {} failing",
         seeds.len(),
@@ -446,7 +461,10 @@ fn sweep() {
     };
     let batch = env_u64("VOX_DIFF_BATCH", 25) as usize;
     let features = features_from_env();
-    let failures = differential(&seeds, batch, "sweep", &features);
+    let failures = on_big_stack({
+        let seeds = seeds.clone();
+        move || differential(&seeds, batch, "sweep", &features)
+    });
     eprintln!(
         "differential sweep: {} seeds in {:.1?}, {} failing",
         seeds.len(),
