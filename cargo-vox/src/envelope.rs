@@ -16,12 +16,19 @@ pub use vox_metadata::{
 /// still not convert, it becomes a `cargo-vox/invalid-payload` error
 /// naming the diagnostic instead of disappearing, so the counts stay right.
 pub fn vox_payloads(checked: &vox_codegen::Checked) -> Vec<DiagnosticPayload> {
-    checked
-        .diagnostics
+    payloads(&checked.diagnostics, &checked.sources)
+}
+
+/// [`vox_payloads`] for diagnostics that are not (all) from one check.
+pub fn payloads(
+    diagnostics: &[vox_codegen::diagnostic::Diagnostic],
+    sources: &vox_codegen::SourceMap,
+) -> Vec<DiagnosticPayload> {
+    diagnostics
         .iter()
         .map(|d| {
-            let text = vox_codegen::diagnostic::payload(d, &checked.sources).to_compact();
-            from_payload_json(&text, d, checked)
+            let text = vox_codegen::diagnostic::payload(d, sources).to_compact();
+            from_payload_json(&text, d, sources)
         })
         .collect()
 }
@@ -29,17 +36,17 @@ pub fn vox_payloads(checked: &vox_codegen::Checked) -> Vec<DiagnosticPayload> {
 fn from_payload_json(
     text: &str,
     d: &vox_codegen::diagnostic::Diagnostic,
-    checked: &vox_codegen::Checked,
+    sources: &vox_codegen::SourceMap,
 ) -> DiagnosticPayload {
-    serde_json::from_str(text).unwrap_or_else(|e| invalid_payload(d, checked, &e))
+    serde_json::from_str(text).unwrap_or_else(|e| invalid_payload(d, sources, &e))
 }
 
 fn invalid_payload(
     d: &vox_codegen::diagnostic::Diagnostic,
-    checked: &vox_codegen::Checked,
+    sources: &vox_codegen::SourceMap,
     error: &serde_json::Error,
 ) -> DiagnosticPayload {
-    let file = checked.sources.get(d.span.file);
+    let file = sources.get(d.span.file);
     let at = file.line_col(d.span.start as usize);
     DiagnosticPayload {
         span: vox_metadata::SpanPayload {
@@ -111,7 +118,7 @@ mod tests {
         assert_eq!(warning.code.as_str(), "vox/lint/unused-variable");
         let good = vox_codegen::diagnostic::payload(warning, &checked.sources).to_compact();
         let bad = good.replace("\"span\":{", "\"span\":{\"start_line\":\"one\",");
-        let p = from_payload_json(&bad, warning, &checked);
+        let p = from_payload_json(&bad, warning, &checked.sources);
         assert_eq!(p.severity, "error");
         assert_eq!(p.source, "cargo-vox");
         assert_eq!(
@@ -127,7 +134,7 @@ mod tests {
         let env = Envelope::new("check", "a.vox", vec![p]);
         assert_eq!((env.error_count, env.ok), (1, false));
         assert_eq!(
-            from_payload_json(&good, warning, &checked).severity,
+            from_payload_json(&good, warning, &checked.sources).severity,
             "warning"
         );
     }

@@ -110,14 +110,10 @@ pub(crate) fn render_all(out_json: bool, diagnostics: &[Diagnostic], sources: &S
     }
 }
 
-/// The envelope payloads of diagnostics.
+/// The envelope payloads of diagnostics (none dropped: see
+/// [`crate::envelope::payloads`]).
 pub(crate) fn payloads(diagnostics: &[Diagnostic], sources: &SourceMap) -> Vec<DiagnosticPayload> {
-    diagnostics
-        .iter()
-        .filter_map(|d| {
-            serde_json::from_str(&vox_codegen::diagnostic::payload(d, sources).to_compact()).ok()
-        })
-        .collect()
+    crate::envelope::payloads(diagnostics, sources)
 }
 
 fn plural(n: usize, what: &str) -> String {
