@@ -510,9 +510,12 @@ fn run_binaries(
     {
         run = run_cargo(&args(false), ws.root.as_path(), global.json);
     }
-    let binaries = testrun::read_records(&records);
+    let testrun::Records {
+        runs: binaries,
+        unreadable,
+    } = testrun::read_records(&records);
     let _ = std::fs::remove_dir_all(&records);
-    if binaries.is_empty() {
+    if binaries.is_empty() && unreadable.is_empty() {
         // No binary went through the runner (none ran, or a runner the
         // user configured for the target took precedence): read what
         // cargo printed, with the tests' output captured unless asked not to.
@@ -541,6 +544,22 @@ fn run_binaries(
             .as_ref()
             .is_some_and(|p| harness_free.contains(&(p.clone(), target.clone())));
         report.absorb(binary_report(b, package, target, harness));
+    }
+    // A record that cannot be read is a test binary whose result is unknown:
+    // count it as failed rather than let the counts come out short.
+    for path in &unreadable {
+        report.failed += 1;
+        report.failures.push(TestFailure {
+            name: format!("(test record {})", file_stem(path)),
+            vox_name: None,
+            message: format!(
+                "cargo vox could not read the result a test binary left in {}",
+                path.display()
+            ),
+            output_excerpt: String::new(),
+            package: None,
+            target: None,
+        });
     }
     (report, run.status, run.stderr_tail)
 }

@@ -176,22 +176,32 @@ fn pass_through(from: &mut impl Read, to: &mut impl Write, kept: &mut Vec<u8>, k
     }
 }
 
-/// Each record is its own file, written whole and then renamed into place.
+/// Each record is its own file, written whole to an exclusively created
+/// temporary file and then renamed into place (never through a file or
+/// symlink planted at a predictable name).
 fn write_record(dir: &Path, record: &BinaryRun) -> std::io::Result<()> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let name = format!("{nanos:030}-{}", std::process::id());
-    let tmp = dir.join(format!("{name}.tmp"));
     let text = serde_json::to_string(record).map_err(std::io::Error::other)?;
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, dir.join(format!("{name}.json")))
+    vox_build::write_if_changed(&dir.join(format!("{name}.json")), text.as_bytes())
+        .map_err(std::io::Error::other)
+}
+
+/// The records in `dir`, in the order the binaries finished.
+#[derive(Debug, Default)]
+pub struct Records {
+    pub runs: Vec<BinaryRun>,
+    /// Record files that could not be read or parsed: each is a test binary
+    /// whose result is unknown, never silently left out of the counts.
+    pub unreadable: Vec<PathBuf>,
 }
 
 /// Every record in `dir`, in the order the binaries finished.
-pub fn read_records(dir: &Path) -> Vec<BinaryRun> {
+pub fn read_records(dir: &Path) -> Records {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return Records::default();
     };
     let mut paths: Vec<PathBuf> = entries
         .flatten()
@@ -199,11 +209,17 @@ pub fn read_records(dir: &Path) -> Vec<BinaryRun> {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
-    paths
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .filter_map(|t| serde_json::from_str(&t).ok())
-        .collect()
+    let mut records = Records::default();
+    for path in paths {
+        let parsed = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+        match parsed {
+            Some(run) => records.runs.push(run),
+            None => records.unreadable.push(path),
+        }
+    }
+    records
 }
 
 /// Ends this process the way the binary ended: its exit code, or (Unix) the same signal.
@@ -250,9 +266,11 @@ mod tests {
         write_record(dir.path(), &b).unwrap();
         std::fs::write(dir.path().join("junk.json"), "{not json").unwrap();
         let back = read_records(dir.path());
-        assert_eq!(back, [a, b.clone()]);
+        assert_eq!(back.runs, [a, b.clone()]);
+        assert_eq!(back.unreadable, [dir.path().join("junk.json")]);
         assert_eq!(b.status(), ChildStatus::Signaled(9));
-        assert!(read_records(&dir.path().join("missing")).is_empty());
+        let missing = read_records(&dir.path().join("missing"));
+        assert!(missing.runs.is_empty() && missing.unreadable.is_empty());
     }
 
     #[test]
