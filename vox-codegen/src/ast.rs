@@ -15,6 +15,19 @@ pub struct Module {
     pub expr_count: u32,
 }
 
+impl Module {
+    /// The function declared by item `item` (a [`FnInfo`]'s `item`), if
+    /// that item is a function.
+    ///
+    /// [`FnInfo`]: crate::check::FnInfo
+    pub fn fn_decl(&self, item: usize) -> Option<&FnDecl> {
+        match self.items.get(item) {
+            Some(Item::Fn(f)) => Some(f),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Item {
     Type(TypeDecl),

@@ -694,13 +694,7 @@ fn named_in(t: &Ty, out: &mut Vec<TypeId>) {
 fn children(types: &TypeTable, id: TypeId) -> Vec<TypeId> {
     let mut out = Vec::new();
     if let Some(def) = types.get(id) {
-        match &def.kind {
-            TypeDefKind::Record(fields) => fields.iter().for_each(|f| named_in(&f.ty, &mut out)),
-            TypeDefKind::Sum(vs) => vs
-                .iter()
-                .flat_map(|v| v.fields.iter())
-                .for_each(|f| named_in(&f.ty, &mut out)),
-        }
+        def.every_field().for_each(|f| named_in(&f.ty, &mut out));
     }
     out
 }

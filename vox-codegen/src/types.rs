@@ -84,6 +84,41 @@ impl Ty {
     }
 }
 
+/// The names of the builtin types (`list` also spelt `List`), which no user
+/// type or variant may take.
+pub const BUILTIN_TYPE_NAMES: [&str; 10] = [
+    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal",
+];
+
+/// What a builtin type name means: the one place that maps a written type
+/// name to a [`Ty`] before user types are looked up.
+#[derive(Debug, Clone)]
+pub enum BuiltinType {
+    /// A type that takes no type arguments (`int`, `str`, `Decimal`, …).
+    Plain(Ty),
+    /// A type of one type argument (`list[T]`, `Option[T]`, `Result[T]`):
+    /// builds it from that argument.
+    Generic(fn(Box<Ty>) -> Ty),
+}
+
+impl BuiltinType {
+    /// The builtin type called `name`, if any.
+    pub fn lookup(name: &str) -> Option<BuiltinType> {
+        Some(match name {
+            "int" => BuiltinType::Plain(Ty::Int),
+            "float" => BuiltinType::Plain(Ty::Float),
+            "bool" => BuiltinType::Plain(Ty::Bool),
+            "str" => BuiltinType::Plain(Ty::Str),
+            "Unit" => BuiltinType::Plain(Ty::Unit),
+            "Decimal" => BuiltinType::Plain(Ty::Decimal),
+            "list" | "List" => BuiltinType::Generic(Ty::List),
+            "Option" => BuiltinType::Generic(Ty::Option),
+            "Result" => BuiltinType::Generic(Ty::Result),
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct FieldDef {
     pub name: String,
@@ -129,6 +164,25 @@ impl TypeDef {
             TypeDefKind::Record(_) => None,
         }
     }
+
+    /// Every field of the type, in declaration order, with the index of its
+    /// variant (`None` for a record's fields).
+    pub fn fields_by_variant(&self) -> impl Iterator<Item = (Option<usize>, &FieldDef)> {
+        let (record, variants): (&[FieldDef], &[VariantDef]) = match &self.kind {
+            TypeDefKind::Record(f) => (f, &[]),
+            TypeDefKind::Sum(v) => (&[], v),
+        };
+        let sum = variants
+            .iter()
+            .enumerate()
+            .flat_map(|(vi, v)| v.fields.iter().map(move |f| (Some(vi), f)));
+        record.iter().map(|f| (None, f)).chain(sum)
+    }
+
+    /// Every field of the type: a record's, or each variant's in turn.
+    pub fn every_field(&self) -> impl Iterator<Item = &FieldDef> {
+        self.fields_by_variant().map(|(_, f)| f)
+    }
 }
 
 /// Every user type of a module, in declaration order.
@@ -165,5 +219,18 @@ mod tests {
         assert!(Ty::Int.accepts(&Ty::Never));
         assert!(!Ty::Int.accepts(&Ty::Float));
         assert_eq!(Ty::List(Box::new(Ty::Unknown)).join(&list_int), list_int);
+    }
+
+    #[test]
+    fn builtin_type_names_are_the_builtin_types() {
+        for name in BUILTIN_TYPE_NAMES {
+            assert!(BuiltinType::lookup(name).is_some(), "{name}");
+        }
+        let list = match BuiltinType::lookup("List") {
+            Some(BuiltinType::Generic(make)) => make(Box::new(Ty::Int)),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(list, Ty::List(Box::new(Ty::Int)));
+        assert!(BuiltinType::lookup("Invoice").is_none());
     }
 }

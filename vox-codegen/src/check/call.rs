@@ -6,7 +6,7 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 use crate::types::*;
 
-use super::{fn_decl, Builtin, Callee, Checker, Want};
+use super::{suggest, Builtin, Callee, Checker, Want};
 
 /// Whether `text` is a `Decimal` as Vox writes one: an optional `-`, digits,
 /// and optionally `.` and more digits (docs/language.md, "Decimal"; the same
@@ -94,11 +94,7 @@ impl Checker<'_> {
                         format!("{kind} `{what}` has no parameter `{}`", n.name),
                     );
                     if let Some(s) = did_you_mean(&n.name, params.iter().map(|(p, _)| p.as_str())) {
-                        d = d.hint(format!("did you mean `{s}`?")).fix(
-                            format!("replace with `{s}`"),
-                            n.span,
-                            s.to_string(),
-                        );
+                        d = suggest(d, s, n.span);
                         // The misspelt argument stands for `s`: not also "missing".
                         given.push(s);
                     }
@@ -169,11 +165,7 @@ impl Checker<'_> {
             .chain(Builtin::ALL.iter().map(|(n, _)| *n))
             .collect();
         if let Some(s) = did_you_mean(&callee.name, cands) {
-            d = d.hint(format!("did you mean `{s}`?")).fix(
-                format!("replace with `{s}`"),
-                callee.span,
-                s.to_string(),
-            );
+            d = suggest(d, s, callee.span);
         }
         self.err(d);
         Ty::Error
@@ -183,7 +175,10 @@ impl Checker<'_> {
     /// call (docs/language.md, "Entry points").
     fn check_callable(&mut self, fi: usize, callee: &Ident) {
         let f = &self.info.fns[fi];
-        let def_span = fn_decl(self.module, f.item).map_or(callee.span, |d| d.name.span);
+        let def_span = self
+            .module
+            .fn_decl(f.item)
+            .map_or(callee.span, |d| d.name.span);
         if f.test {
             self.err(
                 Diagnostic::error(

@@ -5,7 +5,7 @@ use crate::ast::*;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::types::*;
 
-use super::{Checker, Ctor, Want, RESERVED_CTORS};
+use super::{suggest, Checker, Ctor, Want, RESERVED_CTORS};
 
 impl Checker<'_> {
     pub(super) fn infer_ctor(
@@ -123,11 +123,7 @@ impl Checker<'_> {
                 .chain(RESERVED_CTORS)
                 .collect();
             if let Some(s) = did_you_mean(&name.name, cands) {
-                d = d.hint(format!("did you mean `{s}`?")).fix(
-                    format!("replace with `{s}`"),
-                    name.span,
-                    s.to_string(),
-                );
+                d = suggest(d, s, name.span);
             }
             self.err(d);
             return Ty::Error;
@@ -213,11 +209,7 @@ impl Checker<'_> {
             } else if let Some(s) =
                 did_you_mean(&name.name, self.type_index.keys().map(String::as_str))
             {
-                d = d.hint(format!("did you mean `{s}`?")).fix(
-                    format!("replace with `{s}`"),
-                    name.span,
-                    s.to_string(),
-                );
+                d = suggest(d, s, name.span);
             }
             self.err(d);
             return Ty::Error;
@@ -267,11 +259,7 @@ impl Checker<'_> {
                     if let Some(s) =
                         did_you_mean(&init.name.name, fields.iter().map(|f| f.name.as_str()))
                     {
-                        d = d.hint(format!("did you mean `{s}`?")).fix(
-                            format!("replace with `{s}`"),
-                            init.name.span,
-                            s.to_string(),
-                        );
+                        d = suggest(d, s, init.name.span);
                     } else {
                         let all: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
                         d = d.hint(format!("its fields are: {}", all.join(", ")));

@@ -5,7 +5,7 @@
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::types::*;
 
-use super::{fn_decl, line_indent, Checker, FnInfo};
+use super::{line_indent, Checker, FnInfo};
 
 impl Checker<'_> {
     /// Types that contain themselves other than through `list`/`Option`
@@ -19,11 +19,7 @@ impl Checker<'_> {
             .iter()
             .map(|d| {
                 let mut out = Vec::new();
-                let fields: Vec<&FieldDef> = match &d.kind {
-                    TypeDefKind::Record(f) => f.iter().collect(),
-                    TypeDefKind::Sum(vs) => vs.iter().flat_map(|v| v.fields.iter()).collect(),
-                };
-                for f in fields {
+                for f in d.every_field() {
                     direct_named(&f.ty, &mut out);
                 }
                 out
@@ -102,7 +98,7 @@ impl Checker<'_> {
             if problems.is_empty() {
                 continue;
             }
-            let Some(decl) = fn_decl(self.module, f.item) else {
+            let Some(decl) = self.module.fn_decl(f.item) else {
                 continue;
             };
             let span = decl.ret.as_ref().map_or(decl.name.span, |r| r.span);
@@ -158,7 +154,7 @@ impl Checker<'_> {
                 continue;
             };
             let callee = &self.info.fns[ci];
-            let decl_span = fn_decl(self.module, callee.item).map(|d| d.name.span);
+            let decl_span = self.module.fn_decl(callee.item).map(|d| d.name.span);
             let wanted = format!("fn {}(value: {}) to list[str]", check.name, self.show(&ret));
             let mut problem = None;
             if callee.test || callee.ai.is_some() || ci == i {
@@ -248,7 +244,7 @@ impl Checker<'_> {
             if !net[i] || f.net || exempt(f) {
                 continue;
             }
-            let Some(decl) = fn_decl(self.module, f.item) else {
+            let Some(decl) = self.module.fn_decl(f.item) else {
                 continue;
             };
             let indent = line_indent(self.sources, decl.head);

@@ -6,7 +6,7 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 use crate::types::*;
 
-use super::{Builtin, Callee, Checker, Want};
+use super::{suggest, Builtin, Callee, Checker, Want};
 
 impl Checker<'_> {
     fn record(&mut self, e: &Expr, t: Ty) -> Ty {
@@ -218,11 +218,7 @@ impl Checker<'_> {
         .label("not found");
         let names = self.visible_names();
         if let Some(s) = did_you_mean(name, names.iter().map(String::as_str)) {
-            d = d.hint(format!("did you mean `{s}`?")).fix(
-                format!("replace with `{s}`"),
-                e.span,
-                s.to_string(),
-            );
+            d = suggest(d, s, e.span);
             // The misspelt use is a use of the suggestion: no "unused" noise.
             if let Some(l) = self.lookup(s) {
                 l.used = true;
@@ -254,11 +250,7 @@ impl Checker<'_> {
                         .label("unknown field");
                         if let Some(s) = did_you_mean(&name.name, cands.iter().map(String::as_str))
                         {
-                            d = d.hint(format!("did you mean `{s}`?")).fix(
-                                format!("replace with `{s}`"),
-                                name.span,
-                                s.to_string(),
-                            );
+                            d = suggest(d, s, name.span);
                         } else {
                             d = d
                                 .hint(format!("the fields of `{tname}` are: {}", cands.join(", ")));

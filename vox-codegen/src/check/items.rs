@@ -5,7 +5,43 @@ use crate::ast::*;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::types::*;
 
-use super::{fn_decl, Builtin, Checker, FnInfo, BUILTIN_TYPES, RESERVED_CTORS};
+use super::{suggest, Builtin, Checker, FnInfo, RESERVED_CTORS};
+
+/// Resolves a written type against a checked module's types (no diagnostics:
+/// the error says what is wrong).
+pub fn resolve_type(t: &TypeExpr, types: &TypeTable) -> Result<Ty, String> {
+    let arg = |i: usize| -> Result<Ty, String> {
+        match (t.args.len(), t.args.get(i)) {
+            (1, Some(a)) => resolve_type(a, types),
+            (n, _) => Err(format!(
+                "`{}` takes 1 type argument, found {n}",
+                t.name.name
+            )),
+        }
+    };
+    let plain = |ty: Ty| -> Result<Ty, String> {
+        if t.args.is_empty() {
+            Ok(ty)
+        } else {
+            Err(format!("`{}` takes no type arguments", t.name.name))
+        }
+    };
+    let name = t.name.name.as_str();
+    match BuiltinType::lookup(name) {
+        Some(BuiltinType::Plain(ty)) => plain(ty),
+        Some(BuiltinType::Generic(make)) => Ok(make(Box::new(arg(0)?))),
+        None => match types.find(name) {
+            Some(id) => plain(Ty::Named(id)),
+            None => {
+                let names: Vec<&str> = types.defs.iter().map(|d| d.name.as_str()).collect();
+                Err(match did_you_mean(name, names) {
+                    Some(s) => format!("unknown type `{name}`; did you mean `{s}`?"),
+                    None => format!("unknown type `{name}`"),
+                })
+            }
+        },
+    }
+}
 
 impl Checker<'_> {
     pub(super) fn collect_types(&mut self) {
@@ -53,7 +89,7 @@ impl Checker<'_> {
                     .map(|p| p.2)
                     .or_else(|| self.type_index.get(&v.name.name).map(|p| p.1));
                 if RESERVED_CTORS.contains(&v.name.name.as_str())
-                    || BUILTIN_TYPES.contains(&v.name.name.as_str())
+                    || BUILTIN_TYPE_NAMES.contains(&v.name.name.as_str())
                 {
                     self.err(Diagnostic::error(
                         Code::Duplicate,
@@ -125,7 +161,7 @@ impl Checker<'_> {
     }
 
     fn duplicate_type_name(&self, name: &Ident) -> Option<Diagnostic> {
-        if BUILTIN_TYPES.contains(&name.name.as_str())
+        if BUILTIN_TYPE_NAMES.contains(&name.name.as_str())
             || RESERVED_CTORS.contains(&name.name.as_str())
         {
             return Some(Diagnostic::error(
@@ -200,33 +236,22 @@ impl Checker<'_> {
                 None => Ty::Error,
             }
         };
-        match name {
-            "int" | "float" | "bool" | "str" | "Unit" | "Decimal" => {
+        match BuiltinType::lookup(name) {
+            Some(BuiltinType::Plain(ty)) => {
                 if !arity(self, 0) {
                     return Ty::Error;
                 }
-                match name {
-                    "int" => Ty::Int,
-                    "float" => Ty::Float,
-                    "bool" => Ty::Bool,
-                    "str" => Ty::Str,
-                    "Unit" => Ty::Unit,
-                    _ => Ty::Decimal,
-                }
+                ty
             }
-            "list" | "List" | "Option" | "Result" => {
+            Some(BuiltinType::Generic(make)) => {
                 let ok = arity(self, 1);
                 let inner = inner(self);
                 if !ok {
                     return Ty::Error;
                 }
-                match name {
-                    "Option" => Ty::Option(Box::new(inner)),
-                    "Result" => Ty::Result(Box::new(inner)),
-                    _ => Ty::List(Box::new(inner)),
-                }
+                make(Box::new(inner))
             }
-            _ => {
+            None => {
                 if let Some(&(id, _)) = self.type_index.get(name) {
                     if !arity(self, 0) {
                         return Ty::Error;
@@ -243,7 +268,7 @@ impl Checker<'_> {
                 )
                 .label("not a declared type");
                 let suggestion = rust_type_alias(name).map(str::to_string).or_else(|| {
-                    let names: Vec<&str> = BUILTIN_TYPES
+                    let names: Vec<&str> = BUILTIN_TYPE_NAMES
                         .iter()
                         .copied()
                         .chain(self.type_index.keys().map(String::as_str))
@@ -251,11 +276,7 @@ impl Checker<'_> {
                     did_you_mean(name, names).map(str::to_string)
                 });
                 if let Some(s) = suggestion {
-                    d = d.hint(format!("did you mean `{s}`?")).fix(
-                        format!("replace with `{s}`"),
-                        t.name.span,
-                        s,
-                    );
+                    d = suggest(d, &s, t.name.span);
                 } else if self.variant_index.contains_key(name) {
                     d = d.hint(format!(
                         "`{name}` is a variant, not a type; use the sum type it belongs to"
@@ -282,7 +303,8 @@ impl Checker<'_> {
                 ))
             } else {
                 self.fn_index.get(&f.name.name).map(|&prev| {
-                    let prev_span = fn_decl(module, self.info.fns[prev].item)
+                    let prev_span = module
+                        .fn_decl(self.info.fns[prev].item)
                         .map_or(f.name.span, |p| p.name.span);
                     Diagnostic::error(
                         Code::Duplicate,
@@ -348,7 +370,7 @@ impl Checker<'_> {
         // In a library crate `fn main` is emitted as `pub fn vox_main`
         // (README, "The language"), so a user `vox_main` would collide.
         if let (Some(_), Some(&vm)) = (self.fn_index.get("main"), self.fn_index.get("vox_main")) {
-            if let Some(d) = fn_decl(module, self.info.fns[vm].item) {
+            if let Some(d) = module.fn_decl(self.info.fns[vm].item) {
                 self.err(
                     Diagnostic::error(
                         Code::ReservedName,

@@ -18,8 +18,8 @@
 //!   expressions, calls and builtins, constructors and record literals,
 //!   `match` and patterns.
 //!
-//! This file holds the output types, the entry point and the `Checker`
-//! state.
+//! This file holds the output types, the entry point, the `Checker` state
+//! and the small helpers its files share.
 
 mod call;
 mod ctor;
@@ -34,10 +34,11 @@ mod stmt;
 use std::collections::HashMap;
 
 use crate::ast::*;
-use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::diagnostic::Diagnostic;
 use crate::source::{SourceMap, Span};
 use crate::types::*;
 
+pub use items::resolve_type;
 use scope::{Local, Origin};
 
 /// Builtin functions (docs/language.md, "Builtins").
@@ -154,52 +155,7 @@ impl ModuleInfo {
     }
 }
 
-const BUILTIN_TYPES: [&str; 10] = [
-    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal",
-];
 const RESERVED_CTORS: [&str; 4] = ["Some", "None", "Ok", "Error"];
-
-/// Resolves a written type against a checked module's types (no diagnostics:
-/// the error says what is wrong).
-pub fn resolve_type(t: &TypeExpr, types: &TypeTable) -> Result<Ty, String> {
-    let arg = |i: usize| -> Result<Ty, String> {
-        match (t.args.len(), t.args.get(i)) {
-            (1, Some(a)) => resolve_type(a, types),
-            (n, _) => Err(format!(
-                "`{}` takes 1 type argument, found {n}",
-                t.name.name
-            )),
-        }
-    };
-    let plain = |ty: Ty| -> Result<Ty, String> {
-        if t.args.is_empty() {
-            Ok(ty)
-        } else {
-            Err(format!("`{}` takes no type arguments", t.name.name))
-        }
-    };
-    match t.name.name.as_str() {
-        "int" => plain(Ty::Int),
-        "float" => plain(Ty::Float),
-        "bool" => plain(Ty::Bool),
-        "str" => plain(Ty::Str),
-        "Unit" => plain(Ty::Unit),
-        "Decimal" => plain(Ty::Decimal),
-        "list" | "List" => Ok(Ty::List(Box::new(arg(0)?))),
-        "Option" => Ok(Ty::Option(Box::new(arg(0)?))),
-        "Result" => Ok(Ty::Result(Box::new(arg(0)?))),
-        name => match types.find(name) {
-            Some(id) => plain(Ty::Named(id)),
-            None => {
-                let names: Vec<&str> = types.defs.iter().map(|d| d.name.as_str()).collect();
-                Err(match did_you_mean(name, names) {
-                    Some(s) => format!("unknown type `{name}`; did you mean `{s}`?"),
-                    None => format!("unknown type `{name}`"),
-                })
-            }
-        },
-    }
-}
 
 /// Checks `module`, appending diagnostics.
 pub fn check_module(
@@ -297,11 +253,11 @@ impl<'a> Checker<'a> {
     }
 }
 
-fn fn_decl(module: &Module, item: usize) -> Option<&FnDecl> {
-    match module.items.get(item) {
-        Some(Item::Fn(f)) => Some(f),
-        _ => None,
-    }
+/// `d` with the suggestion for a misspelt name: the hint "did you mean
+/// `s`?" and the fix that writes `s` at `span`.
+fn suggest(d: Diagnostic, s: &str, span: Span) -> Diagnostic {
+    d.hint(format!("did you mean `{s}`?"))
+        .fix(format!("replace with `{s}`"), span, s)
 }
 
 /// The whitespace before `span` on its line.

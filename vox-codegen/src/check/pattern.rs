@@ -6,7 +6,7 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::types::*;
 
 use super::scope::{Origin, Wrap};
-use super::{Checker, Want};
+use super::{suggest, Checker, Want};
 
 impl Checker<'_> {
     pub(super) fn infer_match(
@@ -263,11 +263,7 @@ impl Checker<'_> {
                         format!("`{tname}` has no variant `{vname}`"),
                     );
                     if let Some(s) = did_you_mean(vname, variants.iter().map(|v| v.name.as_str())) {
-                        d = d.hint(format!("did you mean `{s}`?")).fix(
-                            format!("replace with `{s}`"),
-                            name.span,
-                            s.to_string(),
-                        );
+                        d = suggest(d, s, name.span);
                     } else {
                         let all: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
                         d = d.hint(format!("its variants are: {}", all.join(", ")));

@@ -7,7 +7,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 use crate::types::*;
 
-use super::{fn_decl, Builtin, Checker, Ctor, ModuleInfo, Want};
+use super::{Builtin, Checker, Ctor, ModuleInfo, Want};
 
 pub(super) struct Local {
     pub(super) ty: Ty,
@@ -38,7 +38,7 @@ pub(super) enum Wrap {
 
 impl Checker<'_> {
     pub(super) fn check_fn_body(&mut self, idx: usize) {
-        let Some(decl) = fn_decl(self.module, self.info.fns[idx].item) else {
+        let Some(decl) = self.module.fn_decl(self.info.fns[idx].item) else {
             return;
         };
         self.current = Some(idx);

@@ -3,7 +3,7 @@
 
 use crate::ast::*;
 use crate::check::Ctor;
-use crate::types::{Ty, TypeDefKind};
+use crate::types::Ty;
 
 use super::items::unbox_fn;
 use super::names::{float_lit, rust_ident, rust_str, rust_type_ident};
@@ -140,13 +140,9 @@ impl<'a> Emitter<'a> {
                             .info
                             .types
                             .get(id)
-                            .and_then(|d| match &d.kind {
-                                TypeDefKind::Record(fs) => {
-                                    fs.iter().find(|x| x.name == f.name.name).map(|x| &x.ty)
-                                }
-                                TypeDefKind::Sum(_) => None,
-                            })
-                            .unwrap_or(&Ty::Error);
+                            .and_then(|d| d.fields())
+                            .and_then(|fs| fs.iter().find(|x| x.name == f.name.name))
+                            .map_or(&Ty::Error, |x| &x.ty);
                         v = format!("({v}).map({})", self.box_fn(fty));
                     }
                     parts.push(format!("{}: {v}", rust_ident(&f.name.name)));

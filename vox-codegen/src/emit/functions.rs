@@ -24,7 +24,9 @@ impl Emitter<'_> {
 
     pub(super) fn function(&mut self, idx: usize) {
         let f = &self.info.fns[idx];
-        let Some(d) = self.decl(f) else { return };
+        let Some(d) = self.module.fn_decl(f.item) else {
+            return;
+        };
         self.current_fn = f.name.clone();
         self.current = idx;
         self.in_test = false;
@@ -148,7 +150,7 @@ impl Emitter<'_> {
 
     pub(super) fn test_function(&mut self, idx: usize) -> String {
         let f = &self.info.fns[idx];
-        let Some(d) = self.decl(f) else {
+        let Some(d) = self.module.fn_decl(f.item) else {
             return String::new();
         };
         self.current_fn = f.name.clone();
@@ -196,29 +198,9 @@ impl Emitter<'_> {
         let mut out = String::new();
         let unit = matches!(ret, Ty::Unit);
         let tail = if unit { Tail::Discard } else { Tail::Value };
-        let stmts = &d.body.stmts;
-        for (i, s) in stmts.iter().enumerate() {
-            let last = i + 1 == stmts.len();
-            match (s, last, tail) {
-                (Stmt::Expr(e), true, Tail::Value) => {
-                    let v = self.expr(e, ctx, depth, Tail::Value);
-                    let v = if ctx == Ctx::Fallible {
-                        format!("::std::result::Result::Ok({v})")
-                    } else {
-                        v
-                    };
-                    let _ = writeln!(out, "{}{v}", ind(depth));
-                }
-                (Stmt::Let { value, .. }, _, _) if matches!(self.ty(value), Ty::Never) => {
-                    // The value always returns: nothing after it runs, and
-                    // the binding has no type, so the rest is not emitted.
-                    let v = self.expr(value, ctx, depth, Tail::Value);
-                    let _ = writeln!(out, "{}let _ = {v};", ind(depth));
-                    break;
-                }
-                _ => out.push_str(&self.stmt(s, ctx, depth)),
-            }
-        }
+        // A fallible body returns its value as `Ok(…)`.
+        let ok_tail = ctx == Ctx::Fallible;
+        out.push_str(&self.statements(&d.body, ctx, depth, tail, ok_tail));
         if unit && ctx == Ctx::Fallible {
             let _ = writeln!(out, "{}::std::result::Result::Ok(())", ind(depth));
         }
@@ -237,7 +219,7 @@ pub(super) fn recursive_net_fns(
         .iter()
         .map(|f| {
             let mut callees = Vec::new();
-            if let Some(Item::Fn(d)) = module.items.get(f.item) {
+            if let Some(d) = module.fn_decl(f.item) {
                 walk_block(&d.body, &mut |e| {
                     if let Some(Callee::Fn(i)) = info.callees.get(&e.id) {
                         callees.push(*i);

@@ -181,13 +181,7 @@ pub(super) fn boxed_fields(info: &ModuleInfo) -> HashMap<(TypeId, usize, String)
             }
         };
         if let Some(def) = types.get(id) {
-            match &def.kind {
-                TypeDefKind::Record(fs) => fs.iter().for_each(|f| add(&f.ty)),
-                TypeDefKind::Sum(vs) => vs
-                    .iter()
-                    .flat_map(|v| v.fields.iter())
-                    .for_each(|f| add(&f.ty)),
-            }
+            def.every_field().for_each(|f| add(&f.ty));
         }
         out
     };
@@ -208,15 +202,9 @@ pub(super) fn boxed_fields(info: &ModuleInfo) -> HashMap<(TypeId, usize, String)
     let mut out = HashMap::new();
     for id in types.ids() {
         let Some(def) = types.get(id) else { continue };
-        let fields: Vec<(usize, &crate::types::FieldDef)> = match &def.kind {
-            TypeDefKind::Record(fs) => fs.iter().map(|f| (usize::MAX, f)).collect(),
-            TypeDefKind::Sum(vs) => vs
-                .iter()
-                .enumerate()
-                .flat_map(|(vi, v)| v.fields.iter().map(move |f| (vi, f)))
-                .collect(),
-        };
-        for (vi, f) in fields {
+        for (vi, f) in def.fields_by_variant() {
+            // Records' fields are keyed by `usize::MAX` (see `Emitter::boxed`).
+            let vi = vi.unwrap_or(usize::MAX);
             // `Option[N]`, `Option[Option[N]]`, `Option[Result[N]]`, …: the
             // checker rejects recursion without an `Option` on the way.
             let mut t = &f.ty;

@@ -38,7 +38,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::ast::*;
-use crate::check::{FnInfo, ModuleInfo};
+use crate::check::ModuleInfo;
 use crate::schema;
 use crate::types::{Ty, TypeId};
 
@@ -174,13 +174,6 @@ impl<'a> Emitter<'a> {
                 }
             }
             self.out.push_str("}\n");
-        }
-    }
-
-    fn decl(&self, f: &FnInfo) -> Option<&'a FnDecl> {
-        match self.module.items.get(f.item) {
-            Some(Item::Fn(d)) => Some(d),
-            _ => None,
         }
     }
 }

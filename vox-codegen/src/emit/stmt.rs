@@ -80,12 +80,31 @@ impl Emitter<'_> {
 
     /// The statements of a block (without braces) at `depth`.
     pub(super) fn block_body(&mut self, b: &Block, ctx: Ctx, depth: usize, tail: Tail) -> String {
+        self.statements(b, ctx, depth, tail, false)
+    }
+
+    /// The statements of a block (without braces) at `depth`; with
+    /// `ok_tail`, a value in tail position is wrapped in `Ok(…)` (a
+    /// fallible function's body).
+    pub(super) fn statements(
+        &mut self,
+        b: &Block,
+        ctx: Ctx,
+        depth: usize,
+        tail: Tail,
+        ok_tail: bool,
+    ) -> String {
         let mut out = String::new();
         for (i, s) in b.stmts.iter().enumerate() {
             let last = i + 1 == b.stmts.len();
             match (s, last, tail) {
                 (Stmt::Expr(e), true, Tail::Value) => {
                     let v = self.expr(e, ctx, depth, Tail::Value);
+                    let v = if ok_tail {
+                        format!("::std::result::Result::Ok({v})")
+                    } else {
+                        v
+                    };
                     let _ = writeln!(out, "{}{v}", ind(depth));
                 }
                 (Stmt::Let { value, .. }, _, _) if matches!(self.ty(value), Ty::Never) => {
