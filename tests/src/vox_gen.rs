@@ -483,6 +483,7 @@ const STRINGS: &[&str] = &[
     "brace {} {0}",
     "new\nline",
     "tab\t",
+    "cr\r nul\0",
     "é✓",
     "\u{1F600}",
     "self",
@@ -646,7 +647,12 @@ impl Gen {
     }
 
     fn gen_fields(&mut self, me: usize, recursive: bool, variant: bool) -> Vec<Field> {
-        let n = 1 + self.rng.below(3);
+        // Records may be empty (`type E {}`); variants without fields have none.
+        let n = if !variant && !recursive && self.rng.chance(8) {
+            0
+        } else {
+            1 + self.rng.below(3)
+        };
         // A variant's fields sit beside serde's `kind` tag (vox/name/duplicate-field).
         let taken = if variant {
             vec!["kind".to_string()]
@@ -1164,6 +1170,11 @@ impl Gen {
                                 .pick(&[Ty::Int, Ty::Float, Ty::Bool, Ty::Str, Ty::Dec])
                                 .clone()
                         };
+                        let t = if t == Ty::Dec && !self.f.decimal {
+                            Ty::Int
+                        } else {
+                            t
+                        };
                         Expr::ToStr(Box::new(self.expr(&t, d)))
                     }
                     _ => self.leaf(ty),
@@ -1642,7 +1653,7 @@ impl Gen {
             let Some(fs) = self.record_fields(t).cloned() else {
                 break;
             };
-            if !self.rng.chance(60) {
+            if fs.is_empty() || !self.rng.chance(60) {
                 break;
             }
             let fi = self.rng.below(fs.len());
@@ -2700,6 +2711,7 @@ pub fn vox_str(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
             c if (c as u32) > 0xFFFF => {
                 let _ = write!(out, "\\u{{{:X}}}", c as u32);
             }
