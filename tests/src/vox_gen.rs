@@ -2701,6 +2701,16 @@ fn pad(depth: usize) -> String {
     "    ".repeat(depth)
 }
 
+impl Module {
+    /// What `fn main` prints, when the module has one that stays in bounds.
+    pub fn main_output(&self) -> Option<String> {
+        let mi = self.fns.iter().position(|f| f.kind == FnKind::Main)?;
+        let mut it = Interp::new(self);
+        it.call(mi, Vec::new()).ok()?;
+        Some(it.printed)
+    }
+}
+
 /// A Vox string literal.
 pub fn vox_str(s: &str) -> String {
     let mut out = String::from("\"");
@@ -2798,6 +2808,8 @@ pub struct Interp<'m> {
     env: Vec<(*const Binding, Val)>,
     fuel: u64,
     calls: usize,
+    /// What `print` wrote, one line each.
+    pub printed: String,
 }
 
 type Ev<T> = Result<T, Stop>;
@@ -2809,6 +2821,19 @@ impl<'m> Interp<'m> {
             env: Vec::new(),
             fuel: 200_000,
             calls: 0,
+            printed: String::new(),
+        }
+    }
+
+    /// `str(v)`: scalars plainly (floats as Rust's `Display`), the rest as JSON.
+    pub fn text(&self, v: Val) -> String {
+        match v {
+            Val::Str(s) => s,
+            Val::Int(n) => n.to_string(),
+            Val::Float(x) => x.to_string(),
+            Val::Dec(_, _, t) => t,
+            Val::Bool(b) => b.to_string(),
+            v => self.json(&v),
         }
     }
 
@@ -2921,8 +2946,14 @@ impl<'m> Interp<'m> {
                     r?;
                 }
             }
-            Stmt::Expr(e) | Stmt::Print(e) => {
+            Stmt::Expr(e) => {
                 self.expr(e)?;
+            }
+            Stmt::Print(e) => {
+                let v = self.expr(e)?;
+                let line = self.text(v);
+                self.printed.push_str(&line);
+                self.printed.push('\n');
             }
             Stmt::Assert(e) => {
                 if !self.truth(e)? {
@@ -3028,14 +3059,10 @@ impl<'m> Interp<'m> {
                 Val::List(xs) => Val::Int(xs.len() as i64),
                 v => panic!("generator bug: len of {v:?}"),
             },
-            Expr::ToStr(a) => match self.expr(a)? {
-                Val::Str(s) => Val::Str(s),
-                Val::Int(n) => Val::Str(n.to_string()),
-                Val::Float(x) => Val::Str(x.to_string()),
-                Val::Dec(_, _, t) => Val::Str(t),
-                Val::Bool(b) => Val::Str(b.to_string()),
-                v => Val::Str(self.json(&v)),
-            },
+            Expr::ToStr(a) => {
+                let v = self.expr(a)?;
+                Val::Str(self.text(v))
+            }
             Expr::ToInt(a) => match self.expr(a)? {
                 Val::Int(n) => Val::Int(n),
                 Val::Float(x) => Val::Int(x as i64),

@@ -1,5 +1,5 @@
 //! vox-build is compiled into every user's build: its normal dependency
-//! tree stays small and free of the heavy crates (SPEC §2).
+//! tree stays small and free of the heavy crates (README, vox-build).
 
 use std::collections::BTreeSet;
 

@@ -493,7 +493,7 @@ fn span_json(sources: &SourceMap, span: Span) -> Json {
     ])
 }
 
-/// The SPEC §8 diagnostic payload of one diagnostic (`"source":"vox"`).
+/// The JSON diagnostic payload (README, `cargo vox check`) of one diagnostic (`"source":"vox"`).
 ///
 /// Lines and columns are 1-based; columns count characters. `start_byte` and
 /// `end_byte` are byte offsets into the file, for tools that apply fixes.

@@ -2,7 +2,7 @@
 //!
 //! Tokens carry only a kind and a span; the parser slices names out of the
 //! source, which keeps lexing allocation-free for identifiers. Newlines are
-//! tokens because they end statements (SPEC §3); the parser decides where
+//! tokens because they end statements (docs/language.md); the parser decides where
 //! they are insignificant. Lexing never fails: bad input becomes a
 //! diagnostic and lexing continues.
 

@@ -1,6 +1,6 @@
 //! Parser: tokens → [`ast::Module`] items, with error recovery.
 //!
-//! Recursive descent over the informal grammar of SPEC §3. Errors are
+//! Recursive descent over the informal grammar in docs/language.md. Errors are
 //! reported and parsing resumes at the next statement or item, so one run
 //! finds as many problems as it can. Nesting is bounded ([`MAX_DEPTH`]) and
 //! every loop consumes a token or stops, so no input can overflow the stack

@@ -1,4 +1,4 @@
-//! Strict JSON Schemas for structured outputs (SPEC §5).
+//! Strict JSON Schemas for structured outputs (docs/runtime.md).
 //!
 //! The schema a model is given for a Vox type is derived here, once, at
 //! compile time. It follows OpenAI's strict-mode subset: the root is a

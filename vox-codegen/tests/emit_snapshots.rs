@@ -1,5 +1,5 @@
-//! The emitted Rust, pinned: snapshots of the SPEC example module and of
-//! the kitchen-sink crate's module, and the determinism promise of SPEC §4
+//! The emitted Rust, pinned: snapshots of the README example module and of
+//! the kitchen-sink crate's module, and the determinism promise (README, vox-build)
 //! (the same sources give byte-identical Rust).
 //!
 //! Modules are assembled the way vox-build assembles them: every `.vox`

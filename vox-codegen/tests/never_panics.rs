@@ -1,5 +1,5 @@
 //! The frontend never panics and never hangs, whatever bytes it is given
-//! (SPEC §3), and every diagnostic points inside its file on char
+//! (docs/language.md), and every diagnostic points inside its file on char
 //! boundaries. The formatter (`vox_codegen::fmt`) gets the same inputs: it
 //! never panics, and whatever it formats formats to itself again.
 //!

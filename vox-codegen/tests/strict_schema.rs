@@ -1,5 +1,5 @@
 //! Every structured-output schema the compiler can produce must pass
-//! OpenAI's strict mode (SPEC §5). This file carries its own checker for
+//! OpenAI's strict mode (docs/runtime.md). This file carries its own checker for
 //! the documented Structured Outputs subset — written against the rules,
 //! not against `schema.rs` — and runs it over every schema the fixtures
 //! produce (each user type, list/Option wrappers, every `@ai` return type)

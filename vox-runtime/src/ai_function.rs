@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use crate::error::Error;
 use crate::prompt::{RequestParts, Wire};
 
-/// The strict JSON Schema of one structured output (SPEC §5), a
+/// The strict JSON Schema of one structured output (docs/runtime.md), a
 /// compile-time constant in generated code. The JSON text is parsed at most
 /// once per process.
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-//! `cargo vox doctor` (SPEC §9): checks the machine for the failures that
+//! `cargo vox doctor` (README, `cargo vox doctor`): checks the machine for the failures that
 //! make builds break or crawl, and says each one in a form an agent can act
 //! on (`<cause> | FIX: <step> | [diag id=… sev=… heal=…]`).
 //!

@@ -172,7 +172,7 @@ pub struct DiagInfo {
     pub description: &'static str,
 }
 
-/// Every diagnosis the doctor can report (SPEC §9).
+/// Every diagnosis the doctor can report (README, `cargo vox doctor`).
 pub const REGISTRY: &[DiagInfo] = &[
     DiagInfo {
         id: DiagId::RustcAbsent,

@@ -21,7 +21,7 @@ pub struct CheckResult {
     pub name: &'static str,
     pub pass: bool,
     /// For a passing check what was found; for a failing one
-    /// `<cause> | FIX: <step> | [diag id=… sev=… heal=…]` (SPEC §9).
+    /// `<cause> | FIX: <step> | [diag id=… sev=… heal=…]` (README, `cargo vox doctor`).
     pub detail: String,
     pub diag: Option<Diagnosis>,
 }

@@ -1,4 +1,4 @@
-//! The build lane: `cargo vox build`, `test` and `run` (SPEC §8).
+//! The build lane: `cargo vox build`, `test` and `run` (README, `cargo vox build`, `test`, `run`).
 //!
 //! Each command runs cargo with `--message-format=json`, reads the stream
 //! ([`stream`]), adds the Vox report of every package that compiles Vox in
