@@ -1793,7 +1793,17 @@ impl Gen {
         {
             self.cur_net = true;
             self.cur_ret = None;
-            let body = self.unit_block(2);
+            let mut body = self.unit_block(2);
+            // Print what some functions return: the script-lane test compares
+            // the program's output with the evaluator's.
+            let valued: Vec<usize> = (0..self.fns.len())
+                .filter(|&i| self.fns[i].ret.is_some())
+                .collect();
+            for _ in 0..valued.len().min(4) {
+                let fi = *self.rng.pick(&valued);
+                let call = self.call(fi, 1);
+                body.stmts.push(Stmt::Print(call));
+            }
             self.fns.push(Func {
                 name: "main".into(),
                 params: Vec::new(),

@@ -37,6 +37,9 @@ use vox_e2e::{cargo, run, target_dir, workspace_root, BUILD};
 /// The seeds every CI run checks, and how many modules share one crate.
 const CI_SEEDS: std::ops::Range<u64> = 0..60;
 const CI_BATCH: usize = 15;
+/// How many of the CI modules with `fn main` also go through the script lane
+/// (each is a binary of its own: linking dominates).
+const CI_SCRIPTS: usize = 4;
 
 /// What went wrong with one module.
 #[derive(Debug, Default)]
@@ -299,6 +302,143 @@ fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T 
         .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
+/// A module with `fn main`, emitted for the script lane, and what its main prints.
+struct Script {
+    seed: u64,
+    vox: String,
+    rust: String,
+    expected: String,
+}
+
+/// The script-lane form of `seed`'s module, if it has a `fn main` the
+/// evaluator could run (modules that do not check clean are the other test's).
+fn script_emit(seed: u64, features: &Features) -> Option<Script> {
+    let module = generate(seed, features);
+    let expected = module.main_output()?;
+    let vox = module.render();
+    let mut sources = SourceMap::new();
+    sources.add(SourceFile::new(format!("m_{seed}.vox"), vox.clone()));
+    let checked = vox_codegen::check(sources);
+    if !checked.diagnostics.is_empty() {
+        return None;
+    }
+    let rust = emit(
+        &checked.module,
+        &checked.info,
+        &EmitOptions {
+            script: true,
+            source_names: vec![format!("m_{seed}.vox")],
+        },
+    );
+    Some(Script {
+        seed,
+        vox,
+        rust,
+        expected,
+    })
+}
+
+/// Builds each script as its own binary (as `cargo vox run FILE.vox` does)
+/// and compares what it prints with the evaluator's output.
+fn script_batch(tag: &str, scripts: &[Script], out: &mut BTreeMap<u64, Failure>) {
+    let mut live: Vec<&Script> = scripts.iter().collect();
+    let dir = target_dir().join("vox-differential").join(tag);
+    let runtime = workspace_root().join("vox-runtime");
+    let runtime = runtime.to_string_lossy().replace('\\', "/");
+    while !live.is_empty() {
+        let src = dir.join("src");
+        if src.exists() {
+            std::fs::remove_dir_all(&src).expect("clear the scratch crate's src/");
+        }
+        std::fs::create_dir_all(&src).expect("create the scratch crate");
+        let mut manifest = format!(
+            "[package]\nname = \"vox-differential-{tag}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\nautobins = false\n\n[workspace]\n\n[dependencies]\nvox-runtime = {{ path = \"{runtime}\" }}\n"
+        );
+        for s in &live {
+            let _ = write!(
+                manifest,
+                "\n[[bin]]\nname = \"vd-{tag}-{}\"\npath = \"src/m_{}.rs\"\ntest = false\n",
+                s.seed, s.seed
+            );
+            std::fs::write(src.join(format!("m_{}.rs", s.seed)), &s.rust).expect("write script");
+            std::fs::write(src.join(format!("m_{}.vox", s.seed)), &s.vox).expect("write source");
+        }
+        write_if_changed(&dir.join("Cargo.toml"), &manifest);
+        let lock = dir.join("Cargo.lock");
+        if !lock.exists() {
+            std::fs::copy(
+                workspace_root().join("fixtures/soundness/Cargo.lock"),
+                &lock,
+            )
+            .expect("copy the soundness fixture's Cargo.lock");
+        }
+        let r = run(
+            cargo(&dir).args(["build", "--offline", "--bins", "--message-format=short"]),
+            BUILD,
+        );
+        if !r.status.success() {
+            assert!(
+                !r.stderr.contains("could not compile `vox-runtime`"),
+                "vox-runtime does not compile; nothing was tested\n{}",
+                r.dump()
+            );
+            let mut broken = Vec::new();
+            for line in r.stderr.lines() {
+                let Some(rest) = line.strip_prefix("src/") else {
+                    continue;
+                };
+                if !rest.contains(": error") {
+                    continue;
+                }
+                if let Some(seed) = seed_in(rest) {
+                    out.entry(seed)
+                        .or_default()
+                        .rustc
+                        .push(format!("script: {line}"));
+                    if !broken.contains(&seed) {
+                        broken.push(seed);
+                    }
+                }
+            }
+            if broken.is_empty() {
+                for s in &live {
+                    out.entry(s.seed).or_default().rustc.push(r.dump());
+                }
+                return;
+            }
+            live.retain(|s| !broken.contains(&s.seed));
+            continue;
+        }
+        for s in &live {
+            let exe = target_dir().join("debug").join(format!(
+                "vd-{tag}-{}{}",
+                s.seed,
+                std::env::consts::EXE_SUFFIX
+            ));
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.env("VOX_LLM_PROVIDER", "fixture")
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("OPENROUTER_API_KEY")
+                .env_remove("VOX_LLM_API_KEY")
+                .env_remove("VOX_LLM_MODEL");
+            let ran = run(&mut cmd, BUILD);
+            if !ran.status.success() || ran.stdout != s.expected {
+                let script = Emitted {
+                    seed: s.seed,
+                    vox: s.vox.clone(),
+                    rust: s.rust.clone(),
+                };
+                keep_failed(&script);
+                out.entry(s.seed).or_default().tests.push(format!(
+                    "script main: expected stdout {:?}, got {:?} ({})",
+                    s.expected, ran.stdout, ran.status
+                ));
+            }
+        }
+        return;
+    }
+}
+
 /// Runs `seeds` in batches; returns the failures per seed.
 fn differential(
     seeds: &[u64],
@@ -326,6 +466,17 @@ fn differential(
         build_batch(&format!("{tag}{n}"), emitted, &mut failures);
         emitted = rest;
         n += 1;
+    }
+    // The script lane: modules with `fn main`, each a binary whose output
+    // must be what the evaluator printed.
+    let limit = if tag == "ci" { CI_SCRIPTS } else { usize::MAX };
+    let scripts: Vec<Script> = seeds
+        .iter()
+        .filter_map(|&seed| script_emit(seed, features))
+        .take(limit)
+        .collect();
+    for (n, chunk) in scripts.chunks(batch).enumerate() {
+        script_batch(&format!("{tag}-script{n}"), chunk, &mut failures);
     }
     failures.retain(|_, f| !f.is_empty());
     failures
