@@ -354,11 +354,13 @@ fn script_batch(tag: &str, scripts: &[Script], out: &mut BTreeMap<u64, Failure>)
         let mut manifest = format!(
             "[package]\nname = \"vox-differential-{tag}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\nautobins = false\n\n[workspace]\n\n[dependencies]\nvox-runtime = {{ path = \"{runtime}\" }}\n"
         );
-        for s in &live {
+        // Binaries are named by slot, not seed, so that a sweep leaves at
+        // most one batch of them in the target directory.
+        for (slot, s) in live.iter().enumerate() {
             let _ = write!(
                 manifest,
-                "\n[[bin]]\nname = \"vd-{tag}-{}\"\npath = \"src/m_{}.rs\"\ntest = false\n",
-                s.seed, s.seed
+                "\n[[bin]]\nname = \"vd-{tag}-{slot}\"\npath = \"src/m_{}.rs\"\ntest = false\n",
+                s.seed
             );
             std::fs::write(src.join(format!("m_{}.rs", s.seed)), &s.rust).expect("write script");
             std::fs::write(src.join(format!("m_{}.vox", s.seed)), &s.vox).expect("write source");
@@ -409,12 +411,10 @@ fn script_batch(tag: &str, scripts: &[Script], out: &mut BTreeMap<u64, Failure>)
             live.retain(|s| !broken.contains(&s.seed));
             continue;
         }
-        for s in &live {
-            let exe = target_dir().join("debug").join(format!(
-                "vd-{tag}-{}{}",
-                s.seed,
-                std::env::consts::EXE_SUFFIX
-            ));
+        for (slot, s) in live.iter().enumerate() {
+            let exe = target_dir()
+                .join("debug")
+                .join(format!("vd-{tag}-{slot}{}", std::env::consts::EXE_SUFFIX));
             let mut cmd = std::process::Command::new(&exe);
             cmd.env("VOX_LLM_PROVIDER", "fixture")
                 .env_remove("OPENAI_API_KEY")
@@ -463,7 +463,8 @@ fn differential(
     let mut n = 0;
     while !emitted.is_empty() {
         let rest = emitted.split_off(batch.min(emitted.len()));
-        build_batch(&format!("{tag}{n}"), emitted, &mut failures);
+        eprintln!("differential: {tag} batch {n}");
+        build_batch(tag, emitted, &mut failures);
         emitted = rest;
         n += 1;
     }
@@ -475,8 +476,8 @@ fn differential(
         .filter_map(|&seed| script_emit(seed, features))
         .take(limit)
         .collect();
-    for (n, chunk) in scripts.chunks(batch).enumerate() {
-        script_batch(&format!("{tag}-script{n}"), chunk, &mut failures);
+    for chunk in scripts.chunks(batch) {
+        script_batch(&format!("{tag}-script"), chunk, &mut failures);
     }
     failures.retain(|_, f| !f.is_empty());
     failures
