@@ -101,6 +101,7 @@ fn soundness_fixture_is_clippy_clean_and_its_tests_pass() {
         "vox_tests::diverging_lets_return_their_values ... ok",
         "vox_tests::bindings_typed_by_their_uses ... ok",
         "vox_tests::gen_untyped_empty_lists ... ok",
+        "vox_tests::gen_mutually_recursive_types ... ok",
         "named_call_arguments_run_in_written_order - should panic ... ok",
         "escaped_fields_keep_their_vox_names ... ok",
         "recursive_net_futures_are_send_and_run ... ok",
