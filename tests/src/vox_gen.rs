@@ -337,6 +337,8 @@ pub struct Module {
     pub seed: u64,
     pub types: Vec<TypeDef>,
     pub fns: Vec<Func>,
+    /// Functions left out when rendering (for shrinking a failing module).
+    pub hidden: Vec<usize>,
 }
 
 // ---- names ----------------------------------------------------------------
@@ -533,6 +535,7 @@ pub fn generate(seed: u64, features: &Features) -> Module {
         seed,
         types: g.types,
         fns: g.fns,
+        hidden: Vec::new(),
     }
 }
 
@@ -2070,6 +2073,7 @@ impl Gen {
                     seed: 0,
                     types: self.types.clone(),
                     fns: self.fns.clone(),
+                    hidden: Vec::new(),
                 };
                 let mut it = Interp::new(&module);
                 let Ok(v) = it.call(fi, args.clone()) else {
@@ -2343,7 +2347,10 @@ impl Module {
                 }
             }
         }
-        for f in &self.fns {
+        for (fi, f) in self.fns.iter().enumerate() {
+            if self.hidden.contains(&fi) {
+                continue;
+            }
             match f.kind {
                 FnKind::Ai => {
                     let extra = if self.pick(f.name.len(), 2) {

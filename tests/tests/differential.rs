@@ -21,6 +21,8 @@
 //! - `VOX_DIFF_WITHOUT=empty_literals,…` / `VOX_DIFF_WITH=…` switch
 //!   generator features (see `vox_gen::Features`) for the sweep.
 //! - `VOX_DIFF_CLIPPY=1`: also run clippy (the crates deny `clippy::all`).
+//! - `shrink` (ignored): `VOX_DIFF_SHRINK=<seed>` drops functions and
+//!   statements of a failing module while it fails the same way.
 //! - `one_file` (ignored) builds a hand-written module (`VOX_DIFF_FILE`).
 
 use std::collections::BTreeMap;
@@ -690,4 +692,81 @@ fn one_file() {
     build_batch("file", vec![Emitted { seed: 0, vox, rust }], &mut failures);
     failures.retain(|_, f| !f.is_empty());
     assert!(failures.is_empty(), "{}", report(&failures, "file"));
+}
+
+/// The kind of failure `vox` has as a module (None: it checks unclean, or it
+/// builds and passes).
+fn failure_kind(seed: u64, vox: &str) -> Option<String> {
+    let mut sources = SourceMap::new();
+    sources.add(SourceFile::new(format!("m_{seed}.vox"), vox.to_string()));
+    let checked = vox_codegen::check(sources);
+    if !checked.diagnostics.is_empty() {
+        return None;
+    }
+    let rust = emit(
+        &checked.module,
+        &checked.info,
+        &EmitOptions {
+            script: false,
+            source_names: vec![format!("m_{seed}.vox")],
+        },
+    );
+    let mut failures = BTreeMap::new();
+    let m = Emitted {
+        seed,
+        vox: vox.to_string(),
+        rust,
+    };
+    build_batch("shrink", vec![m], &mut failures);
+    failures.get(&seed).filter(|f| !f.is_empty()).map(kind_of)
+}
+
+/// Shrinks a failing seed's module: drops functions (tests first), then
+/// top-level statements, keeping each removal that still checks clean and
+/// fails the same way. `VOX_DIFF_SHRINK=<seed> cargo test -p vox-e2e --test
+/// differential shrink -- --ignored` (with the sweep's VOX_DIFF_WITHOUT/WITH);
+/// writes `target/vox-differential/failed/m_<seed>.min.vox`. Each attempt is
+/// one cargo build: minutes, not seconds.
+#[test]
+#[ignore = "needs VOX_DIFF_SHRINK=<seed>"]
+fn shrink() {
+    let Some(seed) = std::env::var("VOX_DIFF_SHRINK")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let features = features_from_env();
+    let mut m = generate(seed, &features);
+    let want = on_big_stack({
+        let vox = m.render();
+        move || failure_kind(seed, &vox)
+    })
+    .unwrap_or_else(|| panic!("seed {seed} does not fail"));
+    let still =
+        |m: &vox_e2e::vox_gen::Module| failure_kind(seed, &m.render()).as_ref() == Some(&want);
+    for fi in (0..m.fns.len()).rev() {
+        m.hidden.push(fi);
+        if !still(&m) {
+            m.hidden.pop();
+        }
+    }
+    for fi in 0..m.fns.len() {
+        if m.hidden.contains(&fi) {
+            continue;
+        }
+        let mut at = 0;
+        while at < m.fns[fi].body.stmts.len() {
+            let removed = m.fns[fi].body.stmts.remove(at);
+            if !still(&m) {
+                m.fns[fi].body.stmts.insert(at, removed);
+                at += 1;
+            }
+        }
+    }
+    let text = m.render();
+    let dir = target_dir().join("vox-differential").join("failed");
+    std::fs::create_dir_all(&dir).expect("create failed/");
+    std::fs::write(dir.join(format!("m_{seed}.min.vox")), &text).expect("write");
+    eprintln!("seed {seed} ({want}), shrunk:\n{text}");
 }
