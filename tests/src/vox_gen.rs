@@ -1807,6 +1807,16 @@ impl Gen {
                 let call = self.call(fi, 1);
                 body.stmts.push(Stmt::Print(call));
             }
+            if self.rng.chance(30) {
+                // Deliberately overflow at the end: a run-time error after
+                // everything above was printed.
+                let k = Expr::Len(Box::new(Expr::ToStr(Box::new(Expr::Int(self.lit_int())))));
+                body.stmts.push(Stmt::Print(Expr::Bin(
+                    Op::Add,
+                    Box::new(Expr::Int(i64::MAX)),
+                    Box::new(k),
+                )));
+            }
             self.fns.push(Func {
                 name: "main".into(),
                 params: Vec::new(),
@@ -2720,11 +2730,17 @@ fn pad(depth: usize) -> String {
 
 impl Module {
     /// What `fn main` prints, when the module has one that stays in bounds.
-    pub fn main_output(&self) -> Option<String> {
+    /// What `fn main` prints, and whether it then stops with a run-time
+    /// error (an `int` overflow), when the module has a `fn main` that stays
+    /// in bounds otherwise.
+    pub fn main_output(&self) -> Option<(String, bool)> {
         let mi = self.fns.iter().position(|f| f.kind == FnKind::Main)?;
         let mut it = Interp::new(self);
-        it.call(mi, Vec::new()).ok()?;
-        Some(it.printed)
+        match it.call(mi, Vec::new()) {
+            Ok(_) => Some((it.printed, false)),
+            Err("overflow") => Some((it.printed, true)),
+            Err(_) => None,
+        }
     }
 }
 
@@ -2812,8 +2828,10 @@ fn align(a: i128, sa: u32, b: i128, sb: u32) -> Ev<(i128, i128, u32)> {
 #[derive(Debug)]
 pub enum Stop {
     Return(Val),
-    /// Left the bounds the generator promises (overflow, fuel, huge numbers).
+    /// Left the bounds the generator promises (fuel, huge numbers).
     OutOfBounds(&'static str),
+    /// An `int` operation overflowed: a run-time error in Vox.
+    Overflow,
 }
 
 /// Integers the generated tests may produce (far from overflow).
@@ -2860,6 +2878,7 @@ impl<'m> Interp<'m> {
             Ok(v) => Ok(v),
             Err(Stop::Return(v)) => Ok(v),
             Err(Stop::OutOfBounds(why)) => Err(why),
+            Err(Stop::Overflow) => Err("overflow"),
         }
     }
 
@@ -2996,7 +3015,8 @@ impl<'m> Interp<'m> {
     fn checked(n: Option<i64>) -> Ev<Val> {
         match n {
             Some(n) if n.abs() < INT_BOUND => Ok(Val::Int(n)),
-            _ => Err(Stop::OutOfBounds("int bound")),
+            Some(_) => Err(Stop::OutOfBounds("int bound")),
+            None => Err(Stop::Overflow),
         }
     }
 

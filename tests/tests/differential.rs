@@ -310,13 +310,15 @@ struct Script {
     vox: String,
     rust: String,
     expected: String,
+    /// Whether main must stop with a run-time error after printing `expected`.
+    fails: bool,
 }
 
 /// The script-lane form of `seed`'s module, if it has a `fn main` the
 /// evaluator could run (modules that do not check clean are the other test's).
 fn script_emit(seed: u64, features: &Features) -> Option<Script> {
     let module = generate(seed, features);
-    let expected = module.main_output()?;
+    let (expected, fails) = module.main_output()?;
     let vox = module.render();
     let mut sources = SourceMap::new();
     sources.add(SourceFile::new(format!("m_{seed}.vox"), vox.clone()));
@@ -337,6 +339,7 @@ fn script_emit(seed: u64, features: &Features) -> Option<Script> {
         vox,
         rust,
         expected,
+        fails,
     })
 }
 
@@ -424,7 +427,7 @@ fn script_batch(tag: &str, scripts: &[Script], out: &mut BTreeMap<u64, Failure>)
                 .env_remove("VOX_LLM_API_KEY")
                 .env_remove("VOX_LLM_MODEL");
             let ran = run(&mut cmd, BUILD);
-            if !ran.status.success() || ran.stdout != s.expected {
+            if ran.status.success() == s.fails || ran.stdout != s.expected {
                 let script = Emitted {
                     seed: s.seed,
                     vox: s.vox.clone(),
@@ -432,8 +435,16 @@ fn script_batch(tag: &str, scripts: &[Script], out: &mut BTreeMap<u64, Failure>)
                 };
                 keep_failed(&script);
                 out.entry(s.seed).or_default().tests.push(format!(
-                    "script main: expected stdout {:?}, got {:?} ({})",
-                    s.expected, ran.stdout, ran.status
+                    "script main: expected stdout {:?}{}, got {:?} ({}; stderr {:?})",
+                    s.expected,
+                    if s.fails {
+                        " then a run-time error"
+                    } else {
+                        ""
+                    },
+                    ran.stdout,
+                    ran.status,
+                    ran.stderr.lines().last().unwrap_or("")
                 ));
             }
         }
