@@ -1,8 +1,9 @@
 //! The packages `cargo vox` works on, found through cargo_metadata.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Mutex, OnceLock, PoisonError};
-use std::thread::JoinHandle;
+use std::time::Duration;
 
 use cargo_metadata::MetadataCommand;
 use vox_build::SourceLayout;
@@ -203,7 +204,8 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
 /// at once and needs the workspace only to read what the build produced,
 /// so `cargo metadata` runs while cargo builds instead of before.
 pub struct PendingWorkspace {
-    thread: Mutex<Option<JoinHandle<Result<Workspace, WorkspaceError>>>>,
+    /// The reading thread's answer, until it is taken into `result`.
+    answer: Mutex<Option<Receiver<Result<Workspace, WorkspaceError>>>>,
     result: OnceLock<Result<Workspace, WorkspaceError>>,
     /// Where rustc's file names are rooted if the workspace cannot be read
     /// (the command then reports that error, not the build's diagnostics).
@@ -213,8 +215,13 @@ pub struct PendingWorkspace {
 impl PendingWorkspace {
     pub fn start(global: &GlobalArgs) -> PendingWorkspace {
         let global = global.clone();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            // The receiver may be gone (an interrupted command stops waiting).
+            let _ = tx.send(workspace(&global));
+        });
         PendingWorkspace {
-            thread: Mutex::new(Some(std::thread::spawn(move || workspace(&global)))),
+            answer: Mutex::new(Some(rx)),
             result: OnceLock::new(),
             fallback_root: std::env::current_dir().unwrap_or_default(),
         }
@@ -223,16 +230,14 @@ impl PendingWorkspace {
     /// The workspace, waiting for `cargo metadata` the first time.
     pub fn get(&self) -> &Result<Workspace, WorkspaceError> {
         self.result.get_or_init(|| {
-            let thread = self
-                .thread
+            let rx = self
+                .answer
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take();
-            match thread.map(JoinHandle::join) {
+            match rx.map(|rx| rx.recv()) {
                 Some(Ok(result)) => result,
-                Some(Err(_)) | None => Err(WorkspaceError::Other(anyhow::anyhow!(
-                    "reading the workspace failed unexpectedly"
-                ))),
+                Some(Err(_)) | None => Err(unexpected()),
             }
         })
     }
@@ -240,11 +245,29 @@ impl PendingWorkspace {
     /// The workspace, once read.
     pub fn into_result(self) -> Result<Workspace, WorkspaceError> {
         self.get();
-        self.result.into_inner().unwrap_or_else(|| {
-            Err(WorkspaceError::Other(anyhow::anyhow!(
-                "reading the workspace failed unexpectedly"
-            )))
-        })
+        self.result
+            .into_inner()
+            .unwrap_or_else(|| Err(unexpected()))
+    }
+
+    /// The workspace if `cargo metadata` answers within `wait`; `None` if it
+    /// is still running (it may have started after a Ctrl-C that stopped the
+    /// build, or be waiting on cargo's locks).
+    pub fn within(self, wait: Duration) -> Option<Result<Workspace, WorkspaceError>> {
+        if self.result.get().is_none() {
+            let rx = self
+                .answer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()?;
+            let answer = match rx.recv_timeout(wait) {
+                Ok(result) => result,
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => Err(unexpected()),
+            };
+            let _ = self.result.set(answer);
+        }
+        self.result.into_inner()
     }
 
     /// The workspace root (for rustc's relative file names).
@@ -254,6 +277,10 @@ impl PendingWorkspace {
             Err(_) => &self.fallback_root,
         }
     }
+}
+
+fn unexpected() -> WorkspaceError {
+    WorkspaceError::Other(anyhow::anyhow!("reading the workspace failed unexpectedly"))
 }
 
 /// `[package.metadata.vox] sources = [...]` from cargo's JSON view of the manifest.

@@ -583,15 +583,16 @@ fn interrupt_reaches_cargo_and_the_envelope_still_prints() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_build_does_not_ask_cargo_metadata_again() {
-    // `cargo metadata` that never answers (as when it waits on a lock that
-    // another cargo holds): the interrupt stops it with the build, and the
-    // envelope must not wait for a second one.
+    // `cargo metadata` that never answers and that the interrupt does not
+    // stop (as when it started just after the Ctrl-C, or waits on a lock
+    // that another cargo holds): the envelope must neither wait for it nor
+    // ask cargo again.
     let root = copy_fixture("lane/app", "lane-interrupt-metadata");
     let bin = work_dir("lane-interrupt-metadata-cargo");
     let path = bin.join("stuck-cargo");
     std::fs::write(
         &path,
-        "#!/bin/sh\nif [ \"$1\" != metadata ]; then echo vox-test-started >&2; fi\nsleep 60\n",
+        "#!/bin/sh\nif [ \"$1\" = metadata ]; then trap '' INT; else echo vox-test-started >&2; fi\nsleep 60\n",
     )
     .expect("write fake cargo");
     {
@@ -648,8 +649,23 @@ fn interrupt_build(root: &Path, cargo: &Path) {
             break st.code();
         }
         if Instant::now() > deadline {
+            // What was still running, for the failure message.
+            let ps = std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    &format!(
+                        "ps -eo pid,ppid,pgid,stat,etime,args | awk 'NR == 1 || $3 == {pgid}'"
+                    ),
+                ])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
             let _ = child.kill();
-            panic!("cargo-vox did not finish after the interrupt");
+            let _ = std::process::Command::new("sh")
+                .args(["-c", &format!("kill -s KILL -- -{pgid}")])
+                .status();
+            let stderr = reader.join().unwrap_or_default();
+            panic!("cargo-vox did not finish after the interrupt\n--- processes ---\n{ps}\n--- stderr ---\n{stderr}");
         }
         std::thread::sleep(Duration::from_millis(50));
     };

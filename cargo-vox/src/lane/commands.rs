@@ -74,6 +74,9 @@ fn report_workspace_error(command: &str, global: &GlobalArgs, error: &WorkspaceE
     }
 }
 
+/// After an interrupted build, how long `cargo metadata` may still take.
+const INTERRUPTED_METADATA_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Runs the first cargo of a command while `cargo metadata` reads the
 /// workspace beside it; the workspace is needed only once cargo is done.
 /// `Err(exit code)` once reported: a usage error, or an unreadable
@@ -89,17 +92,23 @@ fn cargo_beside_metadata(
     }
     let pending = PendingWorkspace::start(global);
     let run = run_cargo(cargo_args, &pending, global.json);
-    let workspace = match pending.into_result() {
-        // Interrupted (a Ctrl-C reaches the whole process group, so `cargo
-        // metadata` died too): report now. Asking cargo again could wait on
-        // its locks long after the user asked to stop.
-        Err(WorkspaceError::Other(_)) if matches!(run.status, ChildStatus::Signaled(_)) => {
-            Ok(Workspace::unread(global))
+    let workspace = if matches!(run.status, ChildStatus::Signaled(_)) {
+        // Interrupted: report now. A Ctrl-C reaches the whole process group,
+        // so `cargo metadata` died too — unless it started after the signal
+        // or waits on cargo's locks; then it is not waited for, nor asked
+        // again.
+        match pending.within(INTERRUPTED_METADATA_WAIT) {
+            Some(Ok(ws)) => Ok(ws),
+            Some(Err(e @ WorkspaceError::Usage(_))) => Err(e),
+            Some(Err(_)) | None => Ok(Workspace::unread(global)),
         }
-        // Something else stopped `cargo metadata` while the build ran: ask
-        // once more, now that cargo is done.
-        Err(WorkspaceError::Other(_)) => workspace::workspace(global),
-        result => result,
+    } else {
+        match pending.into_result() {
+            // Something stopped `cargo metadata` while the build ran: ask
+            // once more, now that cargo is done.
+            Err(WorkspaceError::Other(_)) => workspace::workspace(global),
+            result => result,
+        }
     };
     match workspace {
         Ok(ws) => Ok((ws, run)),
