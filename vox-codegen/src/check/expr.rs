@@ -309,6 +309,20 @@ impl Checker<'_> {
                 Ty::Bool
             };
         }
+        // A side that never produces a value (every branch returns) fits
+        // whatever the other side needs: the operator is never applied.
+        let (lt, rt) = match (&lt, &rt) {
+            (Ty::Never, Ty::Never) => {
+                return if matches!(op, Add | Sub | Mul | Div | Rem) {
+                    Ty::Never
+                } else {
+                    Ty::Bool
+                };
+            }
+            (Ty::Never, _) => (rt.clone(), rt),
+            (_, Ty::Never) => (lt.clone(), lt),
+            _ => (lt, rt),
+        };
         let sym = op.symbol();
         match op {
             Eq | NotEq => {

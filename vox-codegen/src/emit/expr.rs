@@ -174,6 +174,19 @@ impl<'a> Emitter<'a> {
                     UnaryOp::Not => format!("(!{v})"),
                 }
             }
+            ExprKind::Binary { lhs, rhs, .. }
+                if matches!(self.ty(lhs), Ty::Never) || matches!(self.ty(rhs), Ty::Never) =>
+            {
+                // The operator is never applied: evaluate up to the operand
+                // that returns, and let its `!` take the context's type.
+                let l = self.expr(lhs, ctx, depth, Tail::Value);
+                if matches!(self.ty(lhs), Ty::Never) {
+                    l
+                } else {
+                    let r = self.expr(rhs, ctx, depth, Tail::Value);
+                    format!("{{ let _ = {l}; {r} }}")
+                }
+            }
             ExprKind::Binary { op, lhs, rhs } if matches!(self.ty(lhs), Ty::Decimal) => {
                 self.decimal_binary(e, *op, lhs, rhs, ctx, depth)
             }
