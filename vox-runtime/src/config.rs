@@ -456,6 +456,7 @@ impl Config {
     /// | `OPENAI_API_KEY`, `OPENROUTER_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` (or `GOOGLE_API_KEY`) | the key of that provider (required by it) |
     /// | `VOX_LLM_BASE_URL` | the selected provider's server (required for `compatible`) |
     /// | `VOX_LLM_API_KEY` | the selected provider's key, before its own variable |
+    /// | `VOX_LLM_OPENAI_API_KEY`, `VOX_LLM_COMPATIBLE_API_KEY`, … (one per provider) | that provider's key, before its usual variable; for `compatible` and `ollama` reached through `provider:` prefixes and fallbacks, the only variable (for the selected provider, `VOX_LLM_API_KEY` wins) |
     /// | `VOX_LLM_OPENAI_BASE_URL`, `VOX_LLM_ANTHROPIC_BASE_URL`, … (one per provider) | that provider's server, for `provider:` prefixes and fallbacks (for the selected provider, `VOX_LLM_BASE_URL` wins) |
     /// | `VOX_LLM_MAX_TOKENS` | completion limit (default [`DEFAULT_MAX_TOKENS`]) |
     /// | `VOX_LLM_FALLBACK` | comma-separated `provider:model` list tried when a call fails with a transport error or retryable status |
@@ -493,8 +494,14 @@ impl Config {
             // Every other provider's own key and server, for `provider:`
             // prefixes and fallbacks.
             for other in Provider::ALL {
-                if other != provider && other != Provider::Compatible {
-                    if let Some(key) = key_of(other) {
+                if other != provider && other != Provider::Fixture {
+                    let own = var(&api_key_variable(other));
+                    // `VOX_LLM_API_KEY` is the selected provider's, not
+                    // compatible's when that is only a prefix or fallback.
+                    let usual = (other != Provider::Compatible)
+                        .then(|| key_of(other))
+                        .flatten();
+                    if let Some(key) = own.or(usual) {
                         builder = builder.provider_api_key(other, key.trim());
                     }
                 }
@@ -504,7 +511,10 @@ impl Config {
                     }
                 }
             }
-            if let Some(key) = var("VOX_LLM_API_KEY").or_else(|| key_of(provider)) {
+            if let Some(key) = var("VOX_LLM_API_KEY")
+                .or_else(|| var(&api_key_variable(provider)))
+                .or_else(|| key_of(provider))
+            {
                 builder = builder.api_key(key.trim());
             }
         }
@@ -670,6 +680,14 @@ impl Config {
             api_key,
         })
     }
+}
+
+/// `VOX_LLM_<PROVIDER>_API_KEY`: the key of `provider`, before its usual
+/// variable (for the selected provider, `VOX_LLM_API_KEY` wins). The only way
+/// outside code to give `compatible` or `ollama` a key when they are reached
+/// through a `provider:` prefix or a fallback.
+fn api_key_variable(provider: Provider) -> String {
+    format!("VOX_LLM_{}_API_KEY", provider.name().to_ascii_uppercase())
 }
 
 /// `VOX_LLM_<PROVIDER>_BASE_URL`: the server of `provider` (for the
@@ -1169,6 +1187,36 @@ mod tests {
         );
         let ollama = config.endpoint_for(Provider::Ollama).unwrap();
         assert_eq!(ollama.base_url.as_deref(), Some("http://gpu-box:11434"));
+        // Keys of providers reached through prefixes and fallbacks.
+        let config = from_vars(&[
+            ("VOX_LLM_PROVIDER", "openai"),
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("VOX_LLM_COMPATIBLE_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ("VOX_LLM_COMPATIBLE_API_KEY", "local-key"),
+            ("VOX_LLM_OLLAMA_API_KEY", "proxy-key"),
+            ("ANTHROPIC_API_KEY", "sk-ant-usual"),
+            ("VOX_LLM_ANTHROPIC_API_KEY", "sk-ant-own"),
+        ])
+        .unwrap();
+        let key = |p| config.endpoint_for(p).unwrap().api_key;
+        assert_eq!(key(Provider::OpenAi).as_deref(), Some("sk-openai"));
+        assert_eq!(key(Provider::Compatible).as_deref(), Some("local-key"));
+        assert_eq!(key(Provider::Ollama).as_deref(), Some("proxy-key"));
+        assert_eq!(key(Provider::Anthropic).as_deref(), Some("sk-ant-own"));
+        // The selected provider: VOX_LLM_API_KEY, then its own, then usual.
+        let config = from_vars(&[
+            ("VOX_LLM_PROVIDER", "ollama"),
+            ("VOX_LLM_OLLAMA_API_KEY", "proxy-key"),
+        ])
+        .unwrap();
+        assert_eq!(
+            config
+                .endpoint_for(Provider::Ollama)
+                .unwrap()
+                .api_key
+                .as_deref(),
+            Some("proxy-key")
+        );
         // Selected by its own variable when VOX_LLM_BASE_URL is unset.
         let config = from_vars(&[
             ("VOX_LLM_PROVIDER", "ollama"),
