@@ -47,6 +47,8 @@ pub use config::{
 };
 pub use error::{Error, ProviderFailure, TransportErrorKind};
 pub use reply::strip_code_fences;
+#[doc(hidden)]
+pub use prompt::gemini_schema_text;
 
 /// Re-exported so generated code can write
 /// `#[serde(crate = "vox_runtime::serde")]` without its own dependency.

@@ -428,6 +428,15 @@ impl serde::Serialize for Ordered {
     }
 }
 
+/// [`gemini_schema`] on JSON text: what Gemini receives for the strict
+/// schema `schema` named `name`. Public (hidden) so that a test can hold it
+/// against vox-codegen's copy behind `cargo vox schema --provider gemini`.
+#[doc(hidden)]
+pub fn gemini_schema_text(schema: &str, name: &str) -> Result<String, serde_json::Error> {
+    let ordered: Ordered = serde_json::from_str(schema)?;
+    serde_json::to_string(&gemini_schema(&ordered, name))
+}
+
 /// `schema` in the subset Gemini's `responseJsonSchema` accepts
 /// (docs/runtime.md, "Gemini's schema"): keywords outside
 /// [`GEMINI_KEYWORDS`] are dropped (Vox's schemas use none), and references
@@ -435,7 +444,7 @@ impl serde::Serialize for Ordered {
 /// copy of the root under `$defs/<name>` instead, since Gemini resolves
 /// references only into `$defs`. Key order is kept. vox-codegen's
 /// `schema::gemini_schema` (behind `cargo vox schema --provider gemini`)
-/// does the same.
+/// does the same; `tests/tests/gemini_schema.rs` holds the two together.
 pub(crate) fn gemini_schema(schema: &Ordered, name: &str) -> Ordered {
     fn filter(value: &Ordered, root_ref: &str, in_map: bool) -> Ordered {
         match value {
