@@ -46,9 +46,9 @@ pub use config::{
     MAX_CONCURRENT_REQUESTS_LIMIT, MAX_REDIRECTS,
 };
 pub use error::{Error, ProviderFailure, TransportErrorKind};
-pub use reply::strip_code_fences;
 #[doc(hidden)]
 pub use prompt::gemini_schema_text;
+pub use reply::strip_code_fences;
 
 /// Re-exported so generated code can write
 /// `#[serde(crate = "vox_runtime::serde")]` without its own dependency.
