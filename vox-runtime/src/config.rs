@@ -98,8 +98,9 @@ impl FromStr for RedirectPolicy {
     }
 }
 
-/// Where `@ai` calls go.
+/// Where `@ai` calls go. Non-exhaustive: providers are added over time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Provider {
     /// OpenAI's API; needs `OPENAI_API_KEY`.
     OpenAi,
