@@ -25,7 +25,7 @@ use crate::in_flight::InFlight;
 use crate::prompt::{Conversation, RequestParts, Wire};
 use crate::repair::{parse_reply, Repairs};
 use crate::reply::{parse_response, RejectedReply, Usage};
-use crate::transport::{is_request_validation_error, is_retryable_status, Transport};
+use crate::transport::{is_retryable_failure, Transport};
 use crate::validator::{FnCheck, NoCheck, ValueCheck};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
@@ -365,19 +365,17 @@ fn failure(provider: Provider, model: &str, error: Error) -> ProviderFailure {
 }
 
 /// Whether a failure is one to try a fallback after: the server could not
-/// be reached or answered with a retryable status (429, 408, 5xx — 529
-/// included) after the transport's retries, but not a 5xx that says the
-/// request is invalid, another 4xx, or a model that answered badly.
+/// be reached or, after the transport's retries, still failed in a way the
+/// transport would retry ([`is_retryable_failure`]: 429, 408, 5xx — 529
+/// included — but not a 5xx that says the request is invalid); not another
+/// 4xx, nor a model that answered badly.
 fn falls_back(error: &Error) -> bool {
     match error {
         Error::Transport { .. } => true,
         Error::Http {
             status,
             body_excerpt,
-        } => {
-            is_retryable_status(*status)
-                && !(*status >= 500 && is_request_validation_error(body_excerpt))
-        }
+        } => is_retryable_failure(*status, body_excerpt),
         _ => false,
     }
 }

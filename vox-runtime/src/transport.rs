@@ -498,7 +498,7 @@ pub(crate) fn is_retryable_failure(status: u16, body: &str) -> bool {
 /// Whether an error body says the request failed validation: pydantic's
 /// "N validation error(s) for …" (FastAPI servers such as
 /// llama-cpp-python), OpenAI's `invalid_request_error` type.
-pub(crate) fn is_request_validation_error(body: &str) -> bool {
+fn is_request_validation_error(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
     lower.contains("validation error")
         || lower.contains("invalid_request_error")
