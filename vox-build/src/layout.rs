@@ -156,7 +156,8 @@ impl VoxFiles {
     /// Adds one file, whatever its name.
     pub fn add_file(&mut self, path: &Path) {
         let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-        self.add_entry(path.to_path_buf(), link);
+        let meta = std::fs::metadata(path).ok();
+        self.add_entry(path.to_path_buf(), link, meta.as_ref());
     }
 
     /// The files, sorted by path.
@@ -168,10 +169,10 @@ impl VoxFiles {
         out
     }
 
-    fn add_entry(&mut self, path: PathBuf, link: bool) {
-        let id = std::fs::metadata(&path)
-            .ok()
-            .and_then(|meta| file_id(&path, &meta));
+    /// `meta`: the entry's metadata (symlinks followed), `None` when it
+    /// cannot be stat'ed.
+    fn add_entry(&mut self, path: PathBuf, link: bool, meta: Option<&Metadata>) {
+        let id = meta.and_then(|meta| file_id(&path, meta));
         let Some(id) = id else {
             self.unresolved.insert(path);
             return;
@@ -194,24 +195,32 @@ impl VoxFiles {
                 return Ok(());
             }
         }
-        let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(dir)
+        // With the entry's own type (no stat on most platforms): whether it
+        // is a symlink, and whether it could be a directory.
+        let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = std::fs::read_dir(dir)
             .map_err(|source| LayoutError::Io {
                 path: dir.to_path_buf(),
                 source,
             })?
             .filter_map(|e| {
                 let e = e.ok()?;
-                let link = e.file_type().is_ok_and(|t| t.is_symlink());
-                Some((e.path(), link))
+                Some((e.path(), e.file_type().ok()))
             })
             .collect();
-        entries.sort();
-        for (path, link) in entries {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (path, file_type) in entries {
+            let link = file_type.is_some_and(|t| t.is_symlink());
+            let maybe_dir = file_type.is_none_or(|t| t.is_dir() || t.is_symlink());
+            let vox = is_vox_file(&path);
+            if !vox && !maybe_dir {
+                // Neither a directory nor a `.vox` file: not stat'ed at all.
+                continue;
+            }
             // `metadata` only stats (following symlinks): it never opens, so
-            // a FIFO or device here cannot block.
+            // a FIFO or device here cannot block. Each entry is stat'ed once.
             match std::fs::metadata(&path) {
                 Ok(meta) if meta.is_dir() => self.collect(&path, &meta, depth + 1)?,
-                _ if is_vox_file(&path) => self.add_entry(path, link),
+                meta if vox => self.add_entry(path, link, meta.as_ref().ok()),
                 _ => {}
             }
         }
