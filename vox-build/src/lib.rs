@@ -281,7 +281,8 @@ impl Builder {
         let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
         let report = report_json(&package, &manifest_dir, &out_name, &names, &checked);
         let report_path = out_dir.join(report_file_name(&out_name));
-        write_if_changed(&report_path, report.to_compact().as_bytes())?;
+        // New every run (its `run` id), so not compared with the old one first.
+        write_atomic(&report_path, report.to_compact().as_bytes())?;
         if errors > 0 {
             return Err(Error::Diagnostics { errors, warnings });
         }
@@ -373,15 +374,22 @@ fn report_json(
 /// used). Being new each run, it also makes every run rewrite its reports.
 fn run_id() -> &'static str {
     static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    RUN.get_or_init(|| {
-        use std::hash::{BuildHasher as _, Hasher as _};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-            h.write_u128(t.as_nanos());
-        }
-        format!("{:016x}", h.finish())
-    })
+    RUN.get_or_init(unpredictable_hex)
+}
+
+/// 16 hex digits no one can guess and no two calls share: std's randomly
+/// keyed hasher over the process id, a counter and the time.
+fn unpredictable_hex() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    format!("{:016x}", h.finish())
 }
 
 /// Writes atomically (temporary file + rename), and only when the content
@@ -394,6 +402,12 @@ pub fn write_if_changed(path: &Path, content: &[u8]) -> Result<(), Error> {
     if std::fs::read(path).is_ok_and(|old| old == content) {
         return Ok(());
     }
+    write_atomic(path, content)
+}
+
+/// [`write_if_changed`] without the comparison, for content that differs
+/// every time (a report, with its run id).
+fn write_atomic(path: &Path, content: &[u8]) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|source| Error::Write {
         path: path.to_path_buf(),
@@ -409,20 +423,11 @@ pub fn write_if_changed(path: &Path, content: &[u8]) -> Result<(), Error> {
 /// How many temporary names [`write_via_temp`] tries before giving up.
 const TEMP_ATTEMPTS: usize = 64;
 
-/// An unpredictable temporary name for `file_name`: `.{file_name}.{hash}.tmp`,
-/// the hash mixing the process id, the time, a counter and std's randomly
-/// keyed hasher, so another user cannot plant something there in advance.
+/// An unpredictable temporary name for `file_name`: `.{file_name}.{hex}.tmp`
+/// ([`unpredictable_hex`]), so another user cannot plant something there
+/// in advance.
 fn temp_name(file_name: &str) -> String {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        h.write_u128(t.as_nanos());
-    }
-    format!(".{file_name}.{:016x}.tmp", h.finish())
+    format!(".{file_name}.{}.tmp", unpredictable_hex())
 }
 
 /// Writes `content` to a new temporary file, then renames it over `path`.
