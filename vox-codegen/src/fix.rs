@@ -8,7 +8,7 @@
 //! `has-placeholders` fixes are never applied. No I/O: the caller reads and
 //! writes the files.
 
-use crate::diagnostic::{Applicability, Code, Edit};
+use crate::diagnostic::{apply_fixes, Applicability, Code, Edit};
 use crate::source::{LineCol, SourceFile, SourceMap};
 use crate::Checked;
 
@@ -75,28 +75,6 @@ fn sources_of(files: &[FixFile], texts: &[String]) -> SourceMap {
 /// included): their order would be ambiguous.
 fn conflicts(a: &Edit, b: &Edit) -> bool {
     a.span.file == b.span.file && a.span.start <= b.span.end && b.span.start <= a.span.end
-}
-
-/// Applies non-overlapping edits (sorted here) to one text.
-fn apply(text: &str, mut edits: Vec<&Edit>) -> String {
-    edits.sort_by_key(|e| (e.span.start, e.span.end));
-    let mut out = String::with_capacity(text.len() + 64);
-    let mut pos = 0usize;
-    for e in edits {
-        let r = e.span.range();
-        if r.start < pos
-            || r.end > text.len()
-            || !text.is_char_boundary(r.start)
-            || !text.is_char_boundary(r.end)
-        {
-            continue;
-        }
-        out.push_str(&text[pos..r.start]);
-        out.push_str(&e.replacement);
-        pos = r.end;
-    }
-    out.push_str(&text[pos..]);
-    out
 }
 
 /// Checks the module, applies its machine-applicable fixes, and repeats
@@ -177,7 +155,7 @@ pub fn fix_module(files: &[FixFile]) -> FixOutcome {
                 .filter(|e| e.span.file.0 as usize == i)
                 .collect();
             if !mine.is_empty() {
-                *text = apply(text, mine);
+                *text = apply_fixes(text, &mine);
             }
         }
         applied.extend(round);
