@@ -2,7 +2,7 @@
 //! references, limits, fallbacks, `check = …`).
 
 use crate::ast::*;
-use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::diagnostic::{did_you_mean, levenshtein, Code, Diagnostic};
 use crate::source::Span;
 use crate::types::*;
 
@@ -44,33 +44,8 @@ fn misspelt_provider(prefix: &str) -> Option<&'static str> {
     let lower = prefix.to_ascii_lowercase();
     PROVIDERS.into_iter().find(|p| {
         let allowed = if p.len() >= 8 { 2 } else { 1 };
-        lower == *p || edit_distance(&lower, p) <= allowed
+        lower == *p || levenshtein(&lower, p) <= allowed
     })
-}
-
-/// Optimal string alignment distance (Levenshtein plus transpositions).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 /// `text` as a Vox string literal.
