@@ -50,6 +50,19 @@ struct Network {
     transports: [OnceLock<Result<Transport, Error>>; PROVIDER_COUNT],
 }
 
+impl Network {
+    /// The transport for `provider`, built on first use.
+    fn transport(&self, config: &Config, provider: Provider) -> Result<&Transport, Error> {
+        self.transports[provider.index()]
+            .get_or_init(|| {
+                let endpoint = config.endpoint_for(provider)?;
+                Transport::new(config, provider, &endpoint, self.in_flight.clone())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
@@ -72,19 +85,15 @@ impl Client {
         let network = match config.provider {
             Provider::Fixture => None,
             provider => {
-                let in_flight = Arc::new(InFlight::new(
-                    config.max_concurrent_requests,
-                    config.request_timeout,
-                ));
-                let transports: [OnceLock<Result<Transport, Error>>; PROVIDER_COUNT] =
-                    Default::default();
-                let endpoint = config.endpoint_for(provider)?;
-                let primary = Transport::new(&config, provider, &endpoint, in_flight.clone())?;
-                let _ = transports[provider.index()].set(Ok(primary));
-                Some(Network {
-                    in_flight,
-                    transports,
-                })
+                let network = Network {
+                    in_flight: Arc::new(InFlight::new(
+                        config.max_concurrent_requests,
+                        config.request_timeout,
+                    )),
+                    transports: Default::default(),
+                };
+                network.transport(&config, provider)?;
+                Some(network)
             }
         };
         Ok(Client {
@@ -204,22 +213,6 @@ impl Client {
         }
     }
 
-    /// The transport for `provider`, built on first use.
-    fn transport<'n>(
-        &self,
-        network: &'n Network,
-        provider: Provider,
-    ) -> Result<&'n Transport, Error> {
-        let config = &self.inner.config;
-        network.transports[provider.index()]
-            .get_or_init(|| {
-                let endpoint = config.endpoint_for(provider)?;
-                Transport::new(config, provider, &endpoint, network.in_flight.clone())
-            })
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-
     /// The network side of `call_ai`. Generic over the return type only
     /// (the fixture's type differs for every `@ai` function, the return
     /// type is often shared), and all it adds to the non-generic
@@ -333,7 +326,7 @@ impl Client {
         target: Target<'_>,
         accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
-        let transport = self.transport(network, target.provider)?;
+        let transport = network.transport(&self.inner.config, target.provider)?;
         let mut call = Call::start(transport, &self.inner.config, function, args, target)?;
         loop {
             let body = call.ask().await?;
