@@ -24,16 +24,10 @@ pub struct ModuleInput {
 
 pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let out = output::Reporter::new(global.json);
-    let (label, modules) = match resolve_inputs(args, global) {
+    let failure_label = label_for_paths(&args.paths);
+    let (label, modules) = match inputs_or_report("check", args, &failure_label, global, &out) {
         Ok(v) => v,
-        Err(InputError::Usage(msg)) => {
-            out.failure("check", &label_for_paths(&args.paths), &msg);
-            return Ok(exit::USAGE);
-        }
-        Err(InputError::Other(err)) => {
-            out.failure("check", &label_for_paths(&args.paths), &format!("{err:#}"));
-            return Ok(exit::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
     let mut payloads = Vec::new();
     let mut files_checked = 0;
@@ -119,10 +113,33 @@ fn layout_error(e: vox_build::LayoutError) -> InputError {
     InputError::Other(anyhow::anyhow!("{e}"))
 }
 
-fn label_for_paths(paths: &[PathBuf]) -> String {
+/// What a command that failed before reading its inputs names: the first
+/// path given, else `Cargo.toml`.
+pub(crate) fn label_for_paths(paths: &[PathBuf]) -> String {
     paths
         .first()
         .map_or_else(|| "Cargo.toml".to_string(), |p| display_path(p))
+}
+
+/// [`resolve_inputs`] for `command`; a failure is reported under
+/// `failure_label` and becomes the exit status (`Err`).
+pub(crate) fn inputs_or_report(
+    command: &str,
+    args: &CheckArgs,
+    failure_label: &str,
+    global: &GlobalArgs,
+    out: &output::Reporter,
+) -> Result<(String, Vec<ModuleInput>), i32> {
+    resolve_inputs(args, global).map_err(|e| match e {
+        InputError::Usage(msg) => {
+            out.failure(command, failure_label, &msg);
+            exit::USAGE
+        }
+        InputError::Other(err) => {
+            out.failure(command, failure_label, &format!("{err:#}"));
+            exit::FAILURE
+        }
+    })
 }
 
 /// The modules to check: the given paths as one module, or each selected package's sources.

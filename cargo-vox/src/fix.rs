@@ -13,7 +13,7 @@ use clap::Args;
 use vox_codegen::fix::{fix_module, FixFile};
 use vox_codegen::SourceMap;
 
-use crate::check::{display_path, resolve_inputs, CheckArgs, InputError};
+use crate::check::{inputs_or_report, label_for_paths, CheckArgs};
 use crate::cli::GlobalArgs;
 use crate::envelope::{vox_payloads, AppliedFix, EditPayload, Envelope, SpanPayload};
 use crate::output::{emit_line, Reporter};
@@ -31,23 +31,13 @@ pub struct FixArgs {
 
 pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let out = Reporter::new(global.json);
-    let first = args
-        .paths
-        .first()
-        .map_or_else(|| "Cargo.toml".to_string(), |p| display_path(p));
     let check_args = CheckArgs {
         paths: args.paths.clone(),
     };
-    let (label, modules) = match resolve_inputs(&check_args, global) {
+    let first = label_for_paths(&args.paths);
+    let (label, modules) = match inputs_or_report("fix", &check_args, &first, global, &out) {
         Ok(v) => v,
-        Err(InputError::Usage(msg)) => {
-            out.failure("fix", &first, &msg);
-            return Ok(exit::USAGE);
-        }
-        Err(InputError::Other(err)) => {
-            out.failure("fix", &first, &format!("{err:#}"));
-            return Ok(exit::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
     let mut payloads = Vec::new();
     let mut applied = Vec::new();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use vox_codegen::{Code, Diagnostic, SourceFile, SourceMap, Span};
 
-use crate::check::{display_path, resolve_inputs, CheckArgs, InputError};
+use crate::check::{display_path, inputs_or_report, label_for_paths, CheckArgs};
 use crate::cli::GlobalArgs;
 use crate::envelope::{DiagnosticPayload, Envelope};
 use crate::exit;
@@ -37,33 +37,19 @@ pub(crate) fn selected_files(
     global: &GlobalArgs,
     out: &Reporter,
 ) -> Result<(String, Vec<PathBuf>), i32> {
-    let label = paths
-        .first()
-        .map_or_else(|| "Cargo.toml".to_string(), |p| display_path(p));
     let args = CheckArgs {
         paths: paths.to_vec(),
     };
-    match resolve_inputs(&args, global) {
-        Ok((label, modules)) => {
-            let mut files = Vec::new();
-            for m in modules {
-                for f in m.files {
-                    if !files.contains(&f) {
-                        files.push(f);
-                    }
-                }
+    let (label, modules) = inputs_or_report(command, &args, &label_for_paths(paths), global, out)?;
+    let mut files = Vec::new();
+    for m in modules {
+        for f in m.files {
+            if !files.contains(&f) {
+                files.push(f);
             }
-            Ok((label, files))
-        }
-        Err(InputError::Usage(msg)) => {
-            out.failure(command, &label, &msg);
-            Err(exit::USAGE)
-        }
-        Err(InputError::Other(err)) => {
-            out.failure(command, &label, &format!("{err:#}"));
-            Err(exit::FAILURE)
         }
     }
+    Ok((label, files))
 }
 
 /// Reads one source file into `sources`; `Err` is a message naming the file.

@@ -7,7 +7,7 @@ use clap::Args;
 
 use vox_codegen::schema::{output_schema, CompatibleFormat};
 
-use crate::check::{check_error_free, resolve_inputs, CheckArgs, InputError};
+use crate::check::{check_error_free, inputs_or_report, CheckArgs};
 use crate::cli::GlobalArgs;
 use crate::envelope::ENVELOPE_VERSION;
 use crate::{exit, output};
@@ -44,16 +44,9 @@ pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let check_args = CheckArgs {
         paths: args.paths.clone(),
     };
-    let (label, modules) = match resolve_inputs(&check_args, global) {
+    let (label, modules) = match inputs_or_report("schema", &check_args, &args.ty, global, &out) {
         Ok(v) => v,
-        Err(InputError::Usage(msg)) => {
-            out.failure("schema", &args.ty, &msg);
-            return Ok(exit::USAGE);
-        }
-        Err(InputError::Other(err)) => {
-            out.failure("schema", &args.ty, &format!("{err:#}"));
-            return Ok(exit::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
     let files: Vec<_> = modules.into_iter().flat_map(|m| m.files).collect();
     let checked = match check_error_free(
