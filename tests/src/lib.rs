@@ -1,7 +1,8 @@
 //! Shared machinery for the end-to-end tests in `tests/`: where the
 //! workspace, its target directory and the `cargo-vox` binary are, how to run
-//! a child process without letting a hang wedge CI, and how to copy a fixture
-//! crate somewhere it may be edited.
+//! a child process without letting a hang wedge CI, how to read what
+//! `cargo-vox --json` printed, and how to copy a fixture crate somewhere it
+//! may be edited.
 //!
 //! Every fixture build shares the workspace's target directory, so
 //! vox-runtime's dependency tree is compiled once per CI run.
@@ -17,6 +18,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cargo_vox::process::{run_captured, CapturedOutput, Limits};
+use vox_metadata::Envelope;
 
 /// Deadline for a `cargo-vox check` run (frontend only).
 pub const QUICK: Duration = Duration::from_secs(120);
@@ -127,6 +129,21 @@ pub fn cargo_vox(dir: &Path) -> Command {
     cmd
 }
 
+/// Runs `cargo-vox ARGS` in `dir` within [`QUICK`]: it must not panic, and
+/// under `--json` every stdout line must be JSON.
+pub fn vox(dir: &Path, args: &[&str]) -> Run {
+    let r = run(cargo_vox(dir).args(args), QUICK);
+    assert!(
+        !r.stderr.contains("panicked"),
+        "cargo-vox panicked\n{}",
+        r.dump()
+    );
+    if args.contains(&"--json") {
+        json_lines(&r);
+    }
+    r
+}
+
 /// What a finished child process left behind.
 #[derive(Debug)]
 pub struct Run {
@@ -227,6 +244,41 @@ pub fn json_lines(run: &Run) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The envelopes a `--json` run printed (only JSON lines may reach its
+/// stdout), read with the published types (which check
+/// `envelope_version`), each checked for its counts.
+pub fn envelopes(r: &Run) -> Vec<Envelope> {
+    json_lines(r);
+    let lines: Vec<Envelope> = r
+        .stdout
+        .lines()
+        .map(|l| {
+            Envelope::from_line(l)
+                .unwrap_or_else(|e| panic!("not an envelope ({e}): {l}\n{}", r.dump()))
+        })
+        .collect();
+    for env in &lines {
+        let errors = env.diagnostics.iter().filter(|d| d.is_error()).count();
+        assert_eq!(env.error_count, errors, "error_count\n{}", r.dump());
+        assert_eq!(
+            env.warning_count,
+            env.diagnostics.len() - errors,
+            "warning_count\n{}",
+            r.dump()
+        );
+    }
+    lines
+}
+
+/// The single envelope a `--json` command printed, for `command`.
+pub fn only_envelope(r: &Run, command: &str) -> Envelope {
+    let mut lines = envelopes(r);
+    assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
+    let env = lines.remove(0);
+    assert_eq!(env.command, command, "{env:?}");
+    env
+}
+
 /// A fresh, empty directory under `target/e2e-work/`, named `<tag>`.
 ///
 /// Names are stable per test (not per run) so that repeated runs reuse
@@ -300,6 +352,15 @@ fn copy_tree(src: &Path, dest: &Path) {
             std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
         }
     }
+}
+
+/// The first `.vox` file `read_dir` lists in `dir`.
+pub fn first_vox_file(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "vox"))
+        .unwrap_or_else(|| panic!("no .vox file in {}", dir.display()))
 }
 
 /// Every file and directory under `root` (relative paths), skipping `target/`.

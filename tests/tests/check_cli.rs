@@ -2,44 +2,12 @@
 //! how the module to check is chosen (paths, `--manifest-path`, `-p`, the
 //! current directory).
 
-use std::path::Path;
-
-use vox_e2e::{cargo_vox, copy_fixture, json_lines, run, work_dir, workspace_root, Run, QUICK};
+use vox_e2e::{copy_fixture, only_envelope, vox, work_dir, workspace_root, Run};
 use vox_metadata::{DiagnosticPayload, Envelope};
 
-/// Runs `cargo-vox ARGS` in `dir`; under `--json`, every stdout line must be JSON.
-fn vox(dir: &Path, args: &[&str]) -> Run {
-    let r = run(cargo_vox(dir).args(args), QUICK);
-    assert!(
-        !r.stderr.contains("panicked"),
-        "cargo-vox panicked\n{}",
-        r.dump()
-    );
-    if args.contains(&"--json") {
-        json_lines(&r);
-    }
-    r
-}
-
-/// The single envelope a `--json` check prints, read with the published
-/// types (which check `envelope_version`).
+/// The single envelope a `--json` check prints.
 fn envelope(r: &Run) -> Envelope {
-    let lines: Vec<&str> = r.stdout.lines().collect();
-    assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
-    let env = Envelope::from_line(lines[0])
-        .unwrap_or_else(|e| panic!("not a version-1 envelope ({e})\n{}", r.dump()));
-    assert_eq!(env.command, "check", "{env:?}");
-    assert_eq!(
-        env.error_count,
-        env.diagnostics.iter().filter(|d| d.is_error()).count(),
-        "{env:?}"
-    );
-    assert_eq!(
-        env.warning_count,
-        env.diagnostics.len() - env.error_count,
-        "{env:?}"
-    );
-    env
+    only_envelope(r, "check")
 }
 
 fn diagnostics_with_code<'a>(env: &'a Envelope, code: &str) -> Vec<&'a DiagnosticPayload> {

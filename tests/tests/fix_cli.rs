@@ -4,24 +4,13 @@
 //! envelope with the applied fixes and what remains, and the exit status
 //! says whether errors remain.
 
-use std::path::Path;
+use vox_e2e::{
+    copy_fixture, first_vox_file, json_lines, only_envelope, vox, work_dir, workspace_root, Run,
+};
+use vox_metadata::Envelope;
 
-use serde_json::Value;
-use vox_e2e::{cargo_vox, copy_fixture, json_lines, run, work_dir, workspace_root, Run, QUICK};
-
-fn vox(dir: &Path, args: &[&str]) -> Run {
-    let r = run(cargo_vox(dir).args(args), QUICK);
-    assert!(!r.stderr.contains("panicked"), "{}", r.dump());
-    r
-}
-
-fn envelope(r: &Run) -> Value {
-    let lines = json_lines(r);
-    assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
-    let env = lines.into_iter().next().unwrap();
-    assert_eq!(env["command"], "fix", "{env}");
-    assert_eq!(env["envelope_version"], 1, "{env}");
-    env
+fn envelope(r: &Run) -> Envelope {
+    only_envelope(r, "fix")
 }
 
 const BROKEN: &str = "struct Point {\n    x: int\n    y: int\n}\n\ndef norm(p: Point): int {\n    if p.x > p.y {\n        return p.x\n    } elif p.y > 0 {\n        return p.y\n    }\n    return 0\n}\n";
@@ -74,9 +63,9 @@ fn fix_applies_every_fix_until_clean() {
     let r = vox(&dir, &["--json", "fix", "."]);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["ok"], true, "{env}");
-    assert_eq!(env["applied_fixes"], serde_json::json!([]), "{env}");
-    assert_eq!(env["changed_files"], serde_json::json!([]), "{env}");
+    assert!(env.ok, "{env:?}");
+    assert_eq!(env.applied_fixes, Some(vec![]), "{env:?}");
+    assert_eq!(env.changed_files, Some(vec![]), "{env:?}");
     let names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -93,23 +82,24 @@ fn json_lists_applied_fixes_and_remaining_errors() {
     let r = vox(&dir, &["--json", "fix", "a.vox"]);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
-    assert_eq!(env["error_count"], 1, "{env}");
+    assert!(!env.ok, "{env:?}");
+    assert_eq!(env.error_count, 1, "{env:?}");
     assert_eq!(
-        env["diagnostics"][0]["error_code"], "vox/type/mismatch",
-        "{env}"
+        env.diagnostics[0].error_code.as_deref(),
+        Some("vox/type/mismatch"),
+        "{env:?}"
     );
-    assert_eq!(env["changed_files"], serde_json::json!(["a.vox"]), "{env}");
-    let applied = env["applied_fixes"].as_array().unwrap();
-    assert_eq!(applied.len(), 2, "{env}");
-    assert_eq!(applied[0]["file_path"], "a.vox");
-    assert_eq!(applied[0]["line"], 1);
-    assert_eq!(applied[0]["error_code"], "vox/syntax/unexpected-token");
-    assert_eq!(applied[0]["message"], "replace `->` with `to`");
-    assert_eq!(applied[0]["edits"][0]["replacement"], "to");
-    assert_eq!(applied[0]["edits"][0]["span"]["start_col"], 24);
-    assert_eq!(applied[1]["message"], "replace `&&` with `and`");
-    assert!(env.get("diff").is_none(), "{env}");
+    assert_eq!(env.changed_files, Some(vec!["a.vox".into()]), "{env:?}");
+    let applied = env.applied_fixes.as_ref().unwrap();
+    assert_eq!(applied.len(), 2, "{env:?}");
+    assert_eq!(applied[0].file_path, "a.vox");
+    assert_eq!(applied[0].line, 1);
+    assert_eq!(applied[0].error_code, "vox/syntax/unexpected-token");
+    assert_eq!(applied[0].message, "replace `->` with `to`");
+    assert_eq!(applied[0].edits[0].replacement, "to");
+    assert_eq!(applied[0].edits[0].span.start_col, 24);
+    assert_eq!(applied[1].message, "replace `&&` with `and`");
+    assert!(json_lines(&r)[0].get("diff").is_none(), "{env:?}");
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         src.replace("->", "to").replace("&&", "and")
@@ -144,8 +134,8 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let r = vox(&dir, &["--json", "fix", "--dry-run", "a.vox"]);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["changed_files"], serde_json::json!(["a.vox"]), "{env}");
-    let diff = env["diff"].as_str().unwrap();
+    assert_eq!(env.changed_files, Some(vec!["a.vox".into()]), "{env:?}");
+    let diff = env.diff.as_deref().unwrap();
     assert!(diff.contains("+fn norm(p: Point) to int {\n"), "{diff}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), BROKEN);
 }
@@ -161,9 +151,9 @@ fn placeholders_are_shown_not_applied_and_usage_errors_exit_2() {
     let r = vox(&dir, &["--json", "fix", "p.vox"]);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["applied_fixes"], serde_json::json!([]), "{env}");
-    let fix = &env["diagnostics"][0]["suggested_fixes"][0];
-    assert_eq!(fix["applicability"], "has-placeholders", "{env}");
+    assert_eq!(env.applied_fixes, Some(vec![]), "{env:?}");
+    let fix = &env.diagnostics[0].suggested_fixes[0];
+    assert_eq!(fix.applicability, "has-placeholders", "{env:?}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), src);
     vox(&dir, &["fix", "missing.vox"]).assert_code(2);
     vox(&dir, &["fix", "--no-such-flag"]).assert_code(2);
@@ -172,19 +162,14 @@ fn placeholders_are_shown_not_applied_and_usage_errors_exit_2() {
 #[test]
 fn fix_without_paths_fixes_the_package_sources() {
     let root = copy_fixture("kitchen-sink", "fix-package");
-    let vox_dir = root.join("vox");
-    let first = std::fs::read_dir(&vox_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "vox"))
-        .unwrap();
+    let first = first_vox_file(&root.join("vox"));
     let original = std::fs::read_to_string(&first).unwrap();
     let broken = format!("{original}\ndef answer() -> int {{\n    return 42\n}}\n");
     std::fs::write(&first, &broken).unwrap();
     let r = vox(&root, &["--json", "fix"]);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["applied_fixes"].as_array().unwrap().len(), 2, "{env}");
+    assert_eq!(env.applied_fixes.as_ref().unwrap().len(), 2, "{env:?}");
     assert_eq!(
         std::fs::read_to_string(&first).unwrap(),
         format!("{original}\nfn answer() to int {{\n    return 42\n}}\n")

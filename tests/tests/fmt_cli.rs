@@ -3,23 +3,11 @@
 //! lists what would change, `--json` prints one `"command":"fmt"` envelope,
 //! and files with syntax errors are left untouched.
 
-use std::path::Path;
+use vox_e2e::{copy_fixture, first_vox_file, only_envelope, vox, work_dir, workspace_root, Run};
+use vox_metadata::Envelope;
 
-use serde_json::Value;
-use vox_e2e::{cargo_vox, copy_fixture, json_lines, run, work_dir, workspace_root, Run, QUICK};
-
-fn vox(dir: &Path, args: &[&str]) -> Run {
-    let r = run(cargo_vox(dir).args(args), QUICK);
-    assert!(!r.stderr.contains("panicked"), "{}", r.dump());
-    r
-}
-
-fn envelope(r: &Run) -> Value {
-    let lines = json_lines(r);
-    assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
-    let env = lines.into_iter().next().unwrap();
-    assert_eq!(env["command"], "fmt", "{env}");
-    env
+fn envelope(r: &Run) -> Envelope {
+    only_envelope(r, "fmt")
 }
 
 /// Every valid `.vox` file of the repository (not `fixtures/invalid`, whose
@@ -86,12 +74,8 @@ fn fmt_rewrites_in_place_only_when_needed() {
     let r = vox(&dir, &["--json", "fmt", "--check", "."]);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
-    assert_eq!(
-        env["changed_files"],
-        serde_json::json!(["./a.vox"]),
-        "{env}"
-    );
+    assert!(!env.ok, "{env:?}");
+    assert_eq!(env.changed_files, Some(vec!["./a.vox".into()]), "{env:?}");
 
     // Rewrite: exactly the canonical text; b.vox is not touched.
     let b_mtime = std::fs::metadata(dir.join("b.vox"))
@@ -101,12 +85,8 @@ fn fmt_rewrites_in_place_only_when_needed() {
     let r = vox(&dir, &["--json", "fmt", "."]);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["ok"], true, "{env}");
-    assert_eq!(
-        env["changed_files"],
-        serde_json::json!(["./a.vox"]),
-        "{env}"
-    );
+    assert!(env.ok, "{env:?}");
+    assert_eq!(env.changed_files, Some(vec!["./a.vox".into()]), "{env:?}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), TIDY);
     assert_eq!(
         std::fs::metadata(dir.join("b.vox"))
@@ -145,14 +125,10 @@ fn files_with_syntax_errors_are_left_untouched() {
     let r = vox(&dir, &["--json", "fmt", "."]);
     r.assert_code(1);
     let env = envelope(&r);
-    assert_eq!(env["ok"], false, "{env}");
-    assert!(env["error_count"].as_u64().unwrap() >= 1, "{env}");
-    assert_eq!(env["diagnostics"][0]["file_path"], "./broken.vox", "{env}");
-    assert_eq!(
-        env["changed_files"],
-        serde_json::json!(["./ok.vox"]),
-        "{env}"
-    );
+    assert!(!env.ok, "{env:?}");
+    assert!(env.error_count >= 1, "{env:?}");
+    assert_eq!(env.diagnostics[0].file_path, "./broken.vox", "{env:?}");
+    assert_eq!(env.changed_files, Some(vec!["./ok.vox".into()]), "{env:?}");
     assert_eq!(
         std::fs::read_to_string(dir.join("broken.vox")).unwrap(),
         broken
@@ -173,12 +149,7 @@ fn files_with_syntax_errors_are_left_untouched() {
 #[test]
 fn fmt_without_paths_formats_the_package_sources() {
     let root = copy_fixture("kitchen-sink", "fmt-package");
-    let vox_dir = root.join("vox");
-    let first = std::fs::read_dir(&vox_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "vox"))
-        .unwrap();
+    let first = first_vox_file(&root.join("vox"));
     let original = std::fs::read_to_string(&first).unwrap();
     let messy = original.replace("\n    ", "\n  ");
     assert_ne!(messy, original);
@@ -186,7 +157,7 @@ fn fmt_without_paths_formats_the_package_sources() {
     let r = vox(&root, &["--json", "fmt"]);
     r.assert_code(0);
     let env = envelope(&r);
-    assert_eq!(env["changed_files"].as_array().unwrap().len(), 1, "{env}");
+    assert_eq!(env.changed_files.as_ref().unwrap().len(), 1, "{env:?}");
     assert_eq!(std::fs::read_to_string(&first).unwrap(), original);
 }
 

@@ -3,14 +3,12 @@
 //! an unknown type is a usage error, a module with errors gives no schema.
 
 use serde_json::{json, Value};
-use vox_e2e::{cargo_vox, json_lines, run, work_dir, workspace_root, Run, QUICK};
+use vox_e2e::{json_lines, work_dir, workspace_root, Run};
 
 const INVOICE: &str = "fixtures/valid/invoice.vox";
 
 fn vox(args: &[&str]) -> Run {
-    let r = run(cargo_vox(&workspace_root()).args(args), QUICK);
-    assert!(!r.stderr.contains("panicked"), "{}", r.dump());
-    r
+    vox_e2e::vox(&workspace_root(), args)
 }
 
 /// The single `--json` envelope.
