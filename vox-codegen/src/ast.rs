@@ -355,3 +355,62 @@ pub enum PatternKind {
     /// A pattern already reported as invalid; it matches nothing.
     Invalid,
 }
+
+/// Visits every expression of a block (including those of nested blocks),
+/// outer before inner.
+pub(crate) fn walk_block<'m>(b: &'m Block, f: &mut dyn FnMut(&'m Expr)) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let { value, .. } => walk_expr(value, f),
+            Stmt::Assign { target, value, .. } => {
+                walk_expr(target, f);
+                walk_expr(value, f);
+            }
+            Stmt::Return { value, .. } => {
+                if let Some(v) = value {
+                    walk_expr(v, f);
+                }
+            }
+            Stmt::For { iter, body, .. } => {
+                walk_expr(iter, f);
+                walk_block(body, f);
+            }
+            Stmt::Expr(e) => walk_expr(e, f),
+        }
+    }
+}
+
+/// Visits `e` and every expression inside it, outer before inner.
+pub(crate) fn walk_expr<'m>(e: &'m Expr, f: &mut dyn FnMut(&'m Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Poison(parts) => parts.iter().for_each(|p| walk_expr(p, f)),
+        ExprKind::Ctor {
+            args: Some(args), ..
+        }
+        | ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_expr(&a.value, f)),
+        ExprKind::Record { fields, .. } => fields.iter().for_each(|i| walk_expr(&i.value, f)),
+        ExprKind::List(items) => items.iter().for_each(|i| walk_expr(i, f)),
+        ExprKind::Field { base, .. } => walk_expr(base, f),
+        ExprKind::Unary { expr, .. } => walk_expr(expr, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            walk_expr(lhs, f);
+            walk_expr(rhs, f);
+        }
+        ExprKind::If { cond, then, els } => {
+            walk_expr(cond, f);
+            walk_block(then, f);
+            if let Some(b) = els {
+                walk_block(b, f);
+            }
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            walk_expr(scrutinee, f);
+            for a in arms {
+                walk_expr(&a.body, f);
+            }
+        }
+        ExprKind::Block(b) => walk_block(b, f),
+        _ => {}
+    }
+}

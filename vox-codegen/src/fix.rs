@@ -242,7 +242,7 @@ mod tests {
 // checker already reports, and only where the intended program is
 // unambiguous; docs/diagnostics.md lists them.
 
-use crate::ast::{Block, Expr, ExprKind, Item, Module, Stmt, TypeDeclKind};
+use crate::ast::{walk_block, Expr, ExprKind, Item, Module, TypeDeclKind};
 use crate::check::ModuleInfo;
 use crate::diagnostic::Diagnostic;
 use crate::lexer::{Token, TokenKind as T};
@@ -631,84 +631,6 @@ impl<'m> Found<'m> {
     }
 }
 
-fn walk_block<'m>(b: &'m Block, out: &mut Found<'m>) {
-    for s in &b.stmts {
-        match s {
-            Stmt::Let { value, .. } => walk(value, out),
-            Stmt::Assign { target, value, .. } => {
-                walk(target, out);
-                walk(value, out);
-            }
-            Stmt::Return { value, .. } => {
-                if let Some(v) = value {
-                    walk(v, out);
-                }
-            }
-            Stmt::For { iter, body, .. } => {
-                walk(iter, out);
-                walk_block(body, out);
-            }
-            Stmt::Expr(e) => walk(e, out),
-        }
-    }
-}
-
-fn walk<'m>(e: &'m Expr, out: &mut Found<'m>) {
-    if matches!(
-        e.kind,
-        ExprKind::Poison(_)
-            | ExprKind::Field { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::Record { .. }
-            | ExprKind::Match { .. }
-    ) {
-        out.push(e);
-    }
-    match &e.kind {
-        ExprKind::Ctor { args, .. } => {
-            for a in args.iter().flatten() {
-                walk(&a.value, out);
-            }
-        }
-        ExprKind::Call { args, .. } => {
-            for a in args {
-                walk(&a.value, out);
-            }
-        }
-        ExprKind::Record { fields, .. } => {
-            for f in fields {
-                walk(&f.value, out);
-            }
-        }
-        ExprKind::List(items) | ExprKind::Poison(items) => {
-            for x in items {
-                walk(x, out);
-            }
-        }
-        ExprKind::Field { base, .. } => walk(base, out),
-        ExprKind::Unary { expr, .. } => walk(expr, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            walk(lhs, out);
-            walk(rhs, out);
-        }
-        ExprKind::If { cond, then, els } => {
-            walk(cond, out);
-            walk_block(then, out);
-            if let Some(b) = els {
-                walk_block(b, out);
-            }
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            walk(scrutinee, out);
-            for a in arms {
-                walk(&a.body, out);
-            }
-        }
-        ExprKind::Block(b) => walk_block(b, out),
-        _ => {}
-    }
-}
-
 /// More spellings of Vox types than the checker's own "did you mean".
 fn type_alias(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -743,7 +665,18 @@ fn ast_fixes(
     if diagnostics.iter().any(|d| wanted(d.code)) {
         for item in &module.items {
             if let Item::Fn(f) = item {
-                walk_block(&f.body, &mut found);
+                walk_block(&f.body, &mut |e| {
+                    if matches!(
+                        e.kind,
+                        ExprKind::Poison(_)
+                            | ExprKind::Field { .. }
+                            | ExprKind::Binary { .. }
+                            | ExprKind::Record { .. }
+                            | ExprKind::Match { .. }
+                    ) {
+                        found.push(e);
+                    }
+                });
             }
         }
     }

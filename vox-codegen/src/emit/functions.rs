@@ -10,7 +10,6 @@ use crate::check::{Callee, FnInfo, ModuleInfo};
 use crate::types::Ty;
 
 use super::names::{float_lit, rust_ident, rust_str};
-use super::walk::walk_block;
 use super::{doc_attrs, ind, Ctx, Emitter, Tail, FN_ALLOWS};
 
 impl Emitter<'_> {

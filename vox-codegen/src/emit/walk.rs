@@ -1,5 +1,5 @@
-//! Walks over expressions: the empty-list and calls-anything queries, and
-//! compact renderings of expressions for messages.
+//! Queries over expressions (the empty-list and calls-anything ones, on
+//! the AST's walker) and compact renderings of expressions for messages.
 
 use crate::ast::*;
 
@@ -24,63 +24,6 @@ pub(crate) fn calls_anything(e: &Expr) -> bool {
         }
     });
     found
-}
-
-/// Visits every expression of a block.
-pub(super) fn walk_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
-    for s in &b.stmts {
-        match s {
-            Stmt::Let { value, .. } => walk_expr(value, f),
-            Stmt::Assign { target, value, .. } => {
-                walk_expr(target, f);
-                walk_expr(value, f);
-            }
-            Stmt::Return { value, .. } => {
-                if let Some(v) = value {
-                    walk_expr(v, f);
-                }
-            }
-            Stmt::For { iter, body, .. } => {
-                walk_expr(iter, f);
-                walk_block(body, f);
-            }
-            Stmt::Expr(e) => walk_expr(e, f),
-        }
-    }
-}
-
-fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Poison(parts) => parts.iter().for_each(|p| walk_expr(p, f)),
-        ExprKind::Ctor {
-            args: Some(args), ..
-        }
-        | ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_expr(&a.value, f)),
-        ExprKind::Record { fields, .. } => fields.iter().for_each(|i| walk_expr(&i.value, f)),
-        ExprKind::List(items) => items.iter().for_each(|i| walk_expr(i, f)),
-        ExprKind::Field { base, .. } => walk_expr(base, f),
-        ExprKind::Unary { expr, .. } => walk_expr(expr, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            walk_expr(lhs, f);
-            walk_expr(rhs, f);
-        }
-        ExprKind::If { cond, then, els } => {
-            walk_expr(cond, f);
-            walk_block(then, f);
-            if let Some(b) = els {
-                walk_block(b, f);
-            }
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            walk_expr(scrutinee, f);
-            for a in arms {
-                walk_expr(&a.body, f);
-            }
-        }
-        ExprKind::Block(b) => walk_block(b, f),
-        _ => {}
-    }
 }
 
 /// A compact rendering of an expression for messages (depth-limited).
