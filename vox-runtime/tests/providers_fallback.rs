@@ -6,16 +6,10 @@
 
 mod support;
 
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use support::trace::Recorder;
 use support::{FakeServer, Invoice, Reply, INVOICE_SCHEMA};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
 use vox_runtime::{AiFunction, Args, Client, Config, ConfigBuilder, Error, Provider};
 
 const OPENAI_KEY: &str = "sk-primary-1a2b3c4d5e";
@@ -392,63 +386,6 @@ async fn the_fixture_provider_runs_the_body_whatever_the_prefix_or_fallbacks() {
     let invoice: Invoice = client.call_ai(&OFFLINE, args(), fixture()).await.unwrap();
     assert_eq!(invoice.vendor, "fixture");
     assert_eq!(primary.request_count(), 0);
-}
-
-// A small recording subscriber (as in tests/tracing_span.rs).
-
-#[derive(Debug, Clone)]
-struct Recorded {
-    name: String,
-    fields: HashMap<String, String>,
-}
-
-#[derive(Clone, Default)]
-struct Recorder {
-    events: Arc<Mutex<Vec<Recorded>>>,
-    next_id: Arc<AtomicU64>,
-}
-
-impl Recorder {
-    fn events(&self) -> Vec<Recorded> {
-        self.events.lock().unwrap().clone()
-    }
-}
-
-struct Fields<'a>(&'a mut HashMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-}
-
-impl Subscriber for Recorder {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(self.next_id.fetch_add(1, Ordering::SeqCst) + 1)
-    }
-
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-
-    fn event(&self, event: &Event<'_>) {
-        let mut fields = HashMap::new();
-        event.record(&mut Fields(&mut fields));
-        let name = fields.remove("message").unwrap_or_default();
-        self.events.lock().unwrap().push(Recorded { name, fields });
-    }
-
-    fn enter(&self, _: &Id) {}
-
-    fn exit(&self, _: &Id) {}
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

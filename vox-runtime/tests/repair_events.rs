@@ -8,59 +8,11 @@ mod sloppy;
 mod support;
 
 use std::collections::HashMap;
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use sloppy::{client, corpus, expected, Invoice, Repaired, EXTRACT};
+use support::trace::Recorder;
 use support::{FakeServer, Reply};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
 use vox_runtime::{Args, Error};
-
-/// Records the `vox.ai_reply_repaired` events and the `repairs` field of
-/// `vox.ai_call` spans.
-#[derive(Clone, Default)]
-struct Recorder {
-    events: Arc<Mutex<Vec<HashMap<String, String>>>>,
-    span_repairs: Arc<Mutex<Vec<String>>>,
-    next_id: Arc<AtomicU64>,
-}
-
-struct Fields<'a>(&'a mut HashMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-}
-
-impl Subscriber for Recorder {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(self.next_id.fetch_add(1, Ordering::SeqCst) + 1)
-    }
-    fn record(&self, _: &Id, values: &Record<'_>) {
-        let mut fields = HashMap::new();
-        values.record(&mut Fields(&mut fields));
-        if let Some(n) = fields.remove("repairs") {
-            self.span_repairs.lock().unwrap().push(n);
-        }
-    }
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut fields = HashMap::new();
-        event.record(&mut Fields(&mut fields));
-        if fields.get("message").map(String::as_str) == Some("vox.ai_reply_repaired") {
-            self.events.lock().unwrap().push(fields);
-        }
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
 
 #[tokio::test]
 async fn each_repair_is_named_in_one_event_and_counted_on_the_span() {
@@ -70,8 +22,7 @@ async fn each_repair_is_named_in_one_event_and_counted_on_the_span() {
         let Repaired(names) = case.outcome else {
             continue;
         };
-        recorder.events.lock().unwrap().clear();
-        recorder.span_repairs.lock().unwrap().clear();
+        recorder.clear();
         let server = FakeServer::start(vec![case.reply.clone()], Reply::raw(500, "")).await;
         let invoice = client(&server, true)
             .call_ai::<Invoice, _>(&EXTRACT, Args::new(), async {
@@ -80,8 +31,7 @@ async fn each_repair_is_named_in_one_event_and_counted_on_the_span() {
             .await
             .unwrap_or_else(|e| panic!("{} ({names}): {e}", case.name));
         assert_eq!(invoice, expected(), "{}", case.name);
-        let events = recorder.events.lock().unwrap().clone();
-        let spans = recorder.span_repairs.lock().unwrap().clone();
+        let (events, spans) = repaired(&recorder);
         if names.is_empty() {
             // A code fence is not a repair: nothing is reported.
             assert!(
@@ -127,4 +77,22 @@ async fn each_repair_is_named_in_one_event_and_counted_on_the_span() {
             }
         }
     }
+}
+
+/// The fields of the `vox.ai_reply_repaired` events, and every `repairs`
+/// value recorded on a span.
+fn repaired(recorder: &Recorder) -> (Vec<HashMap<String, String>>, Vec<String>) {
+    let log = recorder.log.lock().unwrap();
+    let events = log
+        .events
+        .iter()
+        .filter(|e| e.name == "vox.ai_reply_repaired")
+        .map(|e| e.fields.clone())
+        .collect();
+    let spans = log
+        .records
+        .iter()
+        .filter_map(|r| r.fields.get("repairs").cloned())
+        .collect();
+    (events, spans)
 }

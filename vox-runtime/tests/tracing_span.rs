@@ -2,113 +2,18 @@
 //! report every attempt (number, token usage), every rejected reply and
 //! every transport retry; no recorded field carries the API key.
 //!
-//! A small recording subscriber stands in for `tracing-subscriber`.
+//! A small recording subscriber (tests/support/trace.rs) stands in for
+//! `tracing-subscriber`.
 
 mod support;
 
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use support::trace::{Recorded, Recorder};
 use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
 use vox_runtime::{Args, Client, Config, Provider};
 
 const API_KEY: &str = "sk-trace-5a4b3c2d1e";
-
-/// A span or an event as recorded: its name (or message) and fields.
-#[derive(Debug, Clone)]
-struct Recorded {
-    name: String,
-    fields: HashMap<String, String>,
-    /// For events: the name of the span they happened in.
-    span: Option<String>,
-}
-
-#[derive(Default)]
-struct Log {
-    spans: HashMap<u64, Recorded>,
-    events: Vec<Recorded>,
-    /// Entered spans, innermost last (the test runs on one thread).
-    stack: Vec<u64>,
-}
-
-#[derive(Clone, Default)]
-struct Recorder {
-    log: Arc<Mutex<Log>>,
-    next_id: Arc<AtomicU64>,
-}
-
-struct Fields<'a>(&'a mut HashMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-}
-
-impl Subscriber for Recorder {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-
-    fn new_span(&self, attributes: &Attributes<'_>) -> Id {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut fields = HashMap::new();
-        attributes.record(&mut Fields(&mut fields));
-        self.log.lock().unwrap().spans.insert(
-            id,
-            Recorded {
-                name: attributes.metadata().name().to_owned(),
-                fields,
-                span: None,
-            },
-        );
-        Id::from_u64(id)
-    }
-
-    fn record(&self, span: &Id, values: &Record<'_>) {
-        if let Some(recorded) = self.log.lock().unwrap().spans.get_mut(&span.into_u64()) {
-            values.record(&mut Fields(&mut recorded.fields));
-        }
-    }
-
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-
-    fn event(&self, event: &Event<'_>) {
-        let mut fields = HashMap::new();
-        event.record(&mut Fields(&mut fields));
-        let mut log = self.log.lock().unwrap();
-        let parent = event
-            .parent()
-            .map(Id::into_u64)
-            .or_else(|| log.stack.last().copied());
-        let span = parent
-            .and_then(|id| log.spans.get(&id))
-            .map(|s| s.name.clone());
-        let name = fields.get("message").cloned().unwrap_or_default();
-        log.events.push(Recorded { name, fields, span });
-    }
-
-    fn enter(&self, span: &Id) {
-        self.log.lock().unwrap().stack.push(span.into_u64());
-    }
-
-    fn exit(&self, span: &Id) {
-        let mut log = self.log.lock().unwrap();
-        if let Some(at) = log.stack.iter().rposition(|&id| id == span.into_u64()) {
-            log.stack.remove(at);
-        }
-    }
-}
 
 #[test]
 fn one_span_per_call_with_attempts_usage_rejections_and_retries() {

@@ -7,6 +7,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part of it
 
+pub mod trace;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
