@@ -654,25 +654,43 @@ impl Config {
                 api_key: self.api_key.clone(),
             });
         }
-        let configured = &self.endpoints[provider.index()];
-        let base_url = match configured
+        let configured = self.endpoints[provider.index()].clone();
+        configured.resolve(
+            provider,
+            "set it with ConfigBuilder::provider_base_url, or select it with \
+             VOX_LLM_PROVIDER and set VOX_LLM_BASE_URL",
+            "",
+        )
+    }
+}
+
+impl Endpoint {
+    /// This endpoint of `provider` as calls use it: the base URL as
+    /// configured (else the provider's default) and checked, the key
+    /// trimmed, or a configuration error naming what is missing —
+    /// `url_hint` says how to set the URL, `key_hint` is added to the key
+    /// variables named.
+    fn resolve(
+        self,
+        provider: Provider,
+        url_hint: &str,
+        key_hint: &str,
+    ) -> Result<Endpoint, Error> {
+        let base_url = match self
             .base_url
-            .clone()
             .or_else(|| provider.default_base_url().map(str::to_owned))
         {
             Some(url) => check_base_url(&url)?,
             None => {
                 return Err(Error::Config(format!(
-                    "provider `{provider}` needs a base URL (set it with \
-                     ConfigBuilder::provider_base_url, or select it with VOX_LLM_PROVIDER \
-                     and set VOX_LLM_BASE_URL)"
+                    "provider `{provider}` needs a base URL ({url_hint})"
                 )))
             }
         };
-        let api_key = clean_key(configured.api_key.clone());
+        let api_key = clean_key(self.api_key);
         if provider.requires_api_key() && api_key.is_none() {
             return Err(Error::Config(format!(
-                "provider `{provider}` needs an API key (set {})",
+                "provider `{provider}` needs an API key (set {}{key_hint})",
                 provider.api_key_variables().join(" or ")
             )));
         }
@@ -895,26 +913,17 @@ impl ConfigBuilder {
         if provider == Provider::Fixture {
             return Ok(config);
         }
-        let base_url = match config
-            .base_url
-            .take()
-            .or_else(|| provider.default_base_url().map(str::to_owned))
-        {
-            Some(url) => check_base_url(&url)?,
-            None => {
-                return Err(Error::Config(format!(
-                    "provider `{provider}` needs a base URL (set VOX_LLM_BASE_URL, e.g. http://127.0.0.1:8080/v1)"
-                )))
-            }
-        };
-        config.base_url = Some(base_url);
-        config.api_key = clean_key(config.api_key.take());
-        if provider.requires_api_key() && config.api_key.is_none() {
-            return Err(Error::Config(format!(
-                "provider `{provider}` needs an API key (set {} or VOX_LLM_API_KEY)",
-                provider.api_key_variables().join(" or ")
-            )));
+        let endpoint = Endpoint {
+            base_url: config.base_url.take(),
+            api_key: config.api_key.take(),
         }
+        .resolve(
+            provider,
+            "set VOX_LLM_BASE_URL, e.g. http://127.0.0.1:8080/v1",
+            " or VOX_LLM_API_KEY",
+        )?;
+        config.base_url = endpoint.base_url;
+        config.api_key = endpoint.api_key;
         if config.max_tokens == 0 {
             return Err(Error::Config("max_tokens must be greater than zero".into()));
         }
