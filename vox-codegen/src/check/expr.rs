@@ -10,6 +10,8 @@ use super::{suggest, Builtin, Callee, Checker, Want};
 
 impl Checker<'_> {
     fn record(&mut self, e: &Expr, t: Ty) -> Ty {
+        // A hole (`Unknown` inside) is what settling fills in.
+        self.holes |= !t.is_concrete() && t != Ty::Error;
         if let Some(slot) = self.info.expr_types.get_mut(e.id.0 as usize) {
             *slot = t.clone();
         }

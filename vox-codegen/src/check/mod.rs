@@ -180,6 +180,7 @@ pub fn check_module(
         lints: true,
         pat_origin: None,
         var_origins: Vec::new(),
+        holes: false,
     };
     c.collect_types();
     c.collect_fns();
@@ -213,6 +214,9 @@ struct Checker<'a> {
     /// In the body being checked: each variable use and where its binding's
     /// value comes from (to settle `[]`/`None` types, see `scope::settle_fn`).
     var_origins: Vec<(ExprId, Origin)>,
+    /// In the body being checked: some expression's type has a hole
+    /// (`[]`, `None`), so the body needs settling (`scope::settle_fn`).
+    holes: bool,
 }
 
 /// How an expression's value is used.

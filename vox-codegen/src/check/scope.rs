@@ -47,6 +47,7 @@ impl Checker<'_> {
         let params = self.info.fns[idx].params.clone();
         self.scopes.push(Vec::new());
         self.var_origins.clear();
+        self.holes = false;
         self.lints = !decl.recovered;
         let mut seen: Vec<String> = Vec::new();
         for ((name, ty), p) in params.into_iter().zip(&decl.params) {
@@ -93,7 +94,10 @@ impl Checker<'_> {
             );
         }
         self.pop_scope();
-        settle_fn(&mut self.info, &decl.body, &self.var_origins);
+        // Without holes, settling would walk the body and change nothing.
+        if self.holes {
+            settle_fn(&mut self.info, &decl.body, &self.var_origins);
+        }
         self.current = None;
     }
 
