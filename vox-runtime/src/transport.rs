@@ -9,6 +9,7 @@
 //! [`RedirectPolicy`] allows (none by default); one that is not followed is
 //! an [`Error::Redirect`].
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -173,14 +174,16 @@ impl Transport {
         })
     }
 
-    /// The URL a request for `model` goes to.
-    fn url_for(&self, model: &str) -> Result<reqwest::Url, Error> {
+    /// The URL a request for `model` goes to (borrowed where it is the
+    /// same for every model: no copy per call beyond the one each try
+    /// hands to reqwest).
+    fn url_for(&self, model: &str) -> Result<Cow<'_, reqwest::Url>, Error> {
         match &self.target {
-            Target::Fixed(url) => Ok(url.clone()),
+            Target::Fixed(url) => Ok(Cow::Borrowed(url)),
             Target::PerModel { base_url, urls } => {
                 let mut urls = urls.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some((_, url)) = urls.iter().find(|(m, _)| &**m == model) {
-                    return Ok(url.clone());
+                    return Ok(Cow::Owned(url.clone()));
                 }
                 // Gemini's reference names models `models/{model}`; accept
                 // either spelling.
@@ -192,7 +195,7 @@ impl Transport {
                 if urls.len() < MAX_CACHED_URLS {
                     urls.push((model.into(), url.clone()));
                 }
-                Ok(url)
+                Ok(Cow::Owned(url))
             }
         }
     }
@@ -261,7 +264,7 @@ impl Transport {
         let url = self.url_for(model)?;
         let mut retries_done = 0;
         loop {
-            let failure = match self.try_once(url.clone(), body.clone()).await {
+            let failure = match self.try_once(&url, body.clone()).await {
                 Ok(text) => return Ok(text),
                 Err(failure) => failure,
             };
@@ -288,7 +291,7 @@ impl Transport {
 
     /// One try: waits for a slot, then sends and reads within the request
     /// timeout (time spent waiting for a slot does not count).
-    async fn try_once(&self, url: reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
+    async fn try_once(&self, url: &reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
         // The slot is held until the body is read, so at most
         // `max_concurrent_requests` requests (and so connections) are in
         // flight.
@@ -313,10 +316,10 @@ impl Transport {
     }
 
     /// Sends the request and reads the response.
-    async fn exchange(&self, url: reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
+    async fn exchange(&self, url: &reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
         let response = self
             .http
-            .post(url)
+            .post(url.clone())
             .body(body)
             .send()
             .await
