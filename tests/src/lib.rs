@@ -400,6 +400,18 @@ pub fn remove_later(path: &Path) {
     std::fs::remove_file(path).unwrap_or_else(|e| panic!("remove {}: {e}", path.display()));
 }
 
+/// Writes `text` to `path` (creating its directory) as an executable script.
+#[cfg(unix)]
+pub fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("create parent dir");
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("chmod {}: {e}", path.display()));
+}
+
 /// Reads a file that must exist.
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))

@@ -448,7 +448,6 @@ fn script_lane_runs_caches_and_reports() {
 /// workspace through it), every other command runs `body`.
 #[cfg(unix)]
 fn fake_cargo(dir: &Path, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt as _;
     let real = cargo_bin();
     let real = real
         .to_str()
@@ -457,9 +456,7 @@ fn fake_cargo(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
     let script =
         format!("#!/bin/sh\nif [ \"$1\" = metadata ]; then exec '{real}' \"$@\"; fi\n{body}\n");
-    std::fs::write(&path, script).expect("write fake cargo");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-        .expect("make fake cargo executable");
+    vox_e2e::write_executable(&path, &script);
     path
 }
 
@@ -590,16 +587,10 @@ fn an_interrupted_build_does_not_ask_cargo_metadata_again() {
     let root = copy_fixture("lane/app", "lane-interrupt-metadata");
     let bin = work_dir("lane-interrupt-metadata-cargo");
     let path = bin.join("stuck-cargo");
-    std::fs::write(
+    vox_e2e::write_executable(
         &path,
         "#!/bin/sh\nif [ \"$1\" = metadata ]; then trap '' INT; else echo vox-test-started >&2; fi\nsleep 60\n",
-    )
-    .expect("write fake cargo");
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-            .expect("make fake cargo executable");
-    }
+    );
     interrupt_build(&root, &path);
 }
 

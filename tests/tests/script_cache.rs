@@ -102,12 +102,8 @@ fn each_script_runs_its_own_program() {
 /// creates `marker`.
 #[cfg(unix)]
 fn forged_program(path: &Path, marker: &Path) {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("create dir");
     let marker = marker.to_str().expect("UTF-8 path");
-    std::fs::write(path, format!("#!/bin/sh\necho forged\ntouch '{marker}'\n"))
-        .expect("write program");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    vox_e2e::write_executable(path, &format!("#!/bin/sh\necho forged\ntouch '{marker}'\n"));
 }
 
 /// Rewrites `stamp` to name `program`, with the program's hash.
