@@ -5,6 +5,7 @@
 
 use clap::Args;
 
+use vox_codegen::json::Json;
 use vox_codegen::schema::{output_schema, CompatibleFormat};
 
 use crate::check::{check_error_free, inputs_or_report, CheckArgs};
@@ -71,34 +72,54 @@ pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             args, global, &out, &label, &checked, &schema, provider,
         ));
     }
-    // Printed exactly as sent: vox-codegen's key order, not a re-serialization.
-    let response_format = schema.response_format();
+    print_given(
+        args,
+        global,
+        &label,
+        schema.wrapped,
+        &[],
+        ("response_format", &schema.response_format()),
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// Prints what the model is given: under `--json` one line, the schema
+/// envelope's fields and `extra`, then `given` exactly as sent
+/// (vox-codegen's key order, not a re-serialization); else `given`
+/// pretty-printed, and a note when the type is sent wrapped.
+fn print_given(
+    args: &SchemaArgs,
+    global: &GlobalArgs,
+    label: &str,
+    wrapped: bool,
+    extra: &[(&str, &str)],
+    (key, given): (&str, &Json),
+) {
     if global.json {
-        let head = serde_json::json!({
+        let mut head = serde_json::json!({
             "envelope_version": ENVELOPE_VERSION,
             "command": "schema",
             "file_path": label,
             "ok": true,
             "type": args.ty,
-            "wrapped": schema.wrapped,
-        })
-        .to_string();
+            "wrapped": wrapped,
+        });
+        for (k, v) in extra {
+            head[*k] = (*v).into();
+        }
+        let head = head.to_string();
         // Append the field to the object without re-ordering its keys.
         let head = head.strip_suffix('}').unwrap_or(&head);
-        output::emit_line(&format!(
-            "{head},\"response_format\":{}}}",
-            response_format.to_compact()
-        ));
+        output::emit_line(&format!("{head},\"{key}\":{}}}", given.to_compact()));
     } else {
-        output::emit_line(&response_format.to_pretty());
-        if schema.wrapped {
+        output::emit_line(&given.to_pretty());
+        if wrapped {
             eprintln!(
                 "note: `{}` is not an object, so it is sent wrapped as {{\"value\": …}} and unwrapped from the reply",
                 args.ty
             );
         }
     }
-    Ok(exit::SUCCESS)
 }
 
 /// `--provider NAME`: the request fields that carry `schema` to `provider`.
@@ -142,28 +163,13 @@ fn print_for_provider(
             return exit::USAGE;
         }
     };
-    if global.json {
-        let head = serde_json::json!({
-            "envelope_version": ENVELOPE_VERSION,
-            "command": "schema",
-            "file_path": label,
-            "ok": true,
-            "type": args.ty,
-            "wrapped": schema.wrapped,
-            "provider": provider,
-            "function": function,
-        })
-        .to_string();
-        let head = head.strip_suffix('}').unwrap_or(&head);
-        output::emit_line(&format!("{head},\"request\":{}}}", request.to_compact()));
-    } else {
-        output::emit_line(&request.to_pretty());
-        if schema.wrapped {
-            eprintln!(
-                "note: `{}` is not an object, so it is sent wrapped as {{\"value\": …}} and unwrapped from the reply",
-                args.ty
-            );
-        }
-    }
+    print_given(
+        args,
+        global,
+        label,
+        schema.wrapped,
+        &[("provider", &provider), ("function", &function)],
+        ("request", &request),
+    );
     exit::SUCCESS
 }
