@@ -127,22 +127,19 @@ pub struct Member {
 
 impl Workspace {
     /// What is known without `cargo metadata`: the manifest as given, no
-    /// members. For reporting a command that was interrupted before the
-    /// workspace could be read.
+    /// members, and the same root [`PendingWorkspace`] falls back to. For
+    /// reporting a command that was interrupted before the workspace could
+    /// be read.
     pub fn unread(global: &GlobalArgs) -> Workspace {
         let manifest = global
             .manifest_path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("Cargo.toml"));
-        let root = manifest
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
+            .as_deref()
+            .unwrap_or(Path::new("Cargo.toml"));
+        let root = fallback_root();
         Workspace {
             target_dir: root.join("target"),
             root,
-            manifest_label: crate::check::display_path(&manifest),
+            manifest_label: crate::check::display_path(manifest),
             vox_packages: Vec::new(),
             members: Vec::new(),
         }
@@ -223,7 +220,7 @@ impl PendingWorkspace {
         PendingWorkspace {
             answer: Mutex::new(Some(rx)),
             result: OnceLock::new(),
-            fallback_root: std::env::current_dir().unwrap_or_default(),
+            fallback_root: fallback_root(),
         }
     }
 
@@ -277,6 +274,11 @@ impl PendingWorkspace {
             Err(_) => &self.fallback_root,
         }
     }
+}
+
+/// Where rustc's file names are rooted when the workspace cannot be read.
+fn fallback_root() -> PathBuf {
+    std::env::current_dir().unwrap_or_default()
 }
 
 fn unexpected() -> WorkspaceError {
