@@ -331,7 +331,8 @@ impl Client {
         loop {
             let body = call.ask().await?;
             // serde_json quotes the reply in its errors: redact them.
-            let answer = parse_response(call.wire, &body).map_err(|e| transport.redact_error(e))?;
+            let answer =
+                parse_response(call.wire, &body).map_err(|e| transport.redact_malformed(e))?;
             call.record_usage(&answer.usage);
             let verdict = answer.content().and_then(|content| {
                 accept(content).map_err(|error| answer.rejection(error, content))

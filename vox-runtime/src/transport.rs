@@ -206,55 +206,15 @@ impl Transport {
         self.redactor.redact(text)
     }
 
-    /// `error` with every text in it redacted and, where it may quote a
-    /// reply at length, truncated: for errors built outside the transport
-    /// from a reply (a malformed chat completion quoted by serde_json).
-    pub fn redact_error(&self, error: Error) -> Error {
-        let redact = |text: String| self.redact(&text);
+    /// `error` from reading a 2xx body ([`crate::reply::parse_response`]):
+    /// a malformed response's description, serde_json's, which may quote
+    /// the reply, redacted and truncated; any other error as it is.
+    pub fn redact_malformed(&self, error: Error) -> Error {
         match error {
-            Error::Config(message) => Error::Config(redact(message)),
-            Error::Http {
-                status,
-                body_excerpt,
-            } => Error::Http {
-                status,
-                body_excerpt: redact(body_excerpt),
-            },
-            Error::Transport { kind, message } => Error::Transport {
-                kind,
-                message: redact(message),
-            },
-            Error::InvalidOutput {
-                function,
-                attempts,
-                last_error,
-                last_reply,
-            } => Error::InvalidOutput {
-                function,
-                attempts,
-                last_error: redact(last_error),
-                last_reply: redact(last_reply),
-            },
             Error::MalformedResponse(message) => {
-                Error::MalformedResponse(truncate_chars(&redact(message), BODY_EXCERPT_CHARS))
+                Error::MalformedResponse(truncate_chars(&self.redact(&message), BODY_EXCERPT_CHARS))
             }
-            Error::Redirect { status, location } => Error::Redirect {
-                status,
-                location: location.map(redact),
-            },
-            Error::AllProvidersFailed { function, tried } => Error::AllProvidersFailed {
-                function,
-                tried: tried
-                    .into_iter()
-                    .map(|mut failure| {
-                        failure.error = Box::new(self.redact_error(*failure.error));
-                        failure
-                    })
-                    .collect(),
-            },
-            other @ (Error::Serialize { .. }
-            | Error::ResponseTooLarge { .. }
-            | Error::InvalidUtf8 { .. }) => other,
+            other => other,
         }
     }
 
