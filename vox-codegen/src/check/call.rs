@@ -132,7 +132,7 @@ impl Checker<'_> {
             self.info.callees.insert(e.id, Callee::Fn(fi));
             self.check_callable(fi, callee);
             if let Some(cur) = self.current {
-                if let Some(calls) = self.calls.get_mut(cur) {
+                if let Some(calls) = self.info.calls.get_mut(cur) {
                     calls.push((fi, callee.span));
                 }
             }

@@ -230,7 +230,7 @@ impl Checker<'_> {
                 if net[i] || exempt(&self.info.fns[i]) {
                     continue;
                 }
-                if self.calls[i].iter().any(|(callee, _)| net[*callee]) {
+                if self.info.calls[i].iter().any(|(callee, _)| net[*callee]) {
                     net[i] = true;
                     changed = true;
                 }
@@ -257,7 +257,7 @@ impl Checker<'_> {
                 )
                 .hint("`@ai` functions call a model over the network")
             } else {
-                let (callee, span) = self.calls[i]
+                let (callee, span) = self.info.calls[i]
                     .iter()
                     .find(|(c, _)| net[*c])
                     .copied()

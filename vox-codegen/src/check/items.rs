@@ -365,7 +365,7 @@ impl Checker<'_> {
                     .insert(f.name.name.clone(), self.info.fns.len());
                 self.info.fns.push(info);
             }
-            self.calls.push(Vec::new());
+            self.info.calls.push(Vec::new());
         }
         // In a library crate `fn main` is emitted as `pub fn vox_main`
         // (README, "The language"), so a user `vox_main` would collide.

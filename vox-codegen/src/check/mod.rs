@@ -143,6 +143,9 @@ pub struct ModuleInfo {
     /// (arithmetic, unary `-`, conversions), for the error message the
     /// emitted code gives (docs/language.md, "Numbers").
     pub sites: HashMap<ExprId, String>,
+    /// Per function (indexed like `fns`): (callee fn index, call span) of
+    /// the calls to user functions in its body.
+    pub calls: Vec<Vec<(usize, Span)>>,
 }
 
 impl ModuleInfo {
@@ -176,7 +179,6 @@ pub fn check_module(
         fn_index: HashMap::new(),
         scopes: Vec::new(),
         current: None,
-        calls: Vec::new(),
         lints: true,
         pat_origin: None,
         var_origins: Vec::new(),
@@ -205,8 +207,6 @@ struct Checker<'a> {
     scopes: Vec<Vec<(String, Local)>>,
     /// Index of the function being checked.
     current: Option<usize>,
-    /// Per function: (callee fn index, call span) of calls to user functions.
-    calls: Vec<Vec<(usize, Span)>>,
     /// Lints that assume a complete body (off when the body had syntax errors).
     lints: bool,
     /// Where the value matched by the pattern being checked comes from.

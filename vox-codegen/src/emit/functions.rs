@@ -208,36 +208,19 @@ impl Emitter<'_> {
 }
 
 /// For each `net` function, every function it reaches through calls
-/// (itself only if it is recursive).
-pub(super) fn recursive_net_fns(
-    module: &Module,
-    info: &ModuleInfo,
-) -> HashMap<usize, HashSet<usize>> {
-    let direct: Vec<Vec<usize>> = info
-        .fns
-        .iter()
-        .map(|f| {
-            let mut callees = Vec::new();
-            if let Some(d) = module.fn_decl(f.item) {
-                walk_block(&d.body, &mut |e| {
-                    if let Some(Callee::Fn(i)) = info.callees.get(&e.id) {
-                        callees.push(*i);
-                    }
-                });
-            }
-            callees
-        })
-        .collect();
+/// (itself only if it is recursive), on the checker's call graph.
+pub(super) fn recursive_net_fns(info: &ModuleInfo) -> HashMap<usize, HashSet<usize>> {
+    let callees = |i: usize| info.calls.get(i).into_iter().flatten().map(|(c, _)| *c);
     let mut out = HashMap::new();
     for (i, f) in info.fns.iter().enumerate() {
         if !f.net {
             continue;
         }
         let mut seen = HashSet::new();
-        let mut stack = direct[i].clone();
+        let mut stack: Vec<usize> = callees(i).collect();
         while let Some(n) = stack.pop() {
             if seen.insert(n) {
-                stack.extend(direct.get(n).into_iter().flatten().copied());
+                stack.extend(callees(n));
             }
         }
         out.insert(i, seen);

@@ -74,7 +74,7 @@ pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
         current_fn: String::new(),
         current: usize::MAX,
         in_test: false,
-        recursive_net: recursive_net_fns(module, info),
+        recursive_net: recursive_net_fns(info),
     };
     e.run();
     e.out
