@@ -331,8 +331,8 @@ impl Client {
         loop {
             let body = call.ask().await?;
             // serde_json quotes the reply in its errors: redact them.
-            let answer =
-                parse_response(call.wire, &body).map_err(|e| transport.redact_malformed(e))?;
+            let answer = parse_response(call.parts.wire(), &body)
+                .map_err(|e| transport.redact_malformed(e))?;
             call.record_usage(&answer.usage);
             let verdict = answer.content().and_then(|content| {
                 accept(content).map_err(|error| answer.rejection(error, content))
@@ -379,7 +379,6 @@ fn falls_back(error: &Error) -> bool {
 struct Call<'a> {
     transport: &'a Transport,
     function: &'a AiFunction,
-    wire: Wire,
     /// The function's constant request parts, kept by the function.
     parts: Cow<'a, RequestParts>,
     conversation: Conversation,
@@ -400,7 +399,6 @@ impl<'a> Call<'a> {
         Ok(Call {
             transport,
             function,
-            wire,
             parts: function.request_parts(wire, target.model, max_tokens)?,
             conversation: Conversation::start(wire, args),
             attempt: 0,

@@ -283,6 +283,11 @@ impl RequestParts {
         &self.key.model
     }
 
+    /// The API shape these parts are in.
+    pub fn wire(&self) -> Wire {
+        self.key.wire
+    }
+
     /// The JSON body of one request: the constant parts around
     /// `conversation`, in one allocation.
     pub fn request_body(&self, conversation: &Conversation) -> Bytes {
