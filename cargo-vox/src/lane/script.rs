@@ -144,15 +144,14 @@ fn script_program(exe: &Path, target_dir: &Path, package: &str) -> Option<PathBu
     (exe.starts_with(&dir) && exe.file_name()? == name.as_str() && exe.is_file()).then_some(exe)
 }
 
-/// The hash a stamp records for a program: FNV-1a over its little-endian
-/// 64-bit words (the last 0–7 bytes one by one), then its length. Words,
-/// not bytes, keep a warm run fast: programs are tens of MB.
+/// The hash a stamp records for a program: FNV-1a ([`fnv_step`]) over its
+/// little-endian 64-bit words (the last 0–7 bytes one by one), then its
+/// length. Words, not bytes, keep a warm run fast: programs are tens of MB.
 fn program_hash(exe: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
-    const PRIME: u64 = 0x0100_0000_01b3;
     let mut file = std::fs::File::open(exe)?;
     let mut buf = vec![0u8; 1 << 16];
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = FNV_OFFSET;
     let mut len: u64 = 0;
     loop {
         // Fill the buffer, so every chunk but the last is whole words.
@@ -168,18 +167,18 @@ fn program_hash(exe: &Path) -> std::io::Result<String> {
         let mut words = buf[..n].chunks_exact(8);
         for w in &mut words {
             if let Ok(w) = <[u8; 8]>::try_from(w) {
-                h = (h ^ u64::from_le_bytes(w)).wrapping_mul(PRIME);
+                h = fnv_step(h, u64::from_le_bytes(w));
             }
         }
         for b in words.remainder() {
-            h = (h ^ u64::from(*b)).wrapping_mul(PRIME);
+            h = fnv_step(h, u64::from(*b));
         }
         len += n as u64;
         if n < buf.len() {
             break;
         }
     }
-    Ok(format!("{:016x}", (h ^ len).wrapping_mul(PRIME)))
+    Ok(format!("{:016x}", fnv_step(h, len)))
 }
 
 /// The stamp file's text: the build stamp, the program and its hash, one
@@ -213,16 +212,21 @@ fn stamped_program(
 /// FNV-1a: a stable hash for cache names and stamps (std's hasher is not
 /// stable across Rust versions).
 fn fnv(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = FNV_OFFSET;
     for p in parts {
         for b in *p {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+            h = fnv_step(h, u64::from(*b));
         }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+        h = fnv_step(h, 0xff);
     }
     h
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One FNV-1a step: mix in `v` (a byte, or for [`program_hash`] a word).
+fn fnv_step(h: u64, v: u64) -> u64 {
+    (h ^ v).wrapping_mul(0x0100_0000_01b3)
 }
 
 /// The vox-runtime dependency line: this checkout's when it is present
