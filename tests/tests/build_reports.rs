@@ -5,17 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use vox_e2e::{cargo_vox, copy_fixture, run, target_dir, write_later, Run, BUILD};
+use vox_e2e::{cargo_vox, copy_fixture, only_envelope, run, target_dir, write_later, Run, BUILD};
 use vox_metadata::{DiagnosticPayload, Envelope};
 
 /// `cargo vox --json build` in `dir`: its exit status and its one envelope.
 fn build(dir: &Path) -> (Run, Envelope) {
     let r = run(cargo_vox(dir).args(["--json", "build"]), BUILD);
-    let lines: Vec<&str> = r.stdout.lines().collect();
-    assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
-    let env = Envelope::from_line(lines[0])
-        .unwrap_or_else(|e| panic!("not an envelope ({e})\n{}", r.dump()));
-    assert_eq!(env.command, "build", "{}", r.dump());
+    let env = only_envelope(&r, "build");
     (r, env)
 }
 

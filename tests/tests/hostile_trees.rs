@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use vox_e2e::{cargo_vox_bin, for_fixture_builds, json_lines, run, unique, work_dir, Run};
+use vox_e2e::{
+    cargo_vox_bin, for_fixture_builds, json_lines, only_envelope, run, unique, work_dir, Run,
+};
 use vox_metadata::Envelope;
 
 /// Far more than a check of a few small files takes, even on a loaded machine.
@@ -71,11 +73,7 @@ fn vox(dir: &Path, args: &[&str]) -> Run {
 }
 
 fn envelope(r: &Run) -> Envelope {
-    let line = r.stdout.lines().next().expect("an envelope");
-    let env = Envelope::from_line(line)
-        .unwrap_or_else(|e| panic!("not a version-1 envelope ({e})\n{}", r.dump()));
-    assert_eq!(env.command, "check", "{env:?}");
-    env
+    only_envelope(r, "check")
 }
 
 /// `check --json ARGS` fails (exit 1) without diagnostics, with a message

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use vox_e2e::{
-    cargo_bin, cargo_vox, copy_fixture, json_lines, read, remove_later, run, work_dir, write_later,
-    Run, BUILD, QUICK,
+    cargo_bin, cargo_vox, copy_fixture, envelopes, json_lines, only_envelope, read, remove_later,
+    run, work_dir, write_later, Run, BUILD, QUICK,
 };
 use vox_metadata::{DiagnosticPayload, Envelope};
 
@@ -41,41 +41,6 @@ fn lane_with(dir: &Path, args: &[&str], env: &[(&str, &str)], deadline: Duration
 
 fn lane(dir: &Path, args: &[&str]) -> Run {
     lane_with(dir, args, &[], BUILD)
-}
-
-/// The envelopes a `--json` run printed, read with the published types
-/// (which check `envelope_version`), each checked for its counts.
-fn envelopes(r: &Run) -> Vec<Envelope> {
-    // Only JSON lines may reach stdout under `--json`.
-    json_lines(r);
-    let lines: Vec<Envelope> = r
-        .stdout
-        .lines()
-        .map(|l| {
-            Envelope::from_line(l)
-                .unwrap_or_else(|e| panic!("not an envelope ({e}): {l}\n{}", r.dump()))
-        })
-        .collect();
-    for env in &lines {
-        let errors = env.diagnostics.iter().filter(|d| d.is_error()).count();
-        assert_eq!(env.error_count, errors, "error_count\n{}", r.dump());
-        assert_eq!(
-            env.warning_count,
-            env.diagnostics.len() - errors,
-            "warning_count\n{}",
-            r.dump()
-        );
-    }
-    lines
-}
-
-/// The single envelope a `--json` command printed, for `command`.
-fn only_envelope(r: &Run, command: &str) -> Envelope {
-    let mut lines = envelopes(r);
-    assert_eq!(lines.len(), 1, "exactly one envelope\n{}", r.dump());
-    let env = lines.remove(0);
-    assert_eq!(env.command, command, "{env:?}");
-    env
 }
 
 /// The one diagnostic with this source and code.

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use vox_e2e::{cargo_vox, copy_fixture, json_lines, read, run, Run, BUILD};
+use vox_e2e::{cargo_vox, copy_fixture, envelopes, read, run, Run, BUILD};
 use vox_metadata::{Envelope, TestFailure};
 
 fn lane(dir: &Path, args: &[&str]) -> Run {
@@ -32,17 +32,8 @@ fn lane(dir: &Path, args: &[&str]) -> Run {
 
 /// The build and the test envelope of a `--json test` run, read with the
 /// published types.
-fn envelopes(r: &Run) -> (Envelope, Envelope) {
-    // Only JSON lines may reach stdout under `--json`.
-    json_lines(r);
-    let mut lines: Vec<Envelope> = r
-        .stdout
-        .lines()
-        .map(|l| {
-            Envelope::from_line(l)
-                .unwrap_or_else(|e| panic!("not an envelope ({e}): {l}\n{}", r.dump()))
-        })
-        .collect();
+fn build_and_test(r: &Run) -> (Envelope, Envelope) {
+    let mut lines = envelopes(r);
     assert_eq!(lines.len(), 2, "build and test envelopes\n{}", r.dump());
     let test = lines.pop().expect("two lines");
     let build = lines.pop().expect("two lines");
@@ -179,7 +170,7 @@ fn counts_are_exact_whatever_the_tests_print() {
     // 1. Captured output (libtest's default).
     let r = lane(&root, &["--json", "test"]);
     r.assert_code(1);
-    let (build, t) = envelopes(&r);
+    let (build, t) = build_and_test(&r);
     assert!(build.ok, "{}", r.dump());
     assert_eq!(
         counts(&t),
@@ -210,7 +201,7 @@ fn counts_are_exact_whatever_the_tests_print() {
     // stderr; the counts and the messages stay the same.
     let r = lane(&root, &["--json", "test", "--", "--", "--nocapture"]);
     r.assert_code(1);
-    let (_, t) = envelopes(&r);
+    let (_, t) = build_and_test(&r);
     assert_eq!(
         counts(&t),
         (6, 6, 1),
@@ -233,7 +224,7 @@ fn counts_are_exact_whatever_the_tests_print() {
         ],
     );
     r.assert_code(1);
-    let (_, t) = envelopes(&r);
+    let (_, t) = build_and_test(&r);
     assert_eq!(
         counts(&t),
         (3, 3, 1),
@@ -244,7 +235,7 @@ fn counts_are_exact_whatever_the_tests_print() {
     // 4. The doctests alone.
     let r = lane(&root, &["--json", "test", "--", "--doc"]);
     r.assert_code(1);
-    let (build, t) = envelopes(&r);
+    let (build, t) = build_and_test(&r);
     assert!(build.ok, "{}", r.dump());
     assert_eq!(counts(&t), (1, 1, 0), "doctests alone: {t:?}\n{}", r.dump());
     let list = failures(&t);

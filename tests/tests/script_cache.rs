@@ -10,9 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use vox_e2e::{cargo_vox, json_lines, run, target_dir, work_dir, Run, BUILD, QUICK};
-#[cfg(unix)]
-use vox_metadata::Envelope;
+use vox_e2e::{cargo_vox, run, target_dir, work_dir, Run, BUILD, QUICK};
 
 /// `cargo-vox ARGS` in `dir` with the fixture provider and extra environment.
 fn vox(dir: &Path, args: &[&str], env: &[(&str, &Path)], deadline: Duration) -> Run {
@@ -196,11 +194,7 @@ fn a_symlink_planted_at_the_stamp_is_replaced_not_followed() {
 #[cfg(unix)]
 fn refusal(r: &Run) -> String {
     r.assert_code(1);
-    let lines = json_lines(r);
-    assert_eq!(lines.len(), 1, "one envelope\n{}", r.dump());
-    let env = Envelope::from_line(r.stdout.trim_end())
-        .unwrap_or_else(|e| panic!("not an envelope ({e})\n{}", r.dump()));
-    assert_eq!(env.command, "run", "{env:?}");
+    let env = vox_e2e::only_envelope(r, "run");
     assert!(!env.ok, "{env:?}");
     env.message.unwrap_or_default()
 }
