@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::ast::*;
-use crate::check::{Callee, FnInfo, ModuleInfo};
+use crate::check::{FnInfo, ModuleInfo};
 use crate::types::Ty;
 
 use super::names::{float_lit, rust_ident, rust_str};
@@ -39,7 +39,7 @@ impl Emitter<'_> {
         // `fn main` is the program's entry point, with or without
         // `@uses(net)`: never an `async fn` (docs/language.md, "fn main").
         if f.name == "main" {
-            let needs_async = f.net || self.calls_net(&d.body);
+            let needs_async = f.net || self.calls_net(idx);
             let fname = if self.opts.script {
                 "main".to_string()
             } else {
@@ -161,7 +161,7 @@ impl Emitter<'_> {
         out.push_str(FN_ALLOWS);
         out.push('\n');
         let name = rust_ident(&f.name);
-        if self.calls_net(&d.body) {
+        if self.calls_net(idx) {
             let _ = writeln!(
                 out,
                 "fn {name}() -> ::std::result::Result<(), ::vox_runtime::Error> {{"
@@ -177,19 +177,13 @@ impl Emitter<'_> {
         out
     }
 
-    /// Does the block (transitively through nested expressions) call a net function?
-    fn calls_net(&self, b: &Block) -> bool {
-        let mut found = false;
-        walk_block(b, &mut |e| {
-            if let ExprKind::Call { .. } = e.kind {
-                if let Some(Callee::Fn(i)) = self.info.callees.get(&e.id) {
-                    if self.info.fns.get(*i).is_some_and(|f| f.net) {
-                        found = true;
-                    }
-                }
-            }
-        });
-        found
+    /// Does the body of function `idx` call a net function?
+    fn calls_net(&self, idx: usize) -> bool {
+        self.info.calls.get(idx).is_some_and(|calls| {
+            calls
+                .iter()
+                .any(|(c, _)| self.info.fns.get(*c).is_some_and(|f| f.net))
+        })
     }
 
     /// Statements of a function body at `depth` indentation.
