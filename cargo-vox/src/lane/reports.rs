@@ -147,11 +147,16 @@ fn newest_out_dir(package: &str, package_dir: &Path, target_dir: &Path) -> Optio
             }
         }
     }
-    candidates
+    // Newest first (stat only); reports are read until one is the package's.
+    let mut dated: Vec<(SystemTime, PathBuf)> = candidates
         .into_iter()
-        .filter(|p| report_is_for(p, package_dir))
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-        .max_by_key(|(t, _)| *t)
+        .collect();
+    dated.sort_by_key(|(t, _)| *t);
+    dated
+        .into_iter()
+        .rev()
+        .find(|(_, p)| report_is_for(p, package_dir))
         .and_then(|(_, p)| p.parent().map(Path::to_path_buf))
 }
 
