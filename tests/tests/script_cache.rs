@@ -207,28 +207,29 @@ fn a_cache_others_may_write_or_own_is_refused() {
     write_script(&dir, "e.vox", "script e");
     // Were the cache accepted, the build would fail on this cargo instead.
     let nocargo = PathBuf::from("/nonexistent/cargo");
+    let with_cache = |cache: &Path, args: &[&str]| {
+        vox(
+            &dir,
+            args,
+            &[("VOX_SCRIPT_CACHE", cache), ("CARGO", &nocargo)],
+            QUICK,
+        )
+    };
+    let mkdir = |path: &Path, mode: u32| {
+        std::fs::create_dir(path).expect("create cache");
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    };
 
     let open = dir.join("open-cache");
-    std::fs::create_dir(&open).expect("create cache");
-    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-    let r = vox(
-        &dir,
-        &["--json", "run", "e.vox"],
-        &[("VOX_SCRIPT_CACHE", &open), ("CARGO", &nocargo)],
-        QUICK,
-    );
+    mkdir(&open, 0o777);
+    let r = with_cache(&open, &["--json", "run", "e.vox"]);
     let message = refusal(&r);
     assert!(message.contains(open.to_str().unwrap()), "{message}");
     assert!(message.contains("writable by other users"), "{message}");
     assert!(message.contains("chmod go-w"), "{message}");
     assert!(!message.contains("nonexistent"), "{message}");
     // Human output says the same on stderr.
-    let r = vox(
-        &dir,
-        &["run", "e.vox"],
-        &[("VOX_SCRIPT_CACHE", &open), ("CARGO", &nocargo)],
-        QUICK,
-    );
+    let r = with_cache(&open, &["run", "e.vox"]);
     r.assert_code(1);
     assert!(r.stderr.contains("writable by other users"), "{}", r.dump());
     assert!(r.stdout.is_empty(), "{}", r.dump());
@@ -236,14 +237,8 @@ fn a_cache_others_may_write_or_own_is_refused() {
     // Private itself, but inside a directory anyone may change: another
     // user could rename it away and put theirs in its place.
     let inside_open = open.join("cache");
-    std::fs::create_dir(&inside_open).expect("create cache");
-    std::fs::set_permissions(&inside_open, std::fs::Permissions::from_mode(0o700)).expect("chmod");
-    let r = vox(
-        &dir,
-        &["--json", "run", "e.vox"],
-        &[("VOX_SCRIPT_CACHE", &inside_open), ("CARGO", &nocargo)],
-        QUICK,
-    );
+    mkdir(&inside_open, 0o700);
+    let r = with_cache(&inside_open, &["--json", "run", "e.vox"]);
     let message = refusal(&r);
     assert!(
         message.contains(&format!("inside {}", open.display())),
@@ -258,15 +253,9 @@ fn a_cache_others_may_write_or_own_is_refused() {
         return;
     }
     let theirs = dir.join("their-cache");
-    std::fs::create_dir(&theirs).expect("create cache");
-    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    mkdir(&theirs, 0o700);
     std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
-    let r = vox(
-        &dir,
-        &["--json", "run", "e.vox"],
-        &[("VOX_SCRIPT_CACHE", &theirs), ("CARGO", &nocargo)],
-        QUICK,
-    );
+    let r = with_cache(&theirs, &["--json", "run", "e.vox"]);
     let message = refusal(&r);
     assert!(message.contains(theirs.to_str().unwrap()), "{message}");
     assert!(message.contains("owned by uid 65534"), "{message}");
@@ -275,14 +264,8 @@ fn a_cache_others_may_write_or_own_is_refused() {
     // Ours, inside a directory someone else owns.
     let mine = theirs.join("mine");
     std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    std::fs::create_dir(&mine).expect("create cache");
-    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).expect("chmod");
-    let r = vox(
-        &dir,
-        &["--json", "run", "e.vox"],
-        &[("VOX_SCRIPT_CACHE", &mine), ("CARGO", &nocargo)],
-        QUICK,
-    );
+    mkdir(&mine, 0o700);
+    let r = with_cache(&mine, &["--json", "run", "e.vox"]);
     let message = refusal(&r);
     assert!(
         message.contains(&format!("inside {}", theirs.display())),
