@@ -3,6 +3,7 @@
 
 use crate::ast::*;
 use crate::diagnostic::{did_you_mean, levenshtein, Code, Diagnostic};
+use crate::schema;
 use crate::source::Span;
 use crate::types::*;
 
@@ -21,17 +22,11 @@ const AI_ARGS: [&str; 7] = [
 const MAX_ITERATIONS_LIMIT: i64 = 100;
 /// The most `max_tokens` may be (no model answers with more).
 const MAX_TOKENS_LIMIT: i64 = 1_000_000;
-/// The providers a `provider:` model prefix may name (vox-runtime's
-/// `Provider` names; docs/runtime.md, "Providers").
-const PROVIDERS: [&str; 7] = [
-    "openai",
-    "openrouter",
-    "anthropic",
-    "gemini",
-    "ollama",
-    "compatible",
-    "fixture",
-];
+/// The providers a `provider:` model prefix may name: the network ones
+/// ([`schema::PROVIDERS`]) and `fixture` (docs/runtime.md, "Providers").
+fn known_providers() -> impl Iterator<Item = &'static str> {
+    schema::PROVIDERS.into_iter().chain(["fixture"])
+}
 
 /// The provider `prefix` (the text before a model's first `:`) looks like a
 /// misspelling of: the same name in another case, or one edit away (two
@@ -42,7 +37,7 @@ fn misspelt_provider(prefix: &str) -> Option<&'static str> {
         return None;
     }
     let lower = prefix.to_ascii_lowercase();
-    PROVIDERS.into_iter().find(|p| {
+    known_providers().find(|p| {
         let allowed = if p.len() >= 8 { 2 } else { 1 };
         lower == *p || levenshtein(&lower, p) <= allowed
     })
@@ -362,7 +357,7 @@ impl Checker<'_> {
         let trimmed = text.trim();
         let split = trimmed.split_once(':');
         match split {
-            Some((prefix, model)) if PROVIDERS.contains(&prefix) => {
+            Some((prefix, model)) if known_providers().any(|p| p == prefix) => {
                 if required && prefix == "fixture" {
                     self.err(
                         Diagnostic::error(
