@@ -81,17 +81,15 @@ impl Checker<'_> {
     /// schema that does not is an error here rather than a silent cut or a
     /// 400 from the provider at run time.
     pub(super) fn check_schema_limits(&mut self) {
-        let mut seen: Vec<Ty> = Vec::new();
         for i in 0..self.info.fns.len() {
             let f = &self.info.fns[i];
             if f.ai.is_none()
                 || !f.ret.is_concrete()
                 || matches!(f.ret, Ty::Unit)
-                || seen.contains(&f.ret)
+                || self.info.output_schemas.iter().any(|(t, _)| *t == f.ret)
             {
                 continue;
             }
-            seen.push(f.ret.clone());
             let schema = crate::schema::output_schema(&f.ret, &self.info.types);
             let problems = crate::schema::stats(&schema.schema).violations();
             self.info.output_schemas.push((f.ret.clone(), schema));
