@@ -15,7 +15,7 @@ use vox_codegen::{Code, Diagnostic, SourceFile, SourceMap, Span};
 
 use crate::check::{display_path, inputs_or_report, label_for_paths, CheckArgs};
 use crate::cli::GlobalArgs;
-use crate::envelope::{DiagnosticPayload, Envelope};
+use crate::envelope::{payloads, Envelope};
 use crate::exit;
 use crate::output::{emit_line, Reporter};
 
@@ -94,12 +94,6 @@ pub(crate) fn render_all(out_json: bool, diagnostics: &[Diagnostic], sources: &S
     for d in diagnostics {
         eprintln!("{}", vox_codegen::diagnostic::render(d, sources, opts));
     }
-}
-
-/// The envelope payloads of diagnostics (none dropped: see
-/// [`crate::envelope::payloads`]).
-pub(crate) fn payloads(diagnostics: &[Diagnostic], sources: &SourceMap) -> Vec<DiagnosticPayload> {
-    crate::envelope::payloads(diagnostics, sources)
 }
 
 fn plural(n: usize, what: &str) -> String {
