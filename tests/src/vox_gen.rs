@@ -990,6 +990,13 @@ impl Gen {
         }
     }
 
+    /// `l op r`, both operands of type `ty` (left generated first).
+    fn bin(&mut self, op: Op, ty: &Ty, depth: usize) -> Expr {
+        let l = self.expr(ty, depth);
+        let r = self.expr(ty, depth);
+        Expr::Bin(op, Box::new(l), Box::new(r))
+    }
+
     /// A constructor of `ty` (operators for scalars).
     fn construct(&mut self, ty: &Ty, depth: usize) -> Expr {
         let d = depth.saturating_sub(1);
@@ -999,16 +1006,8 @@ impl Gen {
                     return self.leaf(ty);
                 }
                 match self.rng.below(9) {
-                    0 => Expr::Bin(
-                        Op::Add,
-                        Box::new(self.expr(ty, d)),
-                        Box::new(self.expr(ty, d)),
-                    ),
-                    1 => Expr::Bin(
-                        Op::Sub,
-                        Box::new(self.expr(ty, d)),
-                        Box::new(self.expr(ty, d)),
-                    ),
+                    0 => self.bin(Op::Add, ty, d),
+                    1 => self.bin(Op::Sub, ty, d),
                     2 => Expr::Bin(
                         Op::Mul,
                         Box::new(self.expr(ty, d)),
@@ -1063,16 +1062,8 @@ impl Gen {
                     return self.leaf(ty);
                 }
                 match self.rng.below(6) {
-                    0 => Expr::Bin(
-                        Op::Add,
-                        Box::new(self.expr(ty, d)),
-                        Box::new(self.expr(ty, d)),
-                    ),
-                    1 => Expr::Bin(
-                        Op::Sub,
-                        Box::new(self.expr(ty, d)),
-                        Box::new(self.expr(ty, d)),
-                    ),
+                    0 => self.bin(Op::Add, ty, d),
+                    1 => self.bin(Op::Sub, ty, d),
                     2 => Expr::Bin(
                         *self.rng.pick(&[Op::Mul, Op::Mul, Op::Div, Op::Rem]),
                         Box::new(self.expr(ty, d)),
@@ -1097,11 +1088,10 @@ impl Gen {
                     return self.leaf(ty);
                 }
                 match self.rng.below(6) {
-                    0 | 1 => Expr::Bin(
-                        *self.rng.pick(&[Op::Add, Op::Sub]),
-                        Box::new(self.expr(ty, d)),
-                        Box::new(self.expr(ty, d)),
-                    ),
+                    0 | 1 => {
+                        let op = *self.rng.pick(&[Op::Add, Op::Sub]);
+                        self.bin(op, ty, d)
+                    }
                     2 => Expr::Bin(
                         Op::Mul,
                         Box::new(self.expr(ty, d)),
@@ -1144,11 +1134,11 @@ impl Gen {
                     1 | 2 => {
                         let t = self.base_ty(1);
                         let op = *self.rng.pick(&[Op::Eq, Op::Ne, Op::Is, Op::Isnt]);
-                        Expr::Bin(op, Box::new(self.expr(&t, d)), Box::new(self.expr(&t, d)))
+                        self.bin(op, &t, d)
                     }
                     3 => {
                         let op = if self.rng.chance(50) { Op::And } else { Op::Or };
-                        Expr::Bin(op, Box::new(self.expr(ty, d)), Box::new(self.expr(ty, d)))
+                        self.bin(op, ty, d)
                     }
                     4 => Expr::Not(Box::new(self.expr(ty, d))),
                     _ => self.leaf(ty),
@@ -1159,11 +1149,7 @@ impl Gen {
                     return self.leaf(ty);
                 }
                 match self.rng.below(4) {
-                    0 => Expr::Bin(
-                        Op::Add,
-                        Box::new(self.expr(ty, d)),
-                        Box::new(self.expr(ty, d)),
-                    ),
+                    0 => self.bin(Op::Add, ty, d),
                     1 => {
                         // Scalars print plainly; everything else as JSON.
                         let t = if self.rng.chance(35) {
@@ -1188,11 +1174,7 @@ impl Gen {
                     return self.leaf(ty);
                 }
                 if self.rng.chance(25) {
-                    return Expr::Bin(
-                        Op::Add,
-                        Box::new(self.expr(ty, d)),
-                        Box::new(self.expr(ty, d)),
-                    );
+                    return self.bin(Op::Add, ty, d);
                 }
                 let lo = usize::from(!self.f.empty_literals);
                 let n = lo + self.rng.below(4 - lo);
