@@ -109,8 +109,6 @@ pub struct Workspace {
     pub target_dir: PathBuf,
     /// The manifest the command works on, as shown to users.
     pub manifest_label: String,
-    /// Members that compile Vox in their build script: (name, package root).
-    pub vox_packages: Vec<(String, PathBuf)>,
     /// Every workspace member.
     pub members: Vec<Member>,
 }
@@ -123,6 +121,15 @@ pub struct Member {
     pub manifest_path: PathBuf,
     /// It has a target whose doctests `cargo test` runs.
     pub doctests: bool,
+    /// It compiles Vox in its build script (a build dependency on vox-build).
+    pub vox: bool,
+}
+
+impl Member {
+    /// The package root.
+    pub fn dir(&self) -> &Path {
+        self.manifest_path.parent().unwrap_or(Path::new(""))
+    }
 }
 
 impl Workspace {
@@ -140,7 +147,6 @@ impl Workspace {
             target_dir: root.join("target"),
             root,
             manifest_label: crate::check::display_path(manifest),
-            vox_packages: Vec::new(),
             members: Vec::new(),
         }
     }
@@ -162,28 +168,10 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
         (None, Some(root)) => root.manifest_path.clone().into_std_path_buf(),
         (None, None) => meta.workspace_root.join("Cargo.toml").into_std_path_buf(),
     };
-    let vox_packages = meta
-        .workspace_packages()
-        .into_iter()
-        .filter(|p| {
-            p.dependencies
-                .iter()
-                .any(|d| d.name == "vox-build" && d.kind == cargo_metadata::DependencyKind::Build)
-        })
-        .map(|p| {
-            let dir = p
-                .manifest_path
-                .parent()
-                .map(|d| d.as_std_path().to_path_buf())
-                .unwrap_or_default();
-            (p.name.to_string(), dir)
-        })
-        .collect();
     Ok(Workspace {
         root: meta.workspace_root.clone().into_std_path_buf(),
         target_dir: meta.target_directory.clone().into_std_path_buf(),
         manifest_label: crate::check::display_path(&manifest),
-        vox_packages,
         members: meta
             .workspace_packages()
             .into_iter()
@@ -192,6 +180,9 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
                 name: p.name.to_string(),
                 manifest_path: p.manifest_path.clone().into_std_path_buf(),
                 doctests: p.targets.iter().any(|t| t.doctest),
+                vox: p.dependencies.iter().any(|d| {
+                    d.name == "vox-build" && d.kind == cargo_metadata::DependencyKind::Build
+                }),
             })
             .collect(),
     })

@@ -119,13 +119,14 @@ fn cargo_beside_metadata(
 /// The envelope of one cargo build: rustc diagnostics plus every Vox report.
 fn build_envelope(command: &str, ws: &Workspace, run: &CargoRun) -> Envelope {
     let mut diagnostics = Vec::new();
-    for (name, dir) in &ws.vox_packages {
-        let failed_script = run
-            .stderr_tail
-            .contains(&format!("failed to run custom build command for `{name} "));
+    for m in ws.members.iter().filter(|m| m.vox) {
+        let failed_script = run.stderr_tail.contains(&format!(
+            "failed to run custom build command for `{} ",
+            m.name
+        ));
         diagnostics.extend(reports::vox_diagnostics(
-            name,
-            dir,
+            &m.name,
+            m.dir(),
             &run.outcome.out_dirs,
             &ws.target_dir,
             failed_script,
@@ -797,6 +798,7 @@ mod tests {
             name: name.into(),
             manifest_path: dir.join("Cargo.toml"),
             doctests: true,
+            vox: false,
         };
         let members = [member("my-a", &a), member("b", &b)];
         let free = harness_free_targets(&members);
