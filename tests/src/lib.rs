@@ -144,6 +144,27 @@ pub fn vox(dir: &Path, args: &[&str]) -> Run {
     r
 }
 
+/// Runs `cargo-vox ARGS` (a build lane command) in `dir` with extra
+/// environment, within `deadline`: cargo-vox must not panic (the tests it
+/// runs may, so only a panic naming cargo-vox counts), and under `--json`
+/// every stdout line must be JSON.
+pub fn lane_with(dir: &Path, args: &[&str], env: &[(&str, &str)], deadline: Duration) -> Run {
+    let mut cmd = cargo_vox(dir);
+    cmd.args(args).envs(env.iter().copied());
+    let r = run(&mut cmd, deadline);
+    assert!(
+        !r.stderr
+            .lines()
+            .any(|l| l.contains("panicked at") && l.contains("cargo-vox")),
+        "cargo-vox panicked\n{}",
+        r.dump()
+    );
+    if args.contains(&"--json") {
+        json_lines(&r);
+    }
+    r
+}
+
 /// What a finished child process left behind.
 #[derive(Debug)]
 pub struct Run {

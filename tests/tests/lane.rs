@@ -12,32 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use vox_e2e::{
-    cargo_bin, cargo_vox, copy_fixture, envelopes, json_lines, only_envelope, read, remove_later,
-    run, work_dir, write_later, Run, BUILD, QUICK,
+    cargo_bin, cargo_vox, copy_fixture, envelopes, json_lines, lane_with, only_envelope, read,
+    remove_later, work_dir, write_later, Run, BUILD, QUICK,
 };
 use vox_metadata::{DiagnosticPayload, Envelope};
-
-/// Runs `cargo-vox ARGS` in `dir` with extra environment, within `deadline`.
-fn lane_with(dir: &Path, args: &[&str], env: &[(&str, &str)], deadline: Duration) -> Run {
-    let mut cmd = cargo_vox(dir);
-    cmd.args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let r = run(&mut cmd, deadline);
-    assert!(
-        !r.stderr
-            .lines()
-            .any(|l| l.contains("panicked at") && l.contains("cargo-vox")),
-        "cargo-vox panicked\n{}",
-        r.dump()
-    );
-    if args.contains(&"--json") {
-        // Only JSON lines may reach stdout under `--json`.
-        json_lines(&r);
-    }
-    r
-}
 
 fn lane(dir: &Path, args: &[&str]) -> Run {
     lane_with(dir, args, &[], BUILD)

@@ -13,21 +13,11 @@
 
 use std::path::Path;
 
-use vox_e2e::{cargo_vox, copy_fixture, envelopes, read, run, Run, BUILD};
+use vox_e2e::{copy_fixture, envelopes, lane_with, read, Run, BUILD};
 use vox_metadata::{Envelope, TestFailure};
 
 fn lane(dir: &Path, args: &[&str]) -> Run {
-    let mut cmd = cargo_vox(dir);
-    cmd.args(args);
-    let r = run(&mut cmd, BUILD);
-    assert!(
-        !r.stderr
-            .lines()
-            .any(|l| l.contains("panicked at") && l.contains("cargo-vox")),
-        "cargo-vox panicked\n{}",
-        r.dump()
-    );
-    r
+    lane_with(dir, args, &[], BUILD)
 }
 
 /// The build and the test envelope of a `--json test` run, read with the
