@@ -375,13 +375,15 @@ fn copy_tree(src: &Path, dest: &Path) {
     }
 }
 
-/// The first `.vox` file `read_dir` lists in `dir`.
-pub fn first_vox_file(dir: &Path) -> PathBuf {
-    std::fs::read_dir(dir)
+/// The `.vox` files directly in `dir`, sorted.
+pub fn vox_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "vox"))
-        .unwrap_or_else(|| panic!("no .vox file in {}", dir.display()))
+        .filter(|p| p.extension().is_some_and(|x| x == "vox"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// Every file and directory under `root` (relative paths), skipping `target/`.

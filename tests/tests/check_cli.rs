@@ -2,7 +2,7 @@
 //! how the module to check is chosen (paths, `--manifest-path`, `-p`, the
 //! current directory).
 
-use vox_e2e::{copy_fixture, only_envelope, vox, work_dir, workspace_root, Run};
+use vox_e2e::{copy_fixture, only_envelope, vox, vox_files, work_dir, workspace_root, Run};
 use vox_metadata::{DiagnosticPayload, Envelope};
 
 /// The single envelope a `--json` check prints.
@@ -244,12 +244,7 @@ fn package_mode_reads_metadata_sources() {
     // Both `vox/` and `more-vox/` count.
     let expected_files = ["vox", "more-vox"]
         .iter()
-        .map(|d| {
-            std::fs::read_dir(root.join("fixtures/kitchen-sink").join(d))
-                .unwrap()
-                .filter(|e| e.as_ref().unwrap().path().extension() == Some("vox".as_ref()))
-                .count()
-        })
+        .map(|d| vox_files(&root.join("fixtures/kitchen-sink").join(d)).len())
         .sum::<usize>();
     assert!(expected_files >= 3);
     let r = vox(&root, &["--manifest-path", manifest, "check", "--json"]);

@@ -70,12 +70,7 @@ where
 #[test]
 fn vox_codegen_payloads_are_vox_metadata_diagnostics() {
     let dir = workspace_root().join("fixtures/invalid");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension() == Some("vox".as_ref()))
-        .collect();
-    files.sort();
+    let files = vox_e2e::vox_files(&dir);
     let (mut payloads, mut fixes, mut related, mut typed) = (0, 0, 0, 0);
     for path in &files {
         let mut sources = vox_codegen::SourceMap::new();

@@ -5,7 +5,7 @@
 //! says whether errors remain.
 
 use vox_e2e::{
-    copy_fixture, first_vox_file, json_lines, only_envelope, vox, work_dir, workspace_root, Run,
+    copy_fixture, json_lines, only_envelope, vox, vox_files, work_dir, workspace_root, Run,
 };
 use vox_metadata::Envelope;
 
@@ -162,7 +162,7 @@ fn placeholders_are_shown_not_applied_and_usage_errors_exit_2() {
 #[test]
 fn fix_without_paths_fixes_the_package_sources() {
     let root = copy_fixture("kitchen-sink", "fix-package");
-    let first = first_vox_file(&root.join("vox"));
+    let first = vox_files(&root.join("vox"))[0].clone();
     let original = std::fs::read_to_string(&first).unwrap();
     let broken = format!("{original}\ndef answer() -> int {{\n    return 42\n}}\n");
     std::fs::write(&first, &broken).unwrap();

@@ -3,7 +3,7 @@
 //! lists what would change, `--json` prints one `"command":"fmt"` envelope,
 //! and files with syntax errors are left untouched.
 
-use vox_e2e::{copy_fixture, first_vox_file, only_envelope, vox, work_dir, workspace_root, Run};
+use vox_e2e::{copy_fixture, only_envelope, vox, vox_files, work_dir, workspace_root, Run};
 use vox_metadata::Envelope;
 
 fn envelope(r: &Run) -> Envelope {
@@ -149,7 +149,7 @@ fn files_with_syntax_errors_are_left_untouched() {
 #[test]
 fn fmt_without_paths_formats_the_package_sources() {
     let root = copy_fixture("kitchen-sink", "fmt-package");
-    let first = first_vox_file(&root.join("vox"));
+    let first = vox_files(&root.join("vox"))[0].clone();
     let original = std::fs::read_to_string(&first).unwrap();
     let messy = original.replace("\n    ", "\n  ");
     assert_ne!(messy, original);

@@ -16,13 +16,7 @@ fn modules() -> Vec<Vec<std::path::PathBuf>> {
         "invoice-app/vox",
         "soundness/vox",
     ] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "vox"))
-            .collect();
-        files.sort();
-        out.push(files);
+        out.push(vox_e2e::vox_files(&root.join(dir)));
     }
     for file in std::fs::read_dir(root.join("valid")).unwrap() {
         out.push(vec![file.unwrap().path()]);

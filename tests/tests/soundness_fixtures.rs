@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use vox_e2e::{cargo, copy_fixture, read, run, work_dir, workspace_root, Run, BUILD};
+use vox_e2e::{cargo, copy_fixture, read, run, vox_files, work_dir, workspace_root, Run, BUILD};
 
 /// Flags from the environment would change what is checked (or hide warnings).
 fn without_rustflags(cmd: &mut Command) -> &mut Command {
@@ -174,12 +174,7 @@ fn invoice_app_is_clippy_clean() {
 #[test]
 fn valid_modules_are_clippy_clean() {
     let valid = workspace_root().join("fixtures/valid");
-    let mut files: Vec<_> = std::fs::read_dir(&valid)
-        .expect("fixtures/valid")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "vox"))
-        .collect();
-    files.sort();
+    let files = vox_files(&valid);
     assert!(!files.is_empty(), "no valid fixtures");
 
     let dir = work_dir("clippy-valid-modules").join("valid-modules");
