@@ -300,6 +300,26 @@ pub fn only_envelope(r: &Run, command: &str) -> Envelope {
     env
 }
 
+/// Reads `text` (JSON) into the `vox-metadata` type `T`, which must
+/// serialize back to exactly the same JSON: no field unknown to the types
+/// (it would be lost), none missing, none of another type. `what` names
+/// the text in failure messages.
+pub fn assert_exact_round_trip<T>(what: &str, text: &str) -> T
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let original: serde_json::Value =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {text}"));
+    let typed: T = serde_json::from_value(original.clone())
+        .unwrap_or_else(|e| panic!("{what}: does not fit vox-metadata's types ({e}): {text}"));
+    let back = serde_json::to_value(&typed).unwrap();
+    assert_eq!(
+        back, original,
+        "{what}: the typed round trip changed the JSON (a field the types do not know, or one they add)"
+    );
+    typed
+}
+
 /// A fresh, empty directory under `target/e2e-work/`, named `<tag>`.
 ///
 /// Names are stable per test (not per run) so that repeated runs reuse

@@ -5,10 +5,11 @@
 //!
 //! The machine contract (envelopes, diagnostic payloads, vox-build reports,
 //! exit statuses) has one definition, the `vox-metadata` crate: what
-//! vox-codegen and vox-build write by hand is pinned to it here.
+//! vox-codegen and vox-build write by hand (they stay free of serde) is
+//! pinned to it here.
 
 use serde_json::Value;
-use vox_e2e::{cargo, run, workspace_root, QUICK};
+use vox_e2e::{assert_exact_round_trip, cargo, run, workspace_root, QUICK};
 
 #[test]
 fn contract_versions_agree() {
@@ -45,26 +46,6 @@ fn contract_versions_agree() {
             vox_runtime::CONTRACT_VERSION
         );
     }
-}
-
-/// The machine contract has one definition, the `vox-metadata` types; the
-/// JSON vox-codegen and vox-build write by hand (they stay free of serde)
-/// must read into those types and serialize back to exactly the same JSON:
-/// no field unknown to the types (it would be lost), none missing, none of
-/// another type.
-fn assert_exact_round_trip<T>(what: &str, text: &str)
-where
-    T: serde::de::DeserializeOwned + serde::Serialize,
-{
-    let original: Value =
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {text}"));
-    let typed: T = serde_json::from_value(original.clone())
-        .unwrap_or_else(|e| panic!("{what}: does not fit vox-metadata's types ({e}): {text}"));
-    let back = serde_json::to_value(&typed).unwrap();
-    assert_eq!(
-        back, original,
-        "{what}: the typed round trip changed the JSON (a field the types do not know, or one they add)"
-    );
 }
 
 #[test]

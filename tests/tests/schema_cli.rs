@@ -3,7 +3,7 @@
 //! an unknown type is a usage error, a module with errors gives no schema.
 
 use serde_json::{json, Value};
-use vox_e2e::{json_lines, work_dir, workspace_root, Run};
+use vox_e2e::{assert_exact_round_trip, json_lines, work_dir, workspace_root, Run};
 
 const INVOICE: &str = "fixtures/valid/invoice.vox";
 
@@ -158,13 +158,6 @@ fn provider_flag_prints_the_fields_that_carry_the_schema_to_that_provider() {
 /// types, none missing).
 #[test]
 fn lines_are_vox_metadata_types_exactly() {
-    fn exact<T: serde::de::DeserializeOwned + serde::Serialize>(line: &str) -> T {
-        let original: Value = serde_json::from_str(line).unwrap();
-        let typed: T = serde_json::from_value(original.clone())
-            .unwrap_or_else(|e| panic!("does not fit vox-metadata's types ({e}): {line}"));
-        assert_eq!(serde_json::to_value(&typed).unwrap(), original, "{line}");
-        typed
-    }
     for args in [
         &["--json", "schema", "Invoice", INVOICE][..],
         &["--json", "schema", "list[LineItem]", INVOICE],
@@ -188,7 +181,7 @@ fn lines_are_vox_metadata_types_exactly() {
         let r = vox(args);
         r.assert_code(0);
         let line = r.stdout.trim_end();
-        let env: vox_metadata::SchemaEnvelope = exact(line);
+        let env: vox_metadata::SchemaEnvelope = assert_exact_round_trip("schema --json", line);
         assert!(env.ok && env.command == "schema", "{line}");
         assert_eq!(vox_metadata::SchemaEnvelope::from_line(line).unwrap(), env);
         assert_eq!(
@@ -204,6 +197,6 @@ fn lines_are_vox_metadata_types_exactly() {
     }
     let r = vox(&["--json", "schema", "Nope", INVOICE]);
     r.assert_code(2);
-    let env: vox_metadata::Envelope = exact(r.stdout.trim_end());
+    let env: vox_metadata::Envelope = assert_exact_round_trip("schema --json", r.stdout.trim_end());
     assert!(!env.ok && env.message.is_some(), "{env:?}");
 }
