@@ -95,6 +95,18 @@ fn a_module_with_errors_gives_its_diagnostics_not_a_schema() {
     );
 }
 
+/// `cargo vox --json schema Invoice INVOICE --provider PROVIDER`.
+fn provider_json(provider: &str) -> Run {
+    vox(&[
+        "--json",
+        "schema",
+        "Invoice",
+        INVOICE,
+        "--provider",
+        provider,
+    ])
+}
+
 #[test]
 fn provider_flag_prints_the_fields_that_carry_the_schema_to_that_provider() {
     let base = envelope(&vox(&["--json", "schema", "Invoice", INVOICE]));
@@ -110,37 +122,16 @@ fn provider_flag_prints_the_fields_that_carry_the_schema_to_that_provider() {
         json!({"type": "tool", "name": "extract_invoice"})
     );
 
-    let env = envelope(&vox(&[
-        "--json",
-        "schema",
-        "Invoice",
-        INVOICE,
-        "--provider",
-        "gemini",
-    ]));
+    let env = envelope(&provider_json("gemini"));
     assert_eq!(env["provider"], "gemini", "{env}");
     let config = &env["request"]["generationConfig"];
     assert_eq!(config["responseMimeType"], "application/json");
     assert_eq!(config["responseJsonSchema"], schema, "nothing to convert");
 
-    let env = envelope(&vox(&[
-        "--json",
-        "schema",
-        "Invoice",
-        INVOICE,
-        "--provider",
-        "ollama",
-    ]));
+    let env = envelope(&provider_json("ollama"));
     assert_eq!(env["request"], json!({"format": schema}));
 
-    let r = vox(&[
-        "--json",
-        "schema",
-        "Invoice",
-        INVOICE,
-        "--provider",
-        "claude",
-    ]);
+    let r = provider_json("claude");
     r.assert_code(2);
     assert!(
         envelope(&r)["message"]
