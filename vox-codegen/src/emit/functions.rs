@@ -37,7 +37,7 @@ impl Emitter<'_> {
         let params = self.params(f);
         let ret = self.rust_type(&f.ret);
         // `fn main` is the program's entry point, with or without
-        // `@uses(net)`: never an `async fn` (docs/language.md, "fn main").
+        // `@uses(net)`: never an `async fn` (docs/language.md, "Entry points and recursion").
         if f.name == "main" {
             let needs_async = f.net || self.calls_net(idx);
             let fname = if self.opts.script {
