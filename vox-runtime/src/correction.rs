@@ -7,7 +7,19 @@
 //! schema and every problem found in one pass is listed by JSON path —
 //! `$.lines[0].quantity: expected an integer, found the string "2"` — with
 //! no Rust type name in it.
+//!
+//! The work is bounded whatever the reply's shape, because a model or a
+//! server that knows the return type chooses that shape. An `anyOf` is not
+//! described by checking every branch in full at every level (exponential
+//! in the nesting of a recursive sum type): whether the value fits a branch
+//! is a yes/no walk that stops at the first problem — a wrong `kind`, a
+//! missing or unexpected field ends it before any field value is looked
+//! at — and is remembered per (branch, value), and only the one branch the
+//! value names (its `kind`, its keys, the `T` of an `Option[T]`) is then
+//! described in full. Every step is counted against [`MAX_VISITS`]; a reply
+//! that exhausts it is described by what was found until then.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
@@ -18,8 +30,16 @@ pub(crate) const MAX_PROBLEMS: usize = 20;
 const QUOTE_CHARS: usize = 80;
 /// Longest list of alternatives in a message, in characters.
 const SHAPES_CHARS: usize = 600;
-/// Deepest schema nesting followed (references included).
+/// Deepest value nesting followed (serde_json parses no deeper).
 const MAX_DEPTH: usize = 128;
+/// Most `anyOf`s followed without going one level into the value
+/// (`Option[Option[Result[T]]]` takes three).
+const MAX_HOPS: usize = 32;
+/// Most steps one check takes: a value looked at against a schema counts
+/// one, each field of an object and each property of its schema one more.
+/// A check of a reply under 64 KiB takes well under this (a few steps per
+/// value in it, docs/runtime.md "Corrections"); past it the check stops.
+pub(crate) const MAX_VISITS: usize = 250_000;
 
 /// One thing wrong with a reply, at a JSON path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,17 +56,59 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// The problems of `value` against the strict schema `root` (with its
-/// `$defs`), at most [`MAX_PROBLEMS`], in document order.
-pub(crate) fn problems(root: &Value, value: &Value) -> Vec<Problem> {
+/// What a check of a reply found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Checked {
+    /// At most [`MAX_PROBLEMS`], in document order.
+    pub problems: Vec<Problem>,
+    /// False when the check stopped at [`MAX_VISITS`] steps: the problems
+    /// are the ones found until then.
+    pub complete: bool,
+}
+
+impl Checked {
+    /// No problem found (the value fits, or the check stopped before
+    /// finding one).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The correction text: one problem per line after the first; when
+    /// the check stopped early, a last line says the list may go on.
+    pub(crate) fn describe(&self) -> String {
+        let mut text = describe(&self.problems);
+        if !self.complete && !self.problems.is_empty() {
+            text.push_str(
+                "\n(the reply is too large to check in full; there may be more problems after these)",
+            );
+        }
+        text
+    }
+}
+
+/// Checks `value` against the strict schema `root` (with its `$defs`).
+pub(crate) fn check(root: &Value, value: &Value) -> Checked {
     let mut v = Validator {
         doc: Doc::of(root),
         out: Vec::new(),
+        visits_left: MAX_VISITS,
+        exhausted: false,
+        fits_memo: HashMap::new(),
     };
     let mut path = String::from("$");
-    v.check(root, value, &mut path, 0);
+    v.check(root, value, &mut path, 0, 0);
     v.out.truncate(MAX_PROBLEMS);
-    v.out
+    Checked {
+        problems: v.out,
+        complete: !v.exhausted,
+    }
+}
+
+/// The problems of `value` against the strict schema `root` (with its
+/// `$defs`), at most [`MAX_PROBLEMS`], in document order.
+#[cfg(test)]
+pub(crate) fn problems(root: &Value, value: &Value) -> Vec<Problem> {
+    check(root, value).problems
 }
 
 /// The correction text for `problems` (one per line after the first).
@@ -70,6 +132,14 @@ pub(crate) fn describe(problems: &[Problem]) -> String {
 struct Validator<'s> {
     doc: Doc<'s>,
     out: Vec<Problem>,
+    /// Steps left before the check stops.
+    visits_left: usize,
+    /// The steps ran out: nothing more is looked at or said.
+    exhausted: bool,
+    /// Whether a value fits an `anyOf` branch, by the addresses of the
+    /// (resolved) branch and of the value: both stay borrowed, unmoved,
+    /// for the whole check, so an address names one node.
+    fits_memo: HashMap<(*const Value, *const Value), bool>,
 }
 
 /// A whole schema document, for following its references.
@@ -118,13 +188,41 @@ impl<'s> Validator<'s> {
         }
     }
 
-    fn check(&mut self, schema: &'s Value, value: &Value, path: &mut String, depth: usize) {
-        if depth > MAX_DEPTH || self.out.len() >= MAX_PROBLEMS {
+    /// Takes `steps` from the budget; false (and nothing more is done) once
+    /// it is spent.
+    fn spend(&mut self, steps: usize) -> bool {
+        if self.exhausted {
+            return false;
+        }
+        match self.visits_left.checked_sub(steps) {
+            Some(left) => {
+                self.visits_left = left;
+                true
+            }
+            None => {
+                self.visits_left = 0;
+                self.exhausted = true;
+                false
+            }
+        }
+    }
+
+    /// Describes what is wrong with `value` (nothing, if it fits).
+    fn check(
+        &mut self,
+        schema: &'s Value,
+        value: &Value,
+        path: &mut String,
+        depth: usize,
+        hops: usize,
+    ) {
+        if depth > MAX_DEPTH || hops > MAX_HOPS || self.out.len() >= MAX_PROBLEMS || !self.spend(1)
+        {
             return;
         }
         let schema = self.doc.resolve(schema);
         if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
-            return self.any_of(branches, value, path, depth);
+            return self.any_of(branches, value, path, depth, hops);
         }
         let Some(ty) = schema.get("type").and_then(Value::as_str) else {
             return;
@@ -149,6 +247,9 @@ impl<'s> Validator<'s> {
             return self.push(path, format!("expected {expected}, found {}", found(value)));
         }
         if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+            if !self.spend(allowed.len()) {
+                return;
+            }
             if !allowed.contains(value) {
                 let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
                 let expected = match list.as_slice() {
@@ -163,9 +264,12 @@ impl<'s> Validator<'s> {
             ("array", Value::Array(items)) => {
                 if let Some(item_schema) = schema.get("items") {
                     for (i, item) in items.iter().enumerate() {
+                        if self.out.len() >= MAX_PROBLEMS || self.exhausted {
+                            break;
+                        }
                         let len = path.len();
                         let _ = write!(path, "[{i}]");
-                        self.check(item_schema, item, path, depth + 1);
+                        self.check(item_schema, item, path, depth + 1, 0);
                         path.truncate(len);
                     }
                 }
@@ -185,6 +289,9 @@ impl<'s> Validator<'s> {
         // In declaration order: strict schemas list every property in
         // `required`, in order (serde_json's maps are sorted).
         let known = declared(schema);
+        if !self.spend(known.len() + fields.len()) {
+            return;
+        }
         for name in &known {
             match (fields.get(*name), props.and_then(|p| p.get(*name))) {
                 (None, _) => {
@@ -193,7 +300,7 @@ impl<'s> Validator<'s> {
                 (Some(field), Some(field_schema)) => {
                     let len = path.len();
                     push_key(path, name);
-                    self.check(field_schema, field, path, depth + 1);
+                    self.check(field_schema, field, path, depth + 1, 0);
                     path.truncate(len);
                 }
                 (Some(_), None) => {}
@@ -201,14 +308,17 @@ impl<'s> Validator<'s> {
         }
         let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
         for (name, field) in fields {
-            if known.contains(&name.as_str()) {
+            if self.out.len() >= MAX_PROBLEMS || self.exhausted {
+                break;
+            }
+            if is_declared(&known, props, name) {
                 continue;
             }
             match props.and_then(|p| p.get(name)) {
                 Some(field_schema) => {
                     let len = path.len();
                     push_key(path, name);
-                    self.check(field_schema, field, path, depth + 1);
+                    self.check(field_schema, field, path, depth + 1, 0);
                     path.truncate(len);
                 }
                 None if closed => {
@@ -229,7 +339,10 @@ impl<'s> Validator<'s> {
                     };
                     self.push(
                         path,
-                        format!("unexpected field {} ({hint})", json_str(name)),
+                        format!(
+                            "unexpected field {} ({hint})",
+                            clip(&json_str(name), QUOTE_CHARS)
+                        ),
                     );
                 }
                 None => {}
@@ -237,22 +350,20 @@ impl<'s> Validator<'s> {
         }
     }
 
-    fn any_of(&mut self, branches: &'s [Value], value: &Value, path: &mut String, depth: usize) {
+    fn any_of(
+        &mut self,
+        branches: &'s [Value],
+        value: &Value,
+        path: &mut String,
+        depth: usize,
+        hops: usize,
+    ) {
+        // Fits some branch: nothing to say.
+        if self.fits_any_of(branches, value, depth, hops) || self.exhausted {
+            return;
+        }
         let doc = self.doc;
         let resolved: Vec<&'s Value> = branches.iter().map(|b| doc.resolve(b)).collect();
-        // Fits some branch: nothing to say.
-        let mut attempts: Vec<Vec<Problem>> = Vec::with_capacity(resolved.len());
-        for b in &resolved {
-            let mut sub = Validator {
-                doc,
-                out: Vec::new(),
-            };
-            sub.check(b, value, &mut path.clone(), depth + 1);
-            if sub.out.is_empty() {
-                return;
-            }
-            attempts.push(sub.out);
-        }
         let is_null = |b: &&Value| b.get("type").and_then(Value::as_str) == Some("null");
         let non_null: Vec<usize> = (0..resolved.len())
             .filter(|i| !is_null(&resolved[*i]))
@@ -260,15 +371,24 @@ impl<'s> Validator<'s> {
         let nullable = non_null.len() < resolved.len();
         // `Option[T]`: the problems against T, "or null" where the type is wrong.
         if let [only] = non_null.as_slice() {
-            for mut p in attempts.swap_remove(*only) {
-                if nullable && p.path == *path {
-                    if let Some(rest) = p.message.strip_prefix("expected ") {
-                        if let Some((what, found)) = rest.split_once(", found ") {
+            let start = self.out.len();
+            self.check(resolved[*only], value, path, depth, hops + 1);
+            if nullable {
+                for p in &mut self.out[start..] {
+                    if p.path != *path {
+                        continue;
+                    }
+                    if let Some((what, found)) = p
+                        .message
+                        .strip_prefix("expected ")
+                        .and_then(|rest| rest.split_once(", found "))
+                    {
+                        // `Option[Option[T]]` says it once.
+                        if !what.ends_with(" or null") {
                             p.message = format!("expected {what} or null, found {found}");
                         }
                     }
                 }
-                self.push(&p.path, p.message);
             }
             return;
         }
@@ -297,10 +417,7 @@ impl<'s> Validator<'s> {
                     .collect(),
             };
             if let [one] = chosen.as_slice() {
-                for p in attempts.swap_remove(*one) {
-                    self.push(&p.path, p.message);
-                }
-                return;
+                return self.check(resolved[*one], value, path, depth, hops + 1);
             }
         }
         let shapes: Vec<String> = resolved.iter().map(|b| shape(doc, b, 0)).collect();
@@ -313,6 +430,103 @@ impl<'s> Validator<'s> {
             ),
         );
     }
+
+    /// Whether `value` fits some branch of an `anyOf`.
+    fn fits_any_of(
+        &mut self,
+        branches: &'s [Value],
+        value: &Value,
+        depth: usize,
+        hops: usize,
+    ) -> bool {
+        for branch in branches {
+            let branch = self.doc.resolve(branch);
+            let key = (branch as *const Value, value as *const Value);
+            let fits = match self.fits_memo.get(&key) {
+                Some(fits) => *fits,
+                None => {
+                    let fits = self.fits(branch, value, depth, hops + 1);
+                    // A verdict reached after the budget ran out is no verdict.
+                    if !self.exhausted {
+                        self.fits_memo.insert(key, fits);
+                    }
+                    fits
+                }
+            };
+            if fits {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether `value` fits `schema`: what [`Validator::check`] decides,
+    /// without saying why, stopping at the first problem. The cheap
+    /// verdicts come first — type, `enum`, a missing or unexpected field —
+    /// so a sum-type case whose `kind` differs is left before any of the
+    /// value's fields is looked into. Once the budget is spent the answer
+    /// is "fits": nothing more is claimed.
+    fn fits(&mut self, schema: &'s Value, value: &Value, depth: usize, hops: usize) -> bool {
+        if depth > MAX_DEPTH || hops > MAX_HOPS || !self.spend(1) {
+            return true;
+        }
+        let schema = self.doc.resolve(schema);
+        if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+            return self.fits_any_of(branches, value, depth, hops) || self.exhausted;
+        }
+        let Some(ty) = schema.get("type").and_then(Value::as_str) else {
+            return true;
+        };
+        if !fits_type(ty, value) {
+            return false;
+        }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+            if !self.spend(allowed.len()) {
+                return true;
+            }
+            if !allowed.contains(value) {
+                return false;
+            }
+        }
+        match (ty, value) {
+            ("object", Value::Object(fields)) => {
+                let props = schema.get("properties").and_then(Value::as_object);
+                let known = declared(schema);
+                if !self.spend(known.len() + fields.len()) {
+                    return true;
+                }
+                if known.iter().any(|name| !fields.contains_key(*name)) {
+                    return false;
+                }
+                let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+                if closed && fields.keys().any(|name| !is_declared(&known, props, name)) {
+                    return false;
+                }
+                // Scalars first: a `kind` decides before any nested value.
+                let Some(props) = props else { return true };
+                for scalars in [true, false] {
+                    for (name, field) in fields {
+                        if scalars == (field.is_object() || field.is_array()) {
+                            continue;
+                        }
+                        if let Some(field_schema) = props.get(name) {
+                            if !self.fits(field_schema, field, depth + 1, 0) {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                true
+            }
+            ("array", Value::Array(items)) => match schema.get("items") {
+                Some(item_schema) => items
+                    .iter()
+                    .all(|item| self.fits(item_schema, item, depth + 1, 0)),
+                None => true,
+            },
+            _ => true,
+        }
+    }
 }
 
 /// An object schema's property names in declaration order: `required`
@@ -324,13 +538,29 @@ fn declared(schema: &Value) -> Vec<&str> {
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for name in props.keys() {
-            if !names.contains(&name.as_str()) {
-                names.push(name);
+        // A strict schema requires exactly its properties: nothing to add
+        // (and no quadratic search on a record with many fields).
+        let all_required =
+            names.len() == props.len() && names.iter().all(|n| props.contains_key(*n));
+        if !all_required {
+            let listed: std::collections::HashSet<&str> = names.iter().copied().collect();
+            for name in props.keys() {
+                if !listed.contains(name.as_str()) {
+                    names.push(name);
+                }
             }
         }
     }
     names
+}
+
+/// Whether an object schema with the [`declared`] names `known` (and
+/// `props`) declares `name`.
+fn is_declared(known: &[&str], props: Option<&Map<String, Value>>, name: &str) -> bool {
+    // `known` holds every property, and more only when `required` names
+    // one without a property (never in a strict schema).
+    props.is_some_and(|p| p.contains_key(name))
+        || (known.len() > props.map_or(0, Map::len) && known.contains(&name))
 }
 
 /// The `kind` a sum-type alternative requires (`{"kind": {"enum": ["Paid"]}}`).
@@ -385,9 +615,30 @@ fn found(value: &Value) -> String {
     }
 }
 
-/// `value` as compact JSON, cut to a readable length.
+/// `value` as compact JSON, cut to a readable length (without writing
+/// out the whole of a large value first).
 fn quote(value: &Value) -> String {
-    clip(&value.to_string(), QUOTE_CHARS)
+    /// Keeps the first bytes written, then refuses more.
+    struct Head(Vec<u8>);
+    impl std::io::Write for Head {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            // Room for QUOTE_CHARS + 1 characters of up to 4 bytes.
+            let room = (QUOTE_CHARS + 1) * 4 - self.0.len();
+            if room == 0 {
+                return Err(std::io::Error::other("enough for a quote"));
+            }
+            let n = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut head = Head(Vec::new());
+    // An error only means the value is longer than the quote.
+    let _ = serde_json::to_writer(&mut head, value);
+    clip(&String::from_utf8_lossy(&head.0), QUOTE_CHARS)
 }
 
 fn clip(text: &str, max_chars: usize) -> String {

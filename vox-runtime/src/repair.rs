@@ -178,22 +178,23 @@ fn recover<T: DeserializeOwned>(
         Err(syntax) => return Err(format!("the reply is not valid JSON: {syntax}")),
     };
     let doc = Doc::of(schema);
-    let problems = correction::problems(schema, &value);
+    let checked = correction::check(schema, &value);
     if repair {
         let mut fixed = value;
         fix_value(doc, schema, &mut fixed, &mut repairs, 0);
-        if !repairs.is_empty() && correction::problems(schema, &fixed).is_empty() {
+        if !repairs.is_empty() && correction::check(schema, &fixed).is_empty() {
             if let Ok(value) = parse_content::<T>(&fixed.to_string(), output.is_wrapped()) {
                 return Ok((value, repairs));
             }
         }
     }
-    let mut message = if problems.is_empty() {
-        // The schema and the type agree by construction; should they not,
-        // serde's words, without Rust's type names.
+    let mut message = if checked.is_empty() {
+        // The schema and the type agree by construction; should they not
+        // (or should the check have stopped at its step budget before
+        // finding anything), serde's words, without Rust's type names.
         correction::plain_serde_message(&typed_error)
     } else {
-        correction::describe(&problems)
+        checked.describe()
     };
     let slips: Vec<&str> = repairs
         .0
