@@ -67,6 +67,12 @@ impl Reporter {
         } else {
             label.to_string()
         };
+        // A failure without diagnostics (cargo could not read the manifest,
+        // a tool crashed) says why, not "no problems found".
+        let summary = match &env.message {
+            Some(m) if !env.ok && env.error_count == 0 => m.clone(),
+            _ => summary,
+        };
         eprintln!("{label}: {what}: {summary}");
     }
 

@@ -321,3 +321,80 @@ fn the_temp_dir_fallback_is_private_and_checked() {
     assert!(message.contains(cache.to_str().unwrap()), "{message}");
     assert!(message.contains("writable by other users"), "{message}");
 }
+
+/// A script whose path holds control characters (a `\x01`, a bare `\r`), a
+/// bidi override rustc refuses in comments, a quote and a backslash: the
+/// generated manifest and code stay valid and the script runs.
+#[cfg(unix)]
+#[test]
+fn a_script_path_with_control_characters_runs() {
+    let dir = work_dir("script-cache-control-chars");
+    let cache = dir.join("cache");
+    let odd = dir.join("ctl\u{1}\r\u{202e}\"q\\x");
+    std::fs::create_dir(&odd).expect("create the odd directory");
+    write_script(&odd, "g.vox", "script g");
+    let script = odd.join("g.vox");
+    let r = run_script(&dir, &cache, script.to_str().expect("UTF-8 path"));
+    r.assert_code(0);
+    assert_eq!(r.stdout, "script g\n", "{}", r.dump());
+    // Warm: from the stamp, without cargo.
+    let r = run_script(&dir, &cache, script.to_str().expect("UTF-8 path"));
+    r.assert_code(0);
+    assert_eq!(r.stdout, "script g\n", "{}", r.dump());
+    assert!(!r.stderr.contains("Compiling"), "{}", r.dump());
+}
+
+/// With neither `HOME` nor `XDG_CACHE_HOME`, the cache is
+/// `$TMPDIR/vox-scripts-<uid>`, a name any local user can take first. A
+/// symlink planted there by another user, pointing at a directory of ours
+/// (of root's, when root runs it), is refused, and nothing is written where
+/// it points.
+#[cfg(unix)]
+#[test]
+fn another_users_symlink_at_the_temp_cache_is_not_followed() {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let dir = work_dir("script-cache-temp-symlink");
+    write_script(&dir, "h.vox", "script h");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).expect("create tmp");
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let me = std::fs::metadata(&dir).expect("work dir").uid();
+    let victim = dir.join("victim");
+    std::fs::create_dir(&victim).expect("create victim");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let planted = tmp.join(format!("vox-scripts-{me}"));
+    std::os::unix::fs::symlink(&victim, &planted).expect("plant symlink");
+    let nocargo = PathBuf::from("/nonexistent/cargo");
+    let fallback = || {
+        let mut cmd = cargo_vox(&dir);
+        cmd.env("VOX_LLM_PROVIDER", "fixture")
+            .env("TMPDIR", &tmp)
+            .env("CARGO", &nocargo)
+            .env_remove("VOX_SCRIPT_CACHE")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("HOME")
+            .args(["--json", "run", "h.vox"]);
+        run(&mut cmd, QUICK)
+    };
+    if me != 0 {
+        // Only root can give a symlink to another user; our own is followed.
+        let r = fallback();
+        r.assert_code(1);
+        let message = vox_e2e::only_envelope(&r, "run")
+            .message
+            .unwrap_or_default();
+        assert!(message.contains("nonexistent"), "{message}");
+        eprintln!("not root: skipping the symlink owned by another user");
+        return;
+    }
+    std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).expect("lchown");
+    let message = refusal(&fallback());
+    assert!(message.contains("symlink"), "{message}");
+    assert!(message.contains(planted.to_str().unwrap()), "{message}");
+    assert!(message.contains("uid 65534"), "{message}");
+    let written: Vec<_> = std::fs::read_dir(&victim).expect("victim").collect();
+    assert!(
+        written.is_empty(),
+        "written through the symlink: {written:?}"
+    );
+}

@@ -14,7 +14,8 @@
 //! - the cache directory is created private (mode 0700) and refused when
 //!   another user owns it or may write to it, or could swap it out (a
 //!   directory above it that they own, or that everyone may write and is
-//!   not sticky like `/tmp`);
+//!   not sticky like `/tmp`), or when its path goes through a symlink that
+//!   someone other than the user or root owns;
 //!   with neither `HOME` nor `XDG_CACHE_HOME` set it is
 //!   `$TMPDIR/vox-scripts-<uid>`;
 //! - files are written through a fresh temporary file, never through
@@ -80,13 +81,17 @@ fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
     let shown = dir.display();
     let unreadable = |e: std::io::Error| format!("cannot read the script cache {shown}: {e}");
+    let me = current_uid();
+    // Before creating anything (a symlink to a missing directory would be
+    // created at its target) and again after, what is then resolved.
+    only_own_symlinks(dir, me)?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
         .map_err(|e| format!("cannot create the script cache {shown}: {e}"))?;
+    only_own_symlinks(dir, me)?;
     let real = dir.canonicalize().map_err(unreadable)?;
-    let me = current_uid();
     let risk = "another user could make `cargo vox run` run their program";
     let meta = std::fs::metadata(&real).map_err(unreadable)?;
     if !meta.is_dir() {
@@ -124,6 +129,73 @@ fn private_dir(dir: &Path) -> Result<PathBuf, String> {
         ));
     }
     Ok(real)
+}
+
+/// Resolves `dir` one component at a time, as the kernel would, and
+/// refuses it when a symlink on the way belongs to someone other than us or
+/// root: its owner can point it anywhere, at a directory of ours or of
+/// root's that then passes every other check (`$TMPDIR/vox-scripts-<uid>`
+/// is a name any local user can plant). The first missing component ends
+/// the walk: the rest is created as plain directories.
+#[cfg(unix)]
+fn only_own_symlinks(dir: &Path, me: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    use std::path::Component;
+    let shown = dir.display();
+    let absolute = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| format!("cannot resolve the script cache {shown}: {e}"))?
+            .join(dir)
+    };
+    // Components still to resolve, the next one last.
+    let mut pending: Vec<std::ffi::OsString> = Vec::new();
+    let push = |pending: &mut Vec<std::ffi::OsString>, path: &Path| {
+        for c in path.components().rev() {
+            match c {
+                Component::Normal(n) => pending.push(n.to_os_string()),
+                Component::ParentDir => pending.push("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+    };
+    push(&mut pending, &absolute);
+    let mut done = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&name);
+        let Ok(meta) = std::fs::symlink_metadata(&next) else {
+            return Ok(());
+        };
+        if !meta.file_type().is_symlink() {
+            done = next;
+            continue;
+        }
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(format!(
+                "the script cache {shown} goes through the symlink {}, which uid {} owns \
+                 (not you, uid {me}, nor root): they can point it at any directory; \
+                 remove it, or {CACHE_HINT}",
+                next.display(),
+                meta.uid()
+            ));
+        }
+        links += 1;
+        let target = std::fs::read_link(&next)
+            .ok()
+            .filter(|_| links <= 40)
+            .ok_or_else(|| format!("cannot resolve the script cache {shown}: too many symlinks, or one that cannot be read"))?;
+        if target.is_absolute() {
+            done = PathBuf::from("/");
+        }
+        push(&mut pending, &target);
+    }
+    Ok(())
 }
 
 #[cfg(not(unix))]
@@ -246,17 +318,35 @@ fn runtime_dependency() -> String {
     }
 }
 
+/// `s` as a TOML basic string: quotes, backslashes and every control
+/// character (TOML allows none unescaped but tab, and tab is escaped too)
+/// are escaped, so any path makes a valid manifest that means that path.
 fn toml_string(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
             c => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// The script crate's manifest. The script's path is put in as a TOML
+/// string in `[package.metadata.vox]` (a TOML comment has no escapes and
+/// may not hold control characters), so a path with any character in it
+/// still makes a valid manifest.
+fn script_manifest(script: &Path, package: &str, runtime_dependency: &str) -> String {
+    format!(
+        "# Generated by cargo vox for the script named below.\n[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[package.metadata.vox]\nscript = {}\n\n[workspace]\n\n[dependencies]\n{runtime_dependency}\n",
+        toml_string(&script.to_string_lossy()),
+    )
 }
 
 pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Result<i32> {
@@ -316,11 +406,7 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
         "vox-script-{:016x}",
         fnv(&[crate_dir.to_string_lossy().as_bytes()])
     );
-    let manifest = format!(
-        "# Generated by cargo vox for {}\n[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dependencies]\n{}\n",
-        canonical.to_string_lossy().replace('\n', " "),
-        runtime_dependency()
-    );
+    let manifest = script_manifest(&canonical, &package, &runtime_dependency());
     let stamp = format!(
         "{:016x}",
         fnv(&[
@@ -358,6 +444,13 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
     cargo_args.push("--target-dir".into());
     cargo_args.push(target_dir.clone().into());
     let run = run_cargo(&cargo_args, crate_dir.as_path(), true);
+    if !global.json {
+        // rustc's own rendering of what failed to compile (the generated
+        // crate's problems are this tool's bugs: the reader needs them whole).
+        for r in &run.outcome.rendered {
+            eprint!("{r}");
+        }
+    }
     let mut env = Envelope::new("run", label.clone(), run.outcome.diagnostics.clone());
     if !run.status.success() || env.error_count > 0 {
         env.ok = false;
@@ -486,6 +579,86 @@ mod tests {
         std::fs::rename(&stamp, &real).unwrap();
         std::os::unix::fs::symlink(&real, &stamp).unwrap();
         assert_eq!(stamped_program(&stamp, "s1", &target, PACKAGE), None);
+    }
+
+    /// Every character a path can hold, alone and in generated mixtures:
+    /// the manifest parses and names exactly the script and the runtime.
+    #[test]
+    fn any_path_makes_a_valid_manifest() {
+        let mut paths: Vec<String> = (1u32..0x100)
+            .chain([0x2028, 0x2029, 0x202E, 0xFEFF, 0x1F600])
+            .filter_map(char::from_u32)
+            .map(|c| format!("/home/u/dir{c}x/s.vox"))
+            .collect();
+        // A small deterministic generator over the awkward characters.
+        let alphabet: Vec<char> = "\u{1}\r\n\t\"\\'#[]=/ a\u{7f}\u{85}\u{202e}é{}$"
+            .chars()
+            .collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..500 {
+            let mut p = String::from("/");
+            for _ in 0..(seed % 24) {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                p.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            paths.push(p);
+        }
+        for path in paths {
+            let dep = format!("vox-runtime = {{ path = {} }}", toml_string(&path));
+            let text = script_manifest(Path::new(&path), PACKAGE, &dep);
+            let parsed: toml::Table = toml::from_str(&text)
+                .unwrap_or_else(|e| panic!("{path:?} broke the manifest: {e}\n{text}"));
+            assert_eq!(
+                parsed["package"]["metadata"]["vox"]["script"].as_str(),
+                Some(path.as_str()),
+                "{text}"
+            );
+            assert_eq!(
+                parsed["dependencies"]["vox-runtime"]["path"].as_str(),
+                Some(path.as_str())
+            );
+            assert_eq!(parsed["package"]["name"].as_str(), Some(PACKAGE));
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn own_symlinks_are_followed_and_resolved_like_the_kernel() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("real");
+        std::fs::create_dir_all(real.join("inner")).unwrap();
+        std::os::unix::fs::symlink("real", root.path().join("rel")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("rel"), root.path().join("abs")).unwrap();
+        std::os::unix::fs::symlink("loop", root.path().join("loop")).unwrap();
+        let me = current_uid();
+        for ok in [
+            "rel/inner",
+            "abs/inner/../inner",
+            "abs/missing/deeper",
+            "real",
+        ] {
+            assert_eq!(only_own_symlinks(&root.path().join(ok), me), Ok(()), "{ok}");
+        }
+        let err = only_own_symlinks(&root.path().join("loop/x"), me).unwrap_err();
+        assert!(err.contains("too many symlinks"), "{err}");
+        // A link someone else owns: as root, hand it to nobody; otherwise
+        // look through the eyes of another user (not root, who may follow
+        // root's links and is trusted anyway).
+        let viewer = if me == 0 {
+            std::os::unix::fs::lchown(root.path().join("abs"), Some(65534), None).unwrap();
+            me
+        } else {
+            me + 1
+        };
+        let err = only_own_symlinks(&root.path().join("abs/inner"), viewer).unwrap_err();
+        assert!(
+            err.contains(&format!("symlink {}", root.path().join("abs").display())),
+            "{err}"
+        );
+        assert!(err.contains("VOX_SCRIPT_CACHE"), "{err}");
+        assert_eq!(only_own_symlinks(&real.join("inner"), viewer), Ok(()));
     }
 
     #[cfg(unix)]

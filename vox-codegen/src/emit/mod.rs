@@ -126,6 +126,27 @@ enum Ctx {
     Fallible,
 }
 
+/// `text` fit for a `//` comment: line breaks, other control characters
+/// and the invisible format characters rustc refuses in comments (bidi
+/// overrides, deny-by-default `text_direction_codepoint_in_comment`) are
+/// written as `\u{…}`, so a file name cannot end the comment or fail the
+/// build.
+fn comment_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let invisible = matches!(
+            c,
+            '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'
+        );
+        if c.is_control() || invisible {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl<'a> Emitter<'a> {
     fn run(&mut self) {
         let _ = writeln!(
@@ -134,7 +155,7 @@ impl<'a> Emitter<'a> {
             env!("CARGO_PKG_VERSION")
         );
         for name in &self.opts.source_names {
-            let _ = writeln!(self.out, "//   {}", name.replace(['\n', '\r'], " "));
+            let _ = writeln!(self.out, "//   {}", comment_safe(name));
         }
         let _ = writeln!(
             self.out,
@@ -220,5 +241,24 @@ fn doc_attrs(out: &mut String, docs: &[String], pad: &str) {
             "{pad}#[doc = {}]",
             rust_str(&format!(" {}", d.trim_end()))
         );
+    }
+}
+
+#[cfg(test)]
+mod comment_tests {
+    use super::comment_safe;
+
+    #[test]
+    fn file_names_stay_inside_their_comment() {
+        for c in (0u32..0x20)
+            .chain([
+                0x7f, 0x85, 0x61c, 0x200e, 0x2028, 0x2029, 0x202e, 0x2066, 0xfeff,
+            ])
+            .filter_map(char::from_u32)
+        {
+            let safe = comment_safe(&format!("a{c}b.vox"));
+            assert_eq!(safe, format!("a\\u{{{:x}}}b.vox", u32::from(c)));
+        }
+        assert_eq!(comment_safe("src/é \"q\" \\x.vox"), "src/é \"q\" \\x.vox");
     }
 }
