@@ -20,6 +20,8 @@ pub struct ModuleInput {
     /// The package name; `None` for paths given on the command line.
     pub package: Option<String>,
     pub files: Vec<PathBuf>,
+    /// Where `fmt` and `fix` may write: the package directory, or the paths given.
+    pub roots: crate::source_write::Roots,
 }
 
 pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
@@ -171,6 +173,7 @@ pub fn resolve_inputs(
             vec![ModuleInput {
                 package: None,
                 files,
+                roots: crate::source_write::Roots::given(&args.paths),
             }],
         ));
     }
@@ -185,6 +188,7 @@ pub fn resolve_inputs(
         modules.push(ModuleInput {
             package: Some(pkg.name.clone()),
             files,
+            roots: crate::source_write::Roots::package(&pkg.layout.root),
         });
     }
     Ok((label, modules))

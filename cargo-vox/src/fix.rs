@@ -3,9 +3,11 @@
 //! (docs/diagnostics.md, "Fixes").
 //!
 //! Files are chosen as by `cargo vox check`; each package's sources are one
-//! module. Files are written atomically and only when they change (see
-//! [`crate::fmt::write_source`]); a file that is not valid UTF-8 is never
-//! edited. `--dry-run` writes nothing and prints the unified diff instead.
+//! module. Files are written only when they change, and only as
+//! [`crate::source_write`] allows (see [`crate::fmt::write_all`]): nothing
+//! of a module is written unless every file of it that would change may
+//! be. A file that is not valid UTF-8 is never edited. `--dry-run` writes
+//! nothing and prints the unified diff instead.
 
 use std::path::PathBuf;
 
@@ -45,6 +47,7 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let mut diff_text = String::new();
     let mut file_count = 0;
     let mut unsettled = false;
+    let roots = crate::source_write::Roots::union(modules.iter().map(|m| &m.roots));
     for module in &modules {
         // Read every file first: nothing is written unless all could be read.
         let mut sources = SourceMap::new();
@@ -64,17 +67,31 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             })
             .collect();
         let outcome = fix_module(&files);
+        let mut writes = Vec::new();
+        let mut names = Vec::new();
         for (i, (file, new)) in files.iter().zip(&outcome.texts).enumerate() {
             if *new == file.text {
                 continue;
             }
-            changed.push(file.name.clone());
             if args.dry_run {
+                changed.push(file.name.clone());
                 diff_text.push_str(&diff::unified(&file.name, &file.text, new));
-            } else if let Err(err) = fmt::write_source(&module.files[i], new) {
-                out.failure("fix", &label, &format!("{err:#}"));
-                return Ok(exit::FAILURE);
+            } else {
+                writes.push((module.files[i].as_path(), file.text.as_str(), new.as_str()));
+                names.push(file.name.clone());
             }
+        }
+        let written = fmt::write_all(&writes, &roots);
+        changed.extend(written.done.iter().map(|&i| names[i].clone()));
+        if !written.errors.is_empty() {
+            if global.json {
+                out.failure("fix", &label, &written.errors.join("\n"));
+            } else {
+                for e in &written.errors {
+                    out.failure("fix", &label, e);
+                }
+            }
+            return Ok(exit::FAILURE);
         }
         for a in &outcome.applied {
             let name = |i: usize| files.get(i).map_or_else(String::new, |f| f.name.clone());

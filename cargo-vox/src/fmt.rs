@@ -4,9 +4,11 @@
 //!
 //! Files are chosen as by `cargo vox check`. A file with syntax errors (or
 //! invalid UTF-8) is left untouched and its errors are reported. Files are
-//! written atomically (a new temporary file renamed over the old one) and
-//! only when their text changes; a symlink is written through to its
-//! target, and the file keeps its permissions.
+//! written only when their text changes, and only as
+//! [`crate::source_write`] allows: inside the package (or the paths given),
+//! not read-only, atomically, keeping permissions, owner and group, and not
+//! over an edit saved meanwhile. Nothing is written unless every file that
+//! would change may be.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +20,7 @@ use crate::cli::GlobalArgs;
 use crate::envelope::{payloads, Envelope};
 use crate::exit;
 use crate::output::{emit_line, Reporter};
+use crate::source_write::{self, Roots};
 
 #[derive(Debug, Args)]
 pub struct FmtArgs {
@@ -29,18 +32,19 @@ pub struct FmtArgs {
     pub paths: Vec<PathBuf>,
 }
 
-/// The files a command works on (as `check` selects them), or the exit
-/// status once the failure is reported.
+/// The files a command works on (as `check` selects them) and where it
+/// may write, or the exit status once the failure is reported.
 pub(crate) fn selected_files(
     command: &str,
     paths: &[PathBuf],
     global: &GlobalArgs,
     out: &Reporter,
-) -> Result<(String, Vec<PathBuf>), i32> {
+) -> Result<(String, Vec<PathBuf>, Roots), i32> {
     let args = CheckArgs {
         paths: paths.to_vec(),
     };
     let (label, modules) = inputs_or_report(command, &args, &label_for_paths(paths), global, out)?;
+    let roots = Roots::union(modules.iter().map(|m| &m.roots));
     let mut files = Vec::new();
     for m in modules {
         for f in m.files {
@@ -49,7 +53,7 @@ pub(crate) fn selected_files(
             }
         }
     }
-    Ok((label, files))
+    Ok((label, files, roots))
 }
 
 /// Reads one source file into `sources`; `Err` is a message naming the file.
@@ -71,16 +75,46 @@ pub(crate) fn invalid_utf8(sources: &SourceMap, id: vox_codegen::FileId) -> Opti
     )
 }
 
-/// Writes `text` to `path` atomically when it differs, through a symlink
-/// to its target, keeping the file's permissions.
-pub(crate) fn write_source(path: &Path, text: &str) -> anyhow::Result<()> {
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
-    vox_build::write_if_changed(&target, text.as_bytes()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(p) = perms {
-        let _ = std::fs::set_permissions(&target, p);
+/// What [`write_all`] did.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// The indices of the writes done (a file reached by two paths counts under each).
+    pub done: Vec<usize>,
+    /// Why the others were not done, one message per file naming it.
+    pub errors: Vec<String>,
+}
+
+/// Plans every write first — nothing is written unless all may be — then
+/// writes each file; a file reached by two paths is written once. `writes`
+/// holds each file's path, the text read and the new text.
+pub(crate) fn write_all(writes: &[(&Path, &str, &str)], roots: &Roots) -> Written {
+    let mut planned: Vec<(Vec<usize>, source_write::Planned)> = Vec::new();
+    let mut out = Written::default();
+    for (i, (path, _, _)) in writes.iter().enumerate() {
+        match source_write::plan(path, &display_path(path), roots) {
+            Ok(p) => match planned
+                .iter_mut()
+                .find(|(_, q)| q.real_path() == p.real_path())
+            {
+                Some((same, _)) => same.push(i),
+                None => planned.push((vec![i], p)),
+            },
+            Err(e) => out.errors.push(e.to_string()),
+        }
     }
-    Ok(())
+    if !out.errors.is_empty() {
+        return out;
+    }
+    let mut hook = source_write::before_compare_hook();
+    for (indices, p) in &planned {
+        let (_, old, new) = writes[indices[0]];
+        match p.write(old.as_bytes(), new.as_bytes(), &mut hook) {
+            Ok(()) => out.done.extend(indices),
+            Err(e) => out.errors.push(e.to_string()),
+        }
+    }
+    out.done.sort_unstable();
+    out
 }
 
 /// Renders diagnostics on stderr (human mode only).
@@ -102,13 +136,14 @@ fn plural(n: usize, what: &str) -> String {
 
 pub fn run(args: &FmtArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let out = Reporter::new(global.json);
-    let (label, files) = match selected_files("fmt", &args.paths, global, &out) {
+    let (label, files, roots) = match selected_files("fmt", &args.paths, global, &out) {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
     let mut sources = SourceMap::new();
     let mut diagnostics = Vec::new();
-    let mut changed = Vec::new();
+    // (path, file, new text) of each file whose text changes.
+    let mut pending: Vec<(&Path, vox_codegen::FileId, String)> = Vec::new();
     for path in &files {
         let id = match load(&mut sources, path) {
             Ok(id) => id,
@@ -124,23 +159,32 @@ pub fn run(args: &FmtArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         let file = sources.get(id);
         match vox_codegen::fmt::format_source(id, &file.text) {
             Err(ds) => diagnostics.extend(ds.into_iter().filter(Diagnostic::is_error)),
-            Ok(text) if text != file.text => {
-                if !args.check {
-                    if let Err(err) = write_source(path, &text) {
-                        out.failure("fmt", &label, &format!("{err:#}"));
-                        return Ok(exit::FAILURE);
-                    }
-                }
-                changed.push(file.name.clone());
-            }
+            Ok(text) if text != file.text => pending.push((path, id, text)),
             Ok(_) => {}
         }
+    }
+    let mut changed: Vec<String> = pending
+        .iter()
+        .map(|(_, id, _)| sources.get(*id).name.clone())
+        .collect();
+    let mut not_written = Vec::new();
+    if !args.check {
+        let writes: Vec<(&Path, &str, &str)> = pending
+            .iter()
+            .map(|(path, id, new)| (*path, sources.get(*id).text.as_str(), new.as_str()))
+            .collect();
+        let written = write_all(&writes, &roots);
+        changed = written.done.iter().map(|&i| changed[i].clone()).collect();
+        not_written = written.errors;
     }
     vox_codegen::diagnostic::sort(&mut diagnostics);
     render_all(global.json, &diagnostics, &sources);
     let mut env = Envelope::new("fmt", label, payloads(&diagnostics, &sources));
-    if args.check && !changed.is_empty() {
+    if (args.check && !changed.is_empty()) || !not_written.is_empty() {
         env.ok = false;
+    }
+    if !not_written.is_empty() {
+        env.message = Some(not_written.join("\n"));
     }
     let errors = env.error_count;
     env.changed_files = Some(changed.clone());
@@ -157,6 +201,9 @@ pub fn run(args: &FmtArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
                 eprintln!("formatted {c}");
             }
         }
+        for e in &not_written {
+            eprintln!("error: {e}");
+        }
         let verb = if args.check {
             "would reformat"
         } else {
@@ -168,6 +215,12 @@ pub fn run(args: &FmtArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             changed.len(),
             plural(files.len(), "Vox file"),
         );
+        if !not_written.is_empty() {
+            summary.push_str(&format!(
+                "; {} not written",
+                plural(not_written.len(), "file")
+            ));
+        }
         if errors > 0 {
             summary.push_str(&format!(
                 "; {} left unchanged: syntax errors",

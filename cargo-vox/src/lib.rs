@@ -17,6 +17,7 @@ pub mod lane;
 pub mod output;
 pub mod process;
 pub mod schema;
+pub mod source_write;
 pub mod workspace;
 
 /// Runs a parsed command line; returns the process exit status.
