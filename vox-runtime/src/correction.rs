@@ -64,6 +64,8 @@ pub(crate) struct Checked {
     /// False when the check stopped at [`MAX_VISITS`] steps: the problems
     /// are the ones found until then.
     pub complete: bool,
+    /// Steps taken (at most [`MAX_VISITS`]).
+    pub steps: usize,
 }
 
 impl Checked {
@@ -101,6 +103,7 @@ pub(crate) fn check(root: &Value, value: &Value) -> Checked {
     Checked {
         problems: v.out,
         complete: !v.exhausted,
+        steps: MAX_VISITS - v.visits_left,
     }
 }
 
@@ -785,6 +788,9 @@ fn replace_word(text: &str, word: &str, with: &str) -> String {
     out.push_str(rest);
     out
 }
+
+#[cfg(test)]
+mod bounds;
 
 #[cfg(test)]
 mod tests {
