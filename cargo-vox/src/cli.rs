@@ -62,6 +62,8 @@ pub enum Command {
     Schema(crate::schema::SchemaArgs),
     /// Check this machine for broken or slow toolchains.
     Doctor(crate::doctor::DoctorArgs),
+    /// Run the Language Server Protocol server on stdio (for editors; see README, "Editors").
+    Lsp(crate::lsp::LspArgs),
 }
 
 /// Cargo runs `cargo-vox vox …` for `cargo vox …`: drop that extra word so the

@@ -14,6 +14,7 @@ pub mod exit;
 pub mod fix;
 pub mod fmt;
 pub mod lane;
+pub mod lsp;
 pub mod output;
 pub mod process;
 pub mod schema;
@@ -31,5 +32,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Run(args) => lane::commands::run(&args, &cli.global),
         cli::Command::Schema(args) => schema::run(&args, &cli.global),
         cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
+        cli::Command::Lsp(args) => lsp::run(&args, &cli.global),
     }
 }

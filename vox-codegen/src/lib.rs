@@ -13,6 +13,7 @@ pub mod emit;
 pub mod exhaustive;
 pub mod fix;
 pub mod fmt;
+pub mod ide;
 pub mod json;
 pub mod lexer;
 pub mod parser;

@@ -9,8 +9,8 @@ use crate::types::*;
 
 use super::{AiCheck, AiConfig, Checker};
 
-const KNOWN_DECORATORS: [&str; 3] = ["ai", "uses", "test"];
-const AI_ARGS: [&str; 7] = [
+pub const KNOWN_DECORATORS: [&str; 3] = ["ai", "uses", "test"];
+pub const AI_ARGS: [&str; 7] = [
     "structured_output",
     "max_iterations",
     "model",

@@ -195,7 +195,8 @@ impl Checker<'_> {
     fn infer_var(&mut self, e: &Expr, name: &str) -> Ty {
         if let Some(l) = self.lookup(name) {
             l.used = true;
-            let (ty, origin) = (l.ty.clone(), l.origin.clone());
+            let (ty, origin, at) = (l.ty.clone(), l.origin.clone(), l.span);
+            self.info.locals.insert(e.id, at);
             if let Some(o) = origin {
                 self.var_origins.push((e.id, o));
             }

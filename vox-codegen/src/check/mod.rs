@@ -38,6 +38,7 @@ use crate::diagnostic::Diagnostic;
 use crate::source::{SourceMap, Span};
 use crate::types::*;
 
+pub use decorators::{AI_ARGS, KNOWN_DECORATORS};
 pub use items::resolve_type;
 use scope::{Local, Origin};
 
@@ -146,6 +147,13 @@ pub struct ModuleInfo {
     /// Per function (indexed like `fns`): (callee fn index, call span) of
     /// the calls to user functions in its body.
     pub calls: Vec<Vec<(usize, Span)>>,
+    /// Every use of a local (a `Var` expression) → the span of the binding
+    /// it resolves to (parameter, `let`, `for` or pattern binding). For
+    /// editor queries (`crate::ide`).
+    pub locals: HashMap<ExprId, Span>,
+    /// Every binding a body declares: its name's span and its type, in
+    /// declaration order. For editor queries (`crate::ide`).
+    pub bindings: Vec<(Span, Ty)>,
 }
 
 impl ModuleInfo {

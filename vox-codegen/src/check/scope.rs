@@ -116,6 +116,7 @@ impl Checker<'_> {
         span: Span,
         lint_unused: bool,
     ) {
+        self.info.bindings.push((span, ty.clone()));
         if let Some(scope) = self.scopes.last_mut() {
             scope.push((
                 name,

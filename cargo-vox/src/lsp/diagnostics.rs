@@ -1,0 +1,95 @@
+//! Diagnostics: the same messages, codes, hints and related spans as
+//! `cargo vox check`, published per file after each (debounced) re-check.
+
+use lsp_server::Message;
+use lsp_types::notification::{Notification as _, PublishDiagnostics};
+use lsp_types::{
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString,
+    PublishDiagnosticsParams,
+};
+use vox_codegen::{Diagnostic, FileId, Severity};
+
+use super::position::{self, Encoding};
+use super::store::{Analysis, Module};
+
+/// One LSP diagnostic for a compiler diagnostic.
+pub fn to_lsp(a: &Analysis, d: &Diagnostic, enc: Encoding) -> lsp_types::Diagnostic {
+    let mut message = d.message.clone();
+    if let Some(label) = &d.label {
+        message.push_str(&format!("\n{label}"));
+    }
+    if let (Some(e), Some(f)) = (&d.expected, &d.found) {
+        message.push_str(&format!("\nexpected `{e}`, found `{f}`"));
+    }
+    for h in &d.hints {
+        message.push_str(&format!("\nhint: {h}"));
+    }
+    let related: Vec<DiagnosticRelatedInformation> = d
+        .related
+        .iter()
+        .filter_map(|r| {
+            let uri = position::path_to_uri(a.path(r.span.file)?)?;
+            Some(DiagnosticRelatedInformation {
+                location: Location {
+                    uri,
+                    range: a.range(r.span, enc),
+                },
+                message: r.message.clone(),
+            })
+        })
+        .collect();
+    lsp_types::Diagnostic {
+        range: a.range(d.span, enc),
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            _ => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(d.code.as_str().to_string())),
+        source: Some("vox".into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        ..Default::default()
+    }
+}
+
+/// The diagnostics of one file of the analysis.
+pub fn of_file(a: &Analysis, file: FileId, enc: Encoding) -> Vec<lsp_types::Diagnostic> {
+    a.checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.span.file == file)
+        .map(|d| to_lsp(a, d, enc))
+        .collect()
+}
+
+/// `publishDiagnostics` for every file of the module, including files that
+/// had diagnostics last time and have none now.
+pub fn publish(m: &mut Module, enc: Encoding) -> Vec<Message> {
+    let Some(a) = &m.analysis else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut now = Vec::new();
+    for (i, path) in a.paths.iter().enumerate() {
+        let diags = of_file(a, FileId(i as u32), enc);
+        if diags.is_empty() && !m.published.contains(path) {
+            continue;
+        }
+        if !diags.is_empty() {
+            now.push(path.clone());
+        }
+        let Some(uri) = position::path_to_uri(path) else {
+            continue;
+        };
+        out.push(super::notification(
+            PublishDiagnostics::METHOD,
+            PublishDiagnosticsParams {
+                uri,
+                diagnostics: diags,
+                version: None,
+            },
+        ));
+    }
+    m.published = now;
+    out
+}
