@@ -20,7 +20,7 @@ use tracing::Instrument;
 
 use crate::ai_function::{AiFunction, Args};
 use crate::config::{Config, ModelRef, Provider, PROVIDER_COUNT};
-use crate::error::{truncate_chars, Error, ProviderFailure, LAST_REPLY_CHARS};
+use crate::error::{Error, ProviderFailure, LAST_ERROR_CHARS, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
 use crate::prompt::{Conversation, RequestParts, Wire};
 use crate::repair::{parse_reply, Repairs};
@@ -331,7 +331,7 @@ impl Client {
         loop {
             let body = call.ask().await?;
             // serde_json quotes the reply in its errors: redact them.
-            let answer = parse_response(call.parts.wire(), &body)
+            let answer = parse_response(call.parts.wire(), &body, transport.redactor())
                 .map_err(|e| transport.redact_malformed(e))?;
             call.record_usage(&answer.usage);
             let verdict = answer.content().and_then(|content| {
@@ -457,10 +457,13 @@ impl<'a> Call<'a> {
     /// correction quoting why, or, when the attempts are used up,
     /// `Error::InvalidOutput`.
     fn reject(&mut self, rejection: RejectedReply) -> Result<(), Error> {
-        let transport = self.transport;
+        let redactor = self.transport.redactor();
         let attempt = self.attempt;
+        // The reason is ours, one problem per line, quoting the reply with
+        // its control characters escaped; redacted and bounded here.
+        let error = redactor.shown_message(&rejection.error, LAST_ERROR_CHARS);
         self.span.in_scope(|| {
-            tracing::warn!(attempt, error = %transport.redact(&rejection.error), "vox.ai_attempt_rejected");
+            tracing::warn!(attempt, error = %error, "vox.ai_attempt_rejected");
         });
         let attempts_allowed = self.function.attempts_allowed();
         if attempt < attempts_allowed {
@@ -470,8 +473,8 @@ impl<'a> Call<'a> {
         Err(Error::InvalidOutput {
             function: self.function.name().to_owned(),
             attempts: attempts_allowed,
-            last_error: transport.redact(&rejection.error),
-            last_reply: truncate_chars(&transport.redact(&rejection.reply), LAST_REPLY_CHARS),
+            last_error: error,
+            last_reply: redactor.shown(&rejection.reply, LAST_REPLY_CHARS),
         })
     }
 }

@@ -4,9 +4,10 @@
 //! failing server, a model that never produced a valid value — is a variant
 //! of [`Error`], so generated `async fn`s can propagate it with `?` and never
 //! panic. Texts that came from the network are redacted (no API key, no
-//! credential, no password of a URL; see `redact`) and truncated before
-//! they are stored here, so `Display` and `Debug` of an `Error` are safe to
-//! log.
+//! credential, no password of a URL; see `redact`), then bounded and their
+//! control characters escaped (see `server_text`) before they are stored
+//! here, so `Display` and `Debug` of an `Error` are safe to log: bounded,
+//! and no server can start a line or send a terminal an escape sequence.
 
 use std::fmt;
 
@@ -14,6 +15,8 @@ use std::fmt;
 pub(crate) const BODY_EXCERPT_CHARS: usize = 512;
 /// Longest model reply kept in [`Error::InvalidOutput`].
 pub(crate) const LAST_REPLY_CHARS: usize = 2_000;
+/// Longest rejection reason kept in [`Error::InvalidOutput`] and traced.
+pub(crate) const LAST_ERROR_CHARS: usize = 4_000;
 
 /// Why the runtime could not produce a value for an `@ai` call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -25,13 +28,14 @@ pub enum Error {
     Config(String),
 
     /// The server answered with a non-success status (after transport
-    /// retries, for retryable statuses). The excerpt is truncated and has
-    /// the API key redacted.
+    /// retries, for retryable statuses). The excerpt is redacted, truncated
+    /// and has its control characters escaped.
     #[error("LLM server answered HTTP {status}: {body_excerpt}")]
     Http {
         /// The HTTP status code.
         status: u16,
-        /// The start of the response body, truncated, key redacted.
+        /// The start of the response body: redacted, at most 512
+        /// characters, control characters escaped (`\n`, `\u{1b}`).
         body_excerpt: String,
     },
 
@@ -41,7 +45,7 @@ pub enum Error {
     Transport {
         /// What kind of transport failure this was.
         kind: TransportErrorKind,
-        /// A description of the failure, key redacted.
+        /// A description of the failure: redacted, bounded, escaped.
         message: String,
     },
 
@@ -57,9 +61,13 @@ pub enum Error {
         attempts: u32,
         /// Why the last reply was rejected: every problem by JSON path in
         /// schema terms, the check's problems, a refusal, a cut-off reply…
-        /// (docs/runtime.md, "Corrections"); the text the model was given.
+        /// (docs/runtime.md, "Corrections"); the text the model was given,
+        /// redacted, cut to 4,000 characters, and with the control
+        /// characters of what it quotes escaped (its own line breaks, one
+        /// problem per line, are kept).
         last_error: String,
-        /// The last reply's content, truncated.
+        /// The last reply's content: redacted, at most 2,000 characters,
+        /// control characters escaped (`\n`, `\u{1b}`).
         last_reply: String,
     },
 
@@ -89,7 +97,8 @@ pub enum Error {
     /// A successful response was not a response of the provider's API (a
     /// chat completion, an Anthropic message, a Gemini
     /// `GenerateContentResponse`, an Ollama chat response). The description
-    /// (serde_json's, which may quote the reply) is truncated and redacted.
+    /// (serde_json's, which may quote the reply) is redacted, truncated and
+    /// escaped.
     #[error("LLM server sent a malformed response: {0}")]
     MalformedResponse(String),
 
@@ -107,7 +116,7 @@ pub enum Error {
         /// The HTTP status code (3xx).
         status: u16,
         /// Where the server pointed, resolved against the request's URL,
-        /// truncated, credentials redacted.
+        /// credentials redacted, truncated, escaped.
         location: Option<String>,
     },
 
@@ -175,25 +184,9 @@ impl fmt::Display for TransportErrorKind {
     }
 }
 
-/// Cuts `text` to at most `max_chars` characters, marking the cut.
-pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}… [truncated, {} bytes total]", &text[..cut], text.len()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn truncation_respects_char_boundaries() {
-        assert_eq!(truncate_chars("héllo", 10), "héllo");
-        let cut = truncate_chars("ééééé", 2);
-        assert!(cut.starts_with("éé…"), "{cut}");
-        assert!(cut.contains("10 bytes total"), "{cut}");
-    }
 
     #[test]
     fn messages_read_well() {

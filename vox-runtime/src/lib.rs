@@ -14,7 +14,8 @@
 //! request timeouts), `reply` (judging an answer), `repair` (unambiguous
 //! repairs of a reply that does not fit), `correction` (what is wrong with
 //! it, by JSON path), `validator` (checks of the value), `redact` (credentials
-//! out of anything a server sent back),
+//! out of anything a server sent back), `server_text` (such text bounded
+//! and escaped before it is shown),
 //! `client` (the re-prompt loop), plus [`builtins`], [`arith`] (checked
 //! `int` arithmetic) and [`decimal`] for generated code.
 
@@ -31,6 +32,7 @@ mod prompt;
 mod redact;
 mod repair;
 mod reply;
+mod server_text;
 mod transport;
 mod validator;
 

@@ -1,132 +1,151 @@
 //! Removing credentials from text a server sent back.
 //!
 //! Every error text and tracing field derived from a reply goes through one
-//! [`Redactor`], built once per client (docs/runtime.md, "Security"). It
+//! [`Redactor`], built once per client (docs/runtime.md, "Security"), and
+//! then through `server_text` (bounded, control characters escaped). It
 //! removes:
 //!
-//! 1. the exact `Authorization` values the client sends (`Bearer <key>`,
-//!    and `Basic <credentials>` for a password in the base URL), whatever
-//!    the key's length;
-//! 2. the key and the base URL's password on their own, wherever they
-//!    appear, when they are at least [`MIN_SECRET_CHARS`] long — shorter
-//!    ones are the dummy keys people give local servers (`x`, `none`,
-//!    `ollama`), and blanking every `x` would destroy the text;
-//! 3. any other `Bearer` credential containing something besides letters
+//! 1. each credential the client sends — the API key, and the base URL's
+//!    password and the `Basic` credentials reqwest makes of it — in every
+//!    form a server may echo it: as sent, percent-encoded (either case of
+//!    hex digit), with `/` written `\/` as some JSON encoders do;
+//! 2. where such a form stands in a credential's place — after a name
+//!    ending in `key`, `token`, `secret`, `password`, `auth`,
+//!    `authorization`, `credential(s)`, or after `Bearer` or `Basic`, any
+//!    case, followed by quotes, spaces, `:`, `=`, `[`, `(`, `,` or their
+//!    percent-escapes (`X-Api-Key: k`, `"x-goog-api-key": "k"`, `?key=k`,
+//!    `Authorization: bearer k`, `('x-api-key', 'k')`), and not followed by
+//!    more credential characters — whatever its length;
+//! 3. anywhere else, when it is at least [`MIN_SECRET_CHARS`] long —
+//!    shorter ones are the dummy keys people give local servers (`x`,
+//!    `none`, `ollama`), and blanking every `x` would destroy the text;
+//! 4. any other `Bearer` credential containing something besides letters
 //!    (so "a Bearer token" stays readable), and any other `Basic`
 //!    credential (base64 of `user:password`, so "Basic authentication"
 //!    stays);
-//! 4. the password of any `scheme://user:password@host` URL.
+//! 5. the password of any `scheme://user:password@host` URL.
 //!
 //! Nothing here runs on the success path of a call.
 
 use std::borrow::Cow;
 
+use crate::server_text::{message_text, server_text};
+
 /// Keys and passwords at least this long are redacted wherever they
-/// appear; shorter ones only where echoed as the header they were sent in.
+/// appear; shorter ones only where they stand in a credential's place.
 pub const MIN_SECRET_CHARS: usize = 8;
 
 const REDACTED: &str = "[REDACTED]";
 
+/// Most separator characters looked through between a credential's name
+/// and its value (`": "`, `'], ['`…).
+const MAX_SEPARATOR: usize = 16;
+/// Longest name looked at in front of a credential.
+const MAX_NAME: usize = 64;
+
 /// The credentials of one client and how to remove them from text.
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
-    /// Header values sent, as (scheme, credential): `Bearer <key>`.
-    sent: Vec<(&'static str, String)>,
-    /// Secrets long enough to be removed wherever they appear.
-    secrets: Vec<String>,
+    /// Every form of every credential sent, longest first.
+    forms: Vec<Form>,
+}
+
+/// One way a credential may be written in a server's text.
+#[derive(Clone, PartialEq)]
+struct Form {
+    text: String,
+    /// Long enough to be removed wherever it appears.
+    everywhere: bool,
 }
 
 impl Redactor {
-    /// The redactor for a client sending `api_key` as a bearer token to
-    /// `base_url` (whose userinfo reqwest sends as basic credentials).
-    #[cfg(test)]
+    /// The redactor for a client sending `api_key` (in whatever header its
+    /// provider takes) to `base_url` (whose userinfo reqwest sends as basic
+    /// credentials).
     pub fn new(api_key: Option<&str>, base_url: Option<&str>) -> Redactor {
-        Redactor::with_key_header(api_key, base_url, "Bearer")
-    }
-
-    /// Like [`Redactor::new`] for a key sent as `<scheme> <key>`: `Bearer`
-    /// in `Authorization`, or a header of its own written `x-api-key:`
-    /// (Anthropic) or `x-goog-api-key:` (Gemini), as a server echoing the
-    /// request would show it.
-    pub fn with_key_header(
-        api_key: Option<&str>,
-        base_url: Option<&str>,
-        scheme: &'static str,
-    ) -> Redactor {
         let mut redactor = Redactor::default();
         if let Some(key) = api_key.filter(|k| !k.is_empty()) {
-            redactor.sent.push((scheme, key.to_owned()));
             redactor.add_secret(key);
         }
         if let Some((user, password)) = base_url.and_then(userinfo) {
             // What reqwest sends for a URL's userinfo: the percent-decoded
             // `user:password`, in base64.
-            let (user, password) = (percent_decode(user), password.map(percent_decode));
-            let mut plain = format!("{user}:");
-            if let Some(password) = &password {
+            let decoded = (percent_decode(user), password.map(percent_decode));
+            let mut plain = format!("{}:", decoded.0);
+            if let Some(password) = &decoded.1 {
                 plain.push_str(password);
             }
-            let credential = base64(plain.as_bytes());
-            redactor.add_secret(&credential);
-            redactor.sent.push(("Basic", credential));
-            if let Some(password) = password {
-                redactor.add_secret(&password);
+            redactor.add_secret(&base64(plain.as_bytes()));
+            if let (Some(as_written), Some(password)) = (password, &decoded.1) {
+                redactor.add_secret(password);
+                redactor.add_form(as_written, password.chars().count() >= MIN_SECRET_CHARS);
             }
         }
-        // Longest first, so a secret containing another is removed whole.
-        redactor.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        // Longest first, so a form containing another is removed whole.
+        redactor
+            .forms
+            .sort_by_key(|f| std::cmp::Reverse(f.text.len()));
         redactor
     }
 
+    /// Adds `secret` in every form a server may echo it.
     fn add_secret(&mut self, secret: &str) {
-        if secret.chars().count() >= MIN_SECRET_CHARS && !self.secrets.iter().any(|s| s == secret) {
-            self.secrets.push(secret.to_owned());
+        let everywhere = secret.chars().count() >= MIN_SECRET_CHARS;
+        self.add_form(secret, everywhere);
+        self.add_form(&percent_encode(secret, b"0123456789ABCDEF"), everywhere);
+        self.add_form(&percent_encode(secret, b"0123456789abcdef"), everywhere);
+        self.add_form(&secret.replace('/', "\\/"), everywhere);
+    }
+
+    fn add_form(&mut self, text: &str, everywhere: bool) {
+        let form = Form {
+            text: text.to_owned(),
+            everywhere,
+        };
+        if !text.is_empty() && !self.forms.contains(&form) {
+            self.forms.push(form);
         }
     }
 
     /// `text` without credentials (see the module documentation).
     pub fn redact(&self, text: &str) -> String {
         let mut text = Cow::Borrowed(text);
-        for (scheme, credential) in &self.sent {
-            let sent = format!("{scheme} {credential}");
-            if let Cow::Owned(replaced) = replace_whole(&text, &sent, scheme) {
+        for form in &self.forms {
+            if let Cow::Owned(replaced) = replace_form(&text, form) {
                 text = Cow::Owned(replaced);
-            }
-        }
-        for secret in &self.secrets {
-            if text.contains(secret.as_str()) {
-                text = Cow::Owned(text.replace(secret.as_str(), REDACTED));
             }
         }
         let text = redact_auth_schemes(&text);
         redact_url_passwords(&text).into_owned()
     }
+
+    /// `text`, from a server, fit to show: redacted (before it is cut, so
+    /// that a cut cannot leave half a key), then at most `max_chars`
+    /// characters on one line (`server_text`).
+    pub fn shown(&self, text: &str, max_chars: usize) -> String {
+        server_text(&self.redact(text), max_chars)
+    }
+
+    /// Like [`Redactor::shown`] for a message of the runtime's own quoting
+    /// server text: its line breaks are kept (`server_text::message_text`).
+    pub fn shown_message(&self, text: &str, max_chars: usize) -> String {
+        message_text(&self.redact(text), max_chars)
+    }
 }
 
-/// Whether `byte` can be part of a credential (RFC 9110's token68).
-fn is_credential_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"-._~+/=".contains(&byte)
-}
-
-/// Replaces each `sent` (`<scheme> <credential>`) in `text` that is not
-/// the start of a longer credential with `<scheme> [REDACTED]`: with the
-/// key `x`, `Bearer x` goes but `Bearer xylophone` stays.
-fn replace_whole<'t>(text: &'t str, sent: &str, scheme: &str) -> Cow<'t, str> {
+/// Replaces each occurrence of `form` in `text` that may be removed: all
+/// of them if it is long, else those in a credential's place.
+fn replace_form<'t>(text: &'t str, form: &Form) -> Cow<'t, str> {
     let mut out = String::new();
     let mut copied = 0;
-    for (at, _) in text.match_indices(sent) {
-        let end = at + sent.len();
-        if at < copied
-            || text
-                .as_bytes()
-                .get(end)
-                .is_some_and(|&b| is_credential_byte(b))
-        {
+    for (at, _) in text.match_indices(form.text.as_str()) {
+        let end = at + form.text.len();
+        let removable =
+            form.everywhere || (ends_token(text, end) && follows_credential_name(text, at));
+        if !removable {
             continue;
         }
         out.push_str(&text[copied..at]);
-        out.push_str(scheme);
-        out.push(' ');
         out.push_str(REDACTED);
         copied = end;
     }
@@ -135,6 +154,97 @@ fn replace_whole<'t>(text: &'t str, sent: &str, scheme: &str) -> Cow<'t, str> {
     }
     out.push_str(&text[copied..]);
     Cow::Owned(out)
+}
+
+/// Whether `byte` can be part of a credential (RFC 9110's token68).
+fn is_credential_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"-._~+/=".contains(&byte)
+}
+
+/// Whether a credential ending at `end` is whole: the text does not go on
+/// with more of one (a `.` or `=` followed by something else — the end of
+/// a sentence, a query's next `&` — ends it).
+fn ends_token(text: &str, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    match bytes.get(end) {
+        None => true,
+        Some(b'.' | b'=') => !bytes.get(end + 1).copied().is_some_and(is_credential_byte),
+        Some(&b) => !is_credential_byte(b),
+    }
+}
+
+/// Whether what stands before `at` is a credential's name and a separator:
+/// `X-Api-Key: `, `"x-goog-api-key": "`, `?key=`, `Bearer `, `api_key%3D`.
+fn follows_credential_name(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = at;
+    let mut separators = 0;
+    while i > 0 && separators < MAX_SEPARATOR {
+        if matches!(
+            bytes[i - 1],
+            b' ' | b'\t' | b':' | b'=' | b'"' | b'\'' | b'`' | b'\\' | b'[' | b'(' | b','
+        ) {
+            i -= 1;
+        } else if i >= 3
+            && bytes[i - 3] == b'%'
+            && matches!(
+                [bytes[i - 2], bytes[i - 1].to_ascii_uppercase()],
+                [b'3', b'A' | b'D'] | [b'2', b'0' | b'2' | b'7' | b'C']
+            )
+        {
+            i -= 3;
+        } else {
+            break;
+        }
+        separators += 1;
+    }
+    if separators == 0 {
+        return false;
+    }
+    let name_end = i;
+    while i > 0
+        && name_end - i < MAX_NAME
+        && (bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'-' | b'_'))
+    {
+        i -= 1;
+    }
+    // The name is ASCII, so these are char boundaries.
+    is_credential_name(&text[i..name_end].to_ascii_lowercase())
+}
+
+/// Whether `name` (lowercase) names a credential.
+fn is_credential_name(name: &str) -> bool {
+    matches!(name, "bearer" | "basic")
+        || [
+            "key",
+            "token",
+            "secret",
+            "password",
+            "passwd",
+            "pwd",
+            "auth",
+            "authorization",
+            "credential",
+            "credentials",
+        ]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+}
+
+/// `text` with every byte but RFC 3986's unreserved ones written `%XX`,
+/// with hex digits from `digits`.
+fn percent_encode(text: &str, digits: &[u8; 16]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(digits[usize::from(b >> 4)] as char);
+            out.push(digits[usize::from(b & 15)] as char);
+        }
+    }
+    out
 }
 
 /// Replaces the credential after `Bearer` (any case) when it contains
@@ -351,7 +461,7 @@ mod tests {
     }
 
     #[test]
-    fn long_keys_go_everywhere_short_keys_only_as_their_header() {
+    fn long_keys_go_everywhere_short_keys_only_in_a_credentials_place() {
         let long = Redactor::new(Some("sk-1234567890"), None);
         assert_eq!(
             long.redact("key sk-1234567890, Bearer sk-1234567890"),
@@ -368,6 +478,175 @@ mod tests {
         );
         assert_eq!(Redactor::new(None, None).redact("Bearer x"), "Bearer x");
         assert_eq!(Redactor::new(Some(""), None).redact("text"), "text");
+    }
+
+    /// Generated keys: `len` characters of API keys' alphabets, every
+    /// third with base64's `+/` and `=` padding (which percent-encoding changes).
+    fn generated_key(len: usize, seed: u64) -> String {
+        const PLAIN: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let alphabet = if seed % 3 == 0 { BASE64 } else { PLAIN };
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut key = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                alphabet[(state % alphabet.len() as u64) as usize] as char
+            })
+            .collect::<String>();
+        // base64 pads with `=` at the end only.
+        if alphabet == BASE64 && len > 2 && seed % 2 == 0 {
+            key.replace_range(len - 1.., "=");
+        }
+        key
+    }
+
+    /// The header each provider sends its key in, as servers write it.
+    const KEY_HEADERS: &[&str] = &[
+        "Authorization: Bearer",
+        "authorization: bearer",
+        "AUTHORIZATION: BEARER",
+        "x-api-key:",
+        "X-Api-Key:",
+        "X-API-KEY:",
+        "x-goog-api-key:",
+        "X-Goog-Api-Key:",
+        "X-GOOG-API-KEY:",
+    ];
+
+    /// How a server echoes a key: `{h}` is a header name (from
+    /// [`KEY_HEADERS`], without its colon and scheme), `{hv}` the header as
+    /// sent, `{k}` the key, `{k%}` percent-encoded (`{k%l}` lowercase hex),
+    /// `{k\/}` with `/` escaped.
+    const ECHOES: &[&str] = &[
+        "{hv} {k}",
+        "{hv}{k}",
+        "{h} = {k}",
+        "{h}={k}",
+        r#"{"{h}":"{k}"}"#,
+        r#"{"{h}": ["{k}"]}"#,
+        r#"{'{h}': '{k}'}"#,
+        r#"[("{h}", "{k}")]"#,
+        r#"{"detail":"{\"{h}\": \"{k}\"}"}"#,
+        "{h}%3A%20{k%}",
+        "{h}%3d{k%l}",
+        "GET /v1beta/models/m:generateContent?key={k}&alt=json",
+        "https://h/v1?key={k%}",
+        "https://h/v1?api_key={k%l}#x",
+        "access_token={k}; Path=/",
+        "invalid api key: {k}.",
+        "bad key `{k}`",
+        r#"{"key":"{k\/}"}"#,
+        "Bearer {k}",
+        "bearer\t{k}",
+    ];
+
+    fn fill(template: &str, header: &str, key: &str) -> String {
+        let name = header.split(':').next().unwrap_or_default();
+        template
+            .replace("{hv}", header)
+            .replace("{h}", name)
+            .replace("{k%}", &percent_encode(key, b"0123456789ABCDEF"))
+            .replace("{k%l}", &percent_encode(key, b"0123456789abcdef"))
+            .replace("{k\\/}", &key.replace('/', "\\/"))
+            .replace("{k}", key)
+    }
+
+    /// Every echo of a key of every length from 1 to 64, in every header a
+    /// provider sends it in, is removed — exactly the key, nothing else.
+    #[test]
+    fn every_echo_of_a_key_of_any_length_is_redacted() {
+        let mut checked = 0;
+        for len in 1..=64 {
+            for seed in 0..3 {
+                let key = generated_key(len, (len * 3 + seed) as u64);
+                let r = Redactor::new(Some(&key), Some("https://h/v1"));
+                for header in KEY_HEADERS {
+                    for echo in ECHOES {
+                        if echo.starts_with("{hv}{k}") && !header.ends_with(':') {
+                            // `Bearer` always has a space after it.
+                            continue;
+                        }
+                        let text = fill(echo, header, &key);
+                        let expected = fill(
+                            &echo
+                                .replace("{k%}", "{k}")
+                                .replace("{k%l}", "{k}")
+                                .replace("{k\\/}", "{k}"),
+                            header,
+                            REDACTED,
+                        );
+                        assert_eq!(r.redact(&text), expected, "key {key:?} in {text:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 64 * 3 * KEY_HEADERS.len() * (ECHOES.len() - 1));
+    }
+
+    /// The same for a base URL's password, whatever its length: as the
+    /// `Basic` credentials reqwest sends, and on its own.
+    #[test]
+    fn every_echo_of_a_url_password_of_any_length_is_redacted() {
+        for len in 1..=64 {
+            let password = generated_key(len, len as u64 * 7);
+            let encoded = percent_encode(&password, b"0123456789ABCDEF");
+            let r = Redactor::new(None, Some(&format!("https://alice:{encoded}@h/v1")));
+            let basic = base64(format!("alice:{password}").as_bytes());
+            for (text, expected) in [
+                (
+                    format!("Authorization: Basic {basic}"),
+                    "Authorization: Basic [REDACTED]".to_owned(),
+                ),
+                (
+                    format!(r#"{{"authorization":"basic {basic}"}}"#),
+                    r#"{"authorization":"basic [REDACTED]"}"#.to_owned(),
+                ),
+                (
+                    format!("password={encoded}&x=1"),
+                    "password=[REDACTED]&x=1".to_owned(),
+                ),
+                (
+                    format!("'password': '{password}'"),
+                    "'password': '[REDACTED]'".to_owned(),
+                ),
+                (
+                    format!("via https://alice:{encoded}@h/v1"),
+                    "via https://alice:[REDACTED]@h/v1".to_owned(),
+                ),
+            ] {
+                assert_eq!(
+                    r.redact(&text),
+                    expected,
+                    "password {password:?} in {text:?}"
+                );
+            }
+        }
+    }
+
+    /// A short key outside a credential's place is an ordinary word, and
+    /// text around a redacted key is kept.
+    #[test]
+    fn short_keys_leave_ordinary_text_alone() {
+        for key in ["x", "none", "ollama", "key", "api", "Bearer", "a1"] {
+            let r = Redactor::new(Some(key), None);
+            for text in [
+                "std::exception at #/properties/next: none of the variants matched",
+                "model \"ollama\" not found, try pulling it first",
+                "the x-api-key header is missing; see the api docs",
+                "Bearer xylophone; a Bearer token is required",
+                "keyboard: x1, monkeys: none",
+            ] {
+                assert_eq!(r.redact(text), text, "key {key:?}");
+            }
+        }
+        let r = Redactor::new(Some("ollama"), None);
+        assert_eq!(
+            r.redact("model ollama: key=ollama, token: ollama2"),
+            "model ollama: key=[REDACTED], token: ollama2"
+        );
     }
 
     #[test]

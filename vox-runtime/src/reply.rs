@@ -16,6 +16,8 @@ use serde_json::value::RawValue;
 
 use crate::error::Error;
 use crate::prompt::Wire;
+use crate::redact::Redactor;
+use crate::server_text::{server_text, REASON_CHARS, REFUSAL_CHARS};
 
 /// The parts of a chat-completions response the runtime uses, borrowing
 /// from the body where JSON escapes allow.
@@ -138,12 +140,16 @@ struct GeminiUsage {
 }
 
 /// An Ollama `/api/chat` response with `stream: false` (Ollama API docs,
-/// "Generate a chat completion": `message.content`, `done_reason`,
+/// "Generate a chat completion": `message.content`, `done`, `done_reason`,
 /// `prompt_eval_count`, `eval_count`).
 #[derive(Debug, Deserialize)]
 struct OllamaResponse<'a> {
     #[serde(default, borrow)]
     message: Option<ReplyMessage<'a>>,
+    /// `false` on a partial response (a streamed chunk): the answer is not
+    /// complete.
+    #[serde(default)]
+    done: Option<bool>,
     #[serde(default, borrow)]
     done_reason: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -179,8 +185,14 @@ pub(crate) struct Answer<'a> {
 }
 
 /// Parses a successful response body (which must be UTF-8 JSON) of the
-/// shape `wire` speaks.
-pub(crate) fn parse_response(wire: Wire, body: &[u8]) -> Result<Answer<'_>, Error> {
+/// shape `wire` speaks. What the server says instead of an answer (a
+/// refusal, a finish or block reason) is quoted in the rejection through
+/// `redactor` ([`Redactor::shown`]): redacted, bounded, escaped.
+pub(crate) fn parse_response<'b>(
+    wire: Wire,
+    body: &'b [u8],
+    redactor: &Redactor,
+) -> Result<Answer<'b>, Error> {
     let text = std::str::from_utf8(body).map_err(|e| Error::InvalidUtf8 {
         valid_up_to: e.valid_up_to(),
     })?;
@@ -196,7 +208,9 @@ pub(crate) fn parse_response(wire: Wire, body: &[u8]) -> Result<Answer<'_>, Erro
             let (content, refusal) = message.map_or((None, None), |m| (m.content, m.refusal));
             Ok(Answer {
                 content,
-                refused: refusal.as_ref().map(|r| format!("the model refused: {r}")),
+                refused: refusal
+                    .as_ref()
+                    .map(|r| format!("the model refused: {}", redactor.shown(r, REFUSAL_CHARS))),
                 reply_otherwise: refusal,
                 truncated: (finish_reason.as_deref() == Some("length"))
                     .then_some("finish_reason = \"length\""),
@@ -244,7 +258,7 @@ pub(crate) fn parse_response(wire: Wire, body: &[u8]) -> Result<Answer<'_>, Erro
                             .content
                             .as_deref()
                             .filter(|t| !t.trim().is_empty())
-                            .map(|t| format!(": {t}"))
+                            .map(|t| format!(": {}", redactor.shown(t, REFUSAL_CHARS)))
                             .unwrap_or_default()
                     ))
                 }
@@ -263,7 +277,10 @@ pub(crate) fn parse_response(wire: Wire, body: &[u8]) -> Result<Answer<'_>, Erro
                 ..Answer::default()
             };
             if let Some(reason) = response.prompt_feedback.and_then(|f| f.block_reason) {
-                answer.refused = Some(format!("the prompt was blocked (blockReason = {reason})"));
+                answer.refused = Some(format!(
+                    "the prompt was blocked (blockReason = {})",
+                    redactor.shown(&reason, REASON_CHARS)
+                ));
                 return Ok(answer);
             }
             let Some(candidate) = response.candidates.into_iter().next() else {
@@ -290,7 +307,10 @@ pub(crate) fn parse_response(wire: Wire, body: &[u8]) -> Result<Answer<'_>, Erro
                 None | Some("STOP") | Some("FINISH_REASON_UNSPECIFIED") => {}
                 Some("MAX_TOKENS") => answer.truncated = Some("finishReason = \"MAX_TOKENS\""),
                 Some(other) => {
-                    answer.refused = Some(format!("the reply was blocked (finishReason = {other})"))
+                    answer.refused = Some(format!(
+                        "the reply was blocked (finishReason = {})",
+                        redactor.shown(other, REASON_CHARS)
+                    ))
                 }
             }
             Ok(answer)
@@ -301,8 +321,14 @@ pub(crate) fn parse_response(wire: Wire, body: &[u8]) -> Result<Answer<'_>, Erro
                 content: response.message.and_then(|m| m.content),
                 refused: None,
                 reply_otherwise: None,
-                truncated: (response.done_reason.as_deref() == Some("length"))
-                    .then_some("done_reason = \"length\""),
+                // A reply that says it is not done is cut short like one
+                // that hit the limit.
+                truncated: if response.done == Some(false) {
+                    Some("done = false")
+                } else {
+                    (response.done_reason.as_deref() == Some("length"))
+                        .then_some("done_reason = \"length\"")
+                },
                 tool_use: None,
                 usage: Usage {
                     prompt_tokens: response.prompt_eval_count,
@@ -374,11 +400,17 @@ pub(crate) fn parse_content<T: DeserializeOwned>(
     } else {
         serde_json::from_str::<T>(json)
     };
+    // serde quotes the reply (`unknown variant `…``), raw: escape it. The
+    // caller bounds the whole message once it is redacted.
     parsed.map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => {
-            format!("the reply does not match the schema: {e}")
-        }
-        _ => format!("the reply is not valid JSON: {e}"),
+        serde_json::error::Category::Data => format!(
+            "the reply does not match the schema: {}",
+            server_text(&e.to_string(), usize::MAX)
+        ),
+        _ => format!(
+            "the reply is not valid JSON: {}",
+            server_text(&e.to_string(), usize::MAX)
+        ),
     })
 }
 
@@ -438,7 +470,7 @@ mod tests {
 
     fn response_of(wire: Wire, json: serde_json::Value) -> Answer<'static> {
         let text: &'static str = Box::leak(json.to_string().into_boxed_str());
-        parse_response(wire, text.as_bytes()).unwrap()
+        parse_response(wire, text.as_bytes(), &Redactor::default()).unwrap()
     }
 
     fn reply(content: &str) -> Answer<'static> {
@@ -509,14 +541,14 @@ mod tests {
 
     #[test]
     fn usage_is_read_when_present() {
-        let r = parse_response(CHAT, br#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#).unwrap();
+        let r = parse_response(CHAT, br#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#, &Redactor::default()).unwrap();
         assert_eq!(
             (r.usage.prompt_tokens, r.usage.completion_tokens),
             (Some(12), Some(3))
         );
         for wire in [CHAT, Wire::Anthropic, Wire::Gemini, Wire::Ollama] {
             assert!(matches!(
-                parse_response(wire, b"not json"),
+                parse_response(wire, b"not json", &Redactor::default()),
                 Err(Error::MalformedResponse(_))
             ));
         }
@@ -614,5 +646,52 @@ mod tests {
             .unwrap_err()
             .error
             .contains("done_reason = \"length\""));
+        // A partial response (`done: false`, whatever `done_reason` says)
+        // is cut short too; a missing `done` is not taken to mean that.
+        for reason in [
+            serde_json::json!("stop"),
+            serde_json::json!(""),
+            serde_json::Value::Null,
+        ] {
+            let partial = response_of(
+                Wire::Ollama,
+                serde_json::json!({"message": {"content": "{}"}, "done": false, "done_reason": reason}),
+            );
+            assert_eq!(
+                partial.content().unwrap_err().error,
+                "the reply was truncated (done = false); answer with a shorter value"
+            );
+        }
+        let no_done = response_of(
+            Wire::Ollama,
+            serde_json::json!({"message": {"content": "{}"}}),
+        );
+        assert_eq!(no_done.content().unwrap(), "{}");
+    }
+
+    /// What a server says instead of an answer is quoted redacted first,
+    /// then bounded and escaped: a key across the cut is not half shown.
+    #[test]
+    fn refusals_and_reasons_are_redacted_bounded_and_escaped() {
+        let key = "sk-refusal-key-0123456789";
+        let redactor = Redactor::new(Some(key), None);
+        let text = format!("{}{key}{}", "a".repeat(REFUSAL_CHARS - 5), "b".repeat(100));
+        let body = serde_json::json!({"choices": [{"message": {"refusal": text}}]}).to_string();
+        let answer = parse_response(CHAT, body.as_bytes(), &redactor).unwrap();
+        let error = answer.content().unwrap_err().error;
+        assert!(!error.contains("sk-ref"), "{error}");
+        assert!(error.ends_with("a[REDA… (105 more bytes)"), "{error}");
+
+        let body =
+            serde_json::json!({"candidates": [{"finishReason": "OTHER\n\u{1b}[2J".repeat(100)}]})
+                .to_string();
+        let answer = parse_response(Wire::Gemini, body.as_bytes(), &redactor).unwrap();
+        let error = answer.content().unwrap_err().error;
+        assert!(
+            error.starts_with("the reply was blocked (finishReason = OTHER\\n\\u{1b}[2JOTHER"),
+            "{error}"
+        );
+        assert!(error.ends_with(" more bytes))"), "{error}");
+        assert!(!error.chars().any(char::is_control), "{error}");
     }
 }

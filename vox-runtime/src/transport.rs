@@ -20,7 +20,7 @@ use reqwest::header::{
 };
 
 use crate::config::{Config, Endpoint, Provider, RedirectPolicy, MAX_REDIRECTS};
-use crate::error::{truncate_chars, Error, TransportErrorKind, BODY_EXCERPT_CHARS};
+use crate::error::{Error, TransportErrorKind, BODY_EXCERPT_CHARS};
 use crate::in_flight::InFlight;
 use crate::redact::{redact_url_passwords, Redactor};
 
@@ -103,10 +103,10 @@ impl Transport {
         // How each API takes its key: Anthropic's "Messages" reference
         // (`x-api-key`, `anthropic-version`), Gemini's API reference
         // (`x-goog-api-key`), `Authorization: Bearer` for the others.
-        let (key_header, scheme) = match provider {
-            Provider::Anthropic => (HeaderName::from_static("x-api-key"), "x-api-key:"),
-            Provider::Gemini => (HeaderName::from_static("x-goog-api-key"), "x-goog-api-key:"),
-            _ => (AUTHORIZATION, "Bearer"),
+        let key_header = match provider {
+            Provider::Anthropic => HeaderName::from_static("x-api-key"),
+            Provider::Gemini => HeaderName::from_static("x-goog-api-key"),
+            _ => AUTHORIZATION,
         };
         if provider == Provider::Anthropic {
             headers.insert(
@@ -157,11 +157,7 @@ impl Transport {
         Ok(Transport {
             http,
             target,
-            redactor: Redactor::with_key_header(
-                endpoint.api_key.as_deref(),
-                Some(base_url),
-                scheme,
-            ),
+            redactor: Redactor::new(endpoint.api_key.as_deref(), Some(base_url)),
             in_flight,
             request_timeout: config.request_timeout,
             max_body_bytes: config.max_body_bytes,
@@ -201,18 +197,18 @@ impl Transport {
     }
 
     /// Removes the credentials this client sends from text that came from
-    /// the network.
-    pub fn redact(&self, text: &str) -> String {
-        self.redactor.redact(text)
+    /// the network, and how (with `server_text`) to make it fit to show.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// `error` from reading a 2xx body ([`crate::reply::parse_response`]):
     /// a malformed response's description, serde_json's, which may quote
-    /// the reply, redacted and truncated; any other error as it is.
+    /// the reply, redacted, truncated and escaped; any other error as it is.
     pub fn redact_malformed(&self, error: Error) -> Error {
         match error {
             Error::MalformedResponse(message) => {
-                Error::MalformedResponse(truncate_chars(&self.redact(&message), BODY_EXCERPT_CHARS))
+                Error::MalformedResponse(self.redactor.shown(&message, BODY_EXCERPT_CHARS))
             }
             other => other,
         }
@@ -298,7 +294,7 @@ impl Transport {
                     .url()
                     .join(&text)
                     .map_or_else(|_| text.into_owned(), String::from);
-                truncate_chars(&self.redact(&resolved), BODY_EXCERPT_CHARS)
+                self.redactor.shown(&resolved, BODY_EXCERPT_CHARS)
             });
             return Err(FailedTry::fatal(Error::Redirect {
                 status: status.as_u16(),
@@ -321,7 +317,7 @@ impl Transport {
             retryable: is_retryable_failure(status.as_u16(), &excerpt),
             error: Error::Http {
                 status: status.as_u16(),
-                body_excerpt: truncate_chars(self.redact(&excerpt).trim(), BODY_EXCERPT_CHARS),
+                body_excerpt: self.redactor.shown(excerpt.trim(), BODY_EXCERPT_CHARS),
             },
             retry_after,
         })
@@ -338,7 +334,7 @@ impl Transport {
         FailedTry {
             error: Error::Transport {
                 kind,
-                message: self.redact(&error_chain(e)),
+                message: self.redactor.shown(&error_chain(e), BODY_EXCERPT_CHARS),
             },
             // Building the request cannot fail for our fixed URL and body;
             // everything else (connect, timeout, a connection dropped

@@ -13,7 +13,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use serde::Serialize;
 
 use crate::ai_function::AiFunction;
-use crate::error::{truncate_chars, Error, LAST_REPLY_CHARS};
+use crate::error::{Error, LAST_REPLY_CHARS};
+use crate::server_text::server_text;
 
 /// What a call does with a parsed value before accepting it.
 pub(crate) trait ValueCheck<T>: Sync {
@@ -65,8 +66,10 @@ where
         let mut text =
             String::from("the reply fits the schema, but the function's check rejected it:");
         for p in problems {
+            // One line per problem: a problem may quote the reply, whose
+            // line breaks and escapes are the server's.
             text.push_str("\n- ");
-            text.push_str(p);
+            text.push_str(&server_text(p, usize::MAX));
         }
         Err(text)
     }
@@ -78,7 +81,7 @@ where
                 function: function.name().to_owned(),
                 attempts: 1,
                 last_error,
-                last_reply: truncate_chars(
+                last_reply: server_text(
                     &serde_json::to_string(&value).unwrap_or_default(),
                     LAST_REPLY_CHARS,
                 ),

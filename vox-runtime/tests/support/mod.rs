@@ -55,6 +55,11 @@ pub struct Reply {
     pub echo_authorization: bool,
     /// Put this request header, as `name: value`, into the body.
     pub echo_header: Option<String>,
+    /// Answer with this text, `{key}` replaced by the API key the request
+    /// carried (`Authorization: Bearer`, `x-api-key` or `x-goog-api-key`)
+    /// `{key%}` by it percent-encoded and `{key\/}` with `/` escaped as
+    /// some JSON encoders do.
+    pub echo_key: Option<String>,
     /// Send no `Content-Length`; end the body by closing the connection.
     pub close_delimited: bool,
     /// Send the head and half the body, then wait this long before the rest.
@@ -70,6 +75,7 @@ impl Reply {
             delay: Duration::ZERO,
             echo_authorization: false,
             echo_header: None,
+            echo_key: None,
             close_delimited: false,
             stall_body: Duration::ZERO,
         }
@@ -118,6 +124,11 @@ impl Reply {
 
     pub fn echo_header(mut self, name: &str) -> Reply {
         self.echo_header = Some(name.to_owned());
+        self
+    }
+
+    pub fn echo_key(mut self, template: &str) -> Reply {
+        self.echo_key = Some(template.to_owned());
         self
     }
 
@@ -263,6 +274,16 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
             .echo_header
             .as_ref()
             .map(|name| format!("{name}: {}", request.header(name).unwrap_or_default()));
+        let key = request
+            .header("x-api-key")
+            .or_else(|| request.header("x-goog-api-key"))
+            .or_else(|| {
+                request
+                    .header("authorization")
+                    .and_then(|v| v.strip_prefix("Bearer "))
+            })
+            .unwrap_or_default()
+            .to_owned();
         if state.record_requests {
             state.requests.lock().unwrap().push(request);
         }
@@ -279,6 +300,13 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
         }
         if let Some(echoed) = echoed {
             body = format!(r#"{{"error":{{"message":"invalid credentials: {echoed}"}}}}"#)
+                .into_bytes();
+        }
+        if let Some(template) = &reply.echo_key {
+            body = template
+                .replace("{key}", &key)
+                .replace("{key%}", &percent_encode(&key))
+                .replace("{key\\/}", &key.replace('/', "\\/"))
                 .into_bytes();
         }
         let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
@@ -309,6 +337,18 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
             return;
         }
     }
+}
+
+/// `text` with every byte but RFC 3986's unreserved ones as `%XX`.
+pub fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Reads one request; `None` at end of stream or on anything malformed.
