@@ -863,3 +863,81 @@ fn a_full_run_on_this_machine_prints_the_header_and_every_check() {
         );
     }
 }
+
+// ---- what probed tools print is shown escaped ---------------------------
+
+/// Sets the terminal's title, clears the screen, homes the cursor, rings
+/// the bell, reverses the text direction and starts a forged line.
+const HOSTILE: &str = r"\033]0;pwned\007\033[2J\033[H\r\342\200\256\nFAKE ok everything";
+
+/// A control character (or a bidi override) in `text`, other than the
+/// line breaks that separate its lines.
+fn raw_control(text: &str) -> Option<char> {
+    text.chars()
+        .find(|&c| (c.is_control() && c != '\n') || c == '\u{202e}')
+}
+
+/// Fake tools whose banners, stderr, paths and settings carry escape
+/// sequences reach neither the human report nor `--json` raw.
+#[test]
+fn escape_sequences_from_probed_tools_are_shown_escaped() {
+    let s = Sandbox::new();
+    // One tool in a PATH directory whose name holds an escape sequence.
+    let odd_dir = s.root.path().join("odd\x1b[2Jdir");
+    fs::create_dir_all(&odd_dir).unwrap();
+    Sandbox::script_in(
+        &odd_dir,
+        "rustc",
+        &format!("printf 'rustc 1.95.0 (59807616e 2026-04-14){HOSTILE}\\n'"),
+    );
+    s.script("rustup", &format!("printf 'rustup-shim {HOSTILE}\\n'"));
+    s.script(
+        "docker",
+        &format!("printf 'Cannot connect{HOSTILE}\\n' >&2; exit 1"),
+    );
+    s.script("sccache", &format!("printf 'not-sccache{HOSTILE}\\n'"));
+    s.script(
+        "cargo",
+        &format!("printf 'error: broken{HOSTILE}\\n' >&2; exit 101"),
+    );
+    let path = std::env::join_paths([odd_dir.clone(), s.bin()]).unwrap();
+    for json in [false, true] {
+        let mut cmd = s.doctor(if json { &["--json"] } else { &[] });
+        cmd.env("PATH", &path)
+            .env("RUSTC_WRAPPER", "wrap\x1b]0;pwned\x07\x1b[2J")
+            .env("VOX_DOCTOR_KERNEL_RELEASE", "6.8.0\x1b[2J-generic");
+        let ran = run(cmd);
+        assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
+        for (what, text) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
+            if let Some(c) = raw_control(text) {
+                panic!("json={json}: raw {c:?} on {what}:\n{text:?}");
+            }
+            assert!(
+                !text.lines().any(|l| l.starts_with("FAKE")),
+                "json={json}: a forged line on {what}:\n{text}"
+            );
+        }
+        // The escapes are shown, not dropped: the text stays informative.
+        let shown = if json {
+            let doc: serde_json::Value = serde_json::from_str(&ran.stdout).expect("one JSON line");
+            let strings = doc.to_string();
+            assert!(raw_control(&strings).is_none());
+            strings
+        } else {
+            ran.stdout.clone()
+        };
+        for expected in ["rustc 1.95.0", "pwned", "rustup-shim", "not-sccache", "odd"] {
+            assert!(
+                shown.contains(expected),
+                "json={json}: {expected}:\n{shown}"
+            );
+        }
+        // (In JSON text the escape's backslash is itself escaped.)
+        let escape = if json {
+            r"\\u{1b}]0;pwned\\u{7}"
+        } else {
+            r"\u{1b}]0;pwned\u{7}"
+        };
+        assert!(shown.contains(escape), "json={json}:\n{shown}");
+    }
+}

@@ -80,7 +80,10 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         Some(text) => match DiagId::parse(text) {
             Some(id) => Some(id),
             None => {
-                eprintln!("error: unknown diagnosis id `{text}`; the registry:");
+                eprintln!(
+                    "error: unknown diagnosis id `{}`; the registry:",
+                    report::shown(text)
+                );
                 for line in registry_lines() {
                     eprintln!("{line}");
                 }

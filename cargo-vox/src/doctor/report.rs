@@ -1,5 +1,10 @@
 //! What a check reports, and the two ways it is written out: lines for
 //! people and one JSON object for machines, over the same values.
+//!
+//! Everything a check reports may echo what a probed tool printed (a
+//! banner, a line of stderr), a path or a setting: [`CheckResult::passed`]
+//! and [`CheckResult::fired`] pass it through [`shown`], so neither output
+//! carries a tool's escape sequences or line breaks raw.
 
 use serde::Serialize;
 
@@ -32,7 +37,7 @@ impl CheckResult {
         CheckResult {
             name: check.name(),
             pass: true,
-            detail: detail.into(),
+            detail: shown(&detail.into()),
             diag: None,
         }
     }
@@ -40,7 +45,7 @@ impl CheckResult {
     /// A check that fired `id` because of `cause`; `fix` is the step to take.
     pub fn fired(id: DiagId, cause: impl Into<String>, fix: impl Into<String>) -> Self {
         let info: &DiagInfo = id.info();
-        let fix = fix.into();
+        let fix = shown(&one_line(&fix.into()));
         CheckResult {
             name: info.check.name(),
             pass: false,
@@ -63,8 +68,8 @@ impl CheckResult {
 pub fn failure_detail(cause: &str, fix: &str, info: &DiagInfo) -> String {
     format!(
         "{} | FIX: {} | [diag id={} sev={} heal={}]",
-        one_line(cause),
-        one_line(fix),
+        shown(&one_line(cause)),
+        shown(&one_line(fix)),
         info.id.as_str(),
         info.severity.as_str(),
         info.heal
@@ -78,6 +83,52 @@ pub fn one_line(text: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .replace('|', "/")
+}
+
+/// Longest text shown for one value a check echoes.
+const SHOWN_CHARS: usize = 2_000;
+
+/// `text` — a tool's output, a path, an environment value — fit to print
+/// to a terminal or a log: control characters (line breaks included), the
+/// Unicode line separators and the bidirectional overrides written as
+/// escapes (`\n`, `\u{1b}`), at most [`SHOWN_CHARS`] characters then
+/// `… (N more bytes)`. Backslashes stay, so showing twice changes nothing.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(SHOWN_CHARS * 2));
+    let mut chars = 0;
+    for (at, c) in text.char_indices() {
+        let escaped = match c {
+            '\n' => Some("\\n".to_owned()),
+            '\r' => Some("\\r".to_owned()),
+            '\t' => Some("\\t".to_owned()),
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{061c}'
+                        | '\u{200e}'
+                        | '\u{200f}'
+                        | '\u{2028}'
+                        | '\u{2029}'
+                        | '\u{202a}'..='\u{202e}'
+                        | '\u{2066}'..='\u{2069}'
+                ) =>
+            {
+                Some(format!("\\u{{{:x}}}", u32::from(c)))
+            }
+            _ => None,
+        };
+        let width = escaped.as_ref().map_or(1, |e| e.chars().count());
+        if chars + width > SHOWN_CHARS {
+            out.push_str(&format!("… ({} more bytes)", text.len() - at));
+            return out;
+        }
+        chars += width;
+        match escaped {
+            Some(e) => out.push_str(&e),
+            None => out.push(c),
+        }
+    }
+    out
 }
 
 /// The JSON document `--json` prints: one line on stdout.
@@ -122,6 +173,31 @@ mod tests {
             "Cannot connect to the Docker daemon Is it running? | FIX: start it: sudo systemctl start docker | [diag id=docker.daemon_down sev=warn heal=false]"
         );
         assert_eq!(r.name, "docker");
+    }
+
+    #[test]
+    fn what_tools_print_is_shown_escaped_and_bounded() {
+        assert_eq!(
+            shown("rustc 1.0\u{1b}]0;t\u{7}\u{1b}[2J\r\n\t\u{202e}é\\n"),
+            "rustc 1.0\\u{1b}]0;t\\u{7}\\u{1b}[2J\\r\\n\\t\\u{202e}é\\n"
+        );
+        assert_eq!(shown(&shown("a\u{1b}b")), shown("a\u{1b}b"));
+        let long = shown(&"é".repeat(5_000));
+        assert!(long.ends_with("… (6000 more bytes)"), "{long}");
+        let r = CheckResult::passed(CheckKind::Rustc, "rustc 1.0\u{1b}[2J");
+        assert_eq!(r.detail, "rustc 1.0\\u{1b}[2J");
+        let r = CheckResult::fired(
+            DiagId::RustcShadowed,
+            "printed `\u{1b}]0;t\u{7}`",
+            "rm /x\u{9b}y",
+        );
+        assert!(
+            r.detail
+                .starts_with("printed `\\u{1b}]0;t\\u{7}` | FIX: rm /x\\u{9b}y |"),
+            "{}",
+            r.detail
+        );
+        assert_eq!(r.diag.unwrap().fix, "rm /x\\u{9b}y");
     }
 
     #[test]

@@ -34,9 +34,9 @@ impl SystemInfo {
         let os = System::long_os_version()
             .or_else(System::name)
             .unwrap_or_else(|| std::env::consts::OS.to_string());
-        let kernel = kernel_release();
+        let kernel = super::report::shown(&kernel_release());
         SystemInfo {
-            os,
+            os: super::report::shown(&os),
             wsl: is_wsl_kernel(&kernel),
             kernel,
             cpus,
