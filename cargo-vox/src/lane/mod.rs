@@ -6,6 +6,7 @@
 //! result. Whatever goes wrong — cargo missing, crashing, killed, printing
 //! junk — the command still ends with its envelope.
 
+pub mod child_output;
 pub mod commands;
 pub mod libtest;
 pub mod reports;
@@ -129,12 +130,26 @@ pub fn run_cargo_with<R: stream::WorkspaceRoot + ?Sized>(
             }
         }
     };
+    // Cargo's output is read until cargo exits, whatever a process it
+    // left behind still holds open (see `child_output`).
+    let exited = child_output::Exited::new();
+    let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    let waiter = {
+        let exited = exited.clone();
+        std::thread::spawn(move || {
+            let status = child.wait();
+            exited.set();
+            status
+        })
+    };
+    let err_exited = exited.clone();
     let forward = std::thread::spawn(move || {
         let mut tail: Vec<u8> = Vec::new();
-        let Some(mut err) = stderr else {
+        let Some(err) = stderr else {
             return String::new();
         };
+        let mut err = child_output::ChildOutput::new(err, err_exited);
         let mut buf = [0u8; 8192];
         loop {
             match err.read(&mut buf) {
@@ -152,9 +167,9 @@ pub fn run_cargo_with<R: stream::WorkspaceRoot + ?Sized>(
         String::from_utf8_lossy(&tail[start..]).into_owned()
     });
     let mut text = String::new();
-    let outcome = match child.stdout.take() {
+    let outcome = match stdout {
         Some(out) => stream::read_stream_marked(
-            BufReader::new(out),
+            BufReader::new(child_output::ChildOutput::new(out, exited)),
             workspace_root,
             marker,
             |line, from_binary| {
@@ -171,9 +186,10 @@ pub fn run_cargo_with<R: stream::WorkspaceRoot + ?Sized>(
         ),
         None => BuildOutcome::default(),
     };
-    let status = match child.wait() {
-        Ok(s) => ChildStatus::from_status(s),
-        Err(e) => ChildStatus::SpawnFailed(e.to_string()),
+    let status = match waiter.join() {
+        Ok(Ok(s)) => ChildStatus::from_status(s),
+        Ok(Err(e)) => ChildStatus::SpawnFailed(e.to_string()),
+        Err(_) => ChildStatus::SpawnFailed("lost track of cargo".to_string()),
     };
     let stderr_tail = forward.join().unwrap_or_default();
     CargoRun {

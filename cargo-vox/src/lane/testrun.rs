@@ -21,6 +21,7 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
+use super::child_output::{ChildOutput, Exited};
 use super::ChildStatus;
 
 /// The first argument that makes `cargo-vox` a test runner.
@@ -119,10 +120,25 @@ fn run_recorded(cmd: &mut Command, marker: Option<&str>, record: &mut BinaryRun)
         Ok(c) => c,
         Err(e) => return ChildStatus::SpawnFailed(e.to_string()),
     };
+    // The binary's output is read until it exits, not until its pipes
+    // close: a process it leaves behind (`sleep 20 &`, a daemon) may hold
+    // them open for as long as it lives (see `lane::child_output`).
+    let exited = Exited::new();
+    let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    let waiter = {
+        let exited = exited.clone();
+        std::thread::spawn(move || {
+            let status = child.wait();
+            exited.set();
+            status
+        })
+    };
+    let err_exited = exited.clone();
     let err_thread = std::thread::spawn(move || {
         let mut kept = Vec::new();
-        if let Some(mut err) = stderr {
+        if let Some(err) = stderr {
+            let mut err = ChildOutput::new(err, err_exited);
             pass_through(&mut err, &mut std::io::stderr(), &mut kept, STDERR_KEEP);
         }
         kept
@@ -134,7 +150,8 @@ fn run_recorded(cmd: &mut Command, marker: Option<&str>, record: &mut BinaryRun)
         let _ = out.flush();
     }
     let mut kept = Vec::new();
-    if let Some(mut stdout) = child.stdout.take() {
+    if let Some(stdout) = stdout {
+        let mut stdout = ChildOutput::new(stdout, exited);
         pass_through(&mut stdout, &mut out, &mut kept, STDOUT_KEEP);
     }
     if let Some(end) = &end {
@@ -144,9 +161,10 @@ fn run_recorded(cmd: &mut Command, marker: Option<&str>, record: &mut BinaryRun)
         let _ = writeln!(out, "{end}");
     }
     let _ = out.flush();
-    let status = match child.wait() {
-        Ok(s) => ChildStatus::from_status(s),
-        Err(e) => ChildStatus::SpawnFailed(e.to_string()),
+    let status = match waiter.join() {
+        Ok(Ok(s)) => ChildStatus::from_status(s),
+        Ok(Err(e)) => ChildStatus::SpawnFailed(e.to_string()),
+        Err(_) => ChildStatus::SpawnFailed("lost track of the test binary".to_string()),
     };
     record.stdout = String::from_utf8_lossy(&kept).into_owned();
     record.stderr = String::from_utf8_lossy(&err_thread.join().unwrap_or_default()).into_owned();
