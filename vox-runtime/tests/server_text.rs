@@ -142,6 +142,8 @@ fn a_six_mib_refusal_is_bounded_and_escaped() {
         "{last_error}"
     );
     assert!(last_error.contains(" more bytes)"), "{last_error}");
+    // 6,291,620 bytes before: now the refusal's first 500 characters.
+    assert!(err.to_string().len() < 1024, "{}", err.to_string().len());
 }
 
 #[test]
@@ -264,5 +266,33 @@ async fn an_ollama_reply_that_is_not_done_is_not_an_answer() {
         matches!(&err, Error::InvalidOutput { attempts: 2, last_error, .. }
             if last_error.contains("truncated (done = false)")),
         "{err:?}"
+    );
+}
+
+/// A check's problem quoting the reply (as `@ai(check = …)` functions do)
+/// is one line of the last error, whatever the reply's vendor holds.
+#[tokio::test]
+async fn a_check_quoting_the_reply_cannot_forge_lines() {
+    let reply = serde_json::json!({"vendor": FORGERY, "total": 1.0}).to_string();
+    let server = FakeServer::start(two(Reply::chat(&reply)), Reply::raw(500, "unexpected")).await;
+    let err = client(Provider::Compatible, &server)
+        .call_ai_checked::<Invoice, _, _>(
+            &EXTRACT,
+            Args::new(),
+            unreachable_fixture(),
+            |inv: &Invoice| vec![format!("vendor {} is not on the list", inv.vendor)],
+        )
+        .await
+        .unwrap_err();
+    let Error::InvalidOutput { last_error, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_fit_to_show("last_error", last_error);
+    assert_eq!(
+        last_error.lines().collect::<Vec<_>>(),
+        [
+            "the reply fits the schema, but the function's check rejected it:",
+            "- vendor SAFETY\\n2026-12-01T00:00:00Z  INFO vox: all good\\r\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{1b}[H\\u{202e} is not on the list"
+        ]
     );
 }
