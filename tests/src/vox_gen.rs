@@ -2850,6 +2850,11 @@ impl<'m> Interp<'m> {
             Val::Float(x) => x.to_string(),
             Val::Dec(_, _, t) => t,
             Val::Bool(b) => b.to_string(),
+            // A plain enum prints its case's name.
+            Val::Var(t, vi, vals) => match &self.m.types[t].kind {
+                TypeKind::Sum(vs) if vs.iter().all(|v| v.fields.is_empty()) => vs[vi].name.clone(),
+                _ => self.json(&Val::Var(t, vi, vals)),
+            },
             v => self.json(&v),
         }
     }
@@ -3147,8 +3152,8 @@ impl<'m> Interp<'m> {
     }
 
     /// A value as compact JSON, the way the generated serde derives write
-    /// it: records as objects in field order under their Vox names, sum
-    /// types tagged with `kind`, `Option` as the value or `null`, `Result`
+    /// it: records as objects in field order under their Vox names, plain
+    /// enums as their case's name, other sum types tagged with `kind`, `Option` as the value or `null`, `Result`
     /// as `{"Ok": …}` / `{"Err": …}`.
     pub fn json(&self, v: &Val) -> String {
         let text = |s: &str| serde_json::to_string(s).expect("a string is JSON");
@@ -3185,6 +3190,8 @@ impl<'m> Interp<'m> {
                 TypeKind::Sum(_) => panic!("generator bug: record value of a sum type"),
             },
             Val::Var(t, vi, vals) => match &self.m.types[*t].kind {
+                // A plain enum (no case has fields) is its case's name.
+                TypeKind::Sum(vs) if vs.iter().all(|v| v.fields.is_empty()) => text(&vs[*vi].name),
                 TypeKind::Sum(vs) => object(Some(&vs[*vi].name), &vs[*vi].fields, vals),
                 TypeKind::Record(_) => panic!("generator bug: variant value of a record"),
             },

@@ -522,7 +522,8 @@ impl<'a> Builder<'a> {
             Ty::Int => Json::obj([("type", Json::str("integer"))]),
             Ty::Float => Json::obj([("type", Json::str("number"))]),
             Ty::Bool => Json::obj([("type", Json::str("boolean"))]),
-            Ty::Str | Ty::Decimal => Json::obj([("type", Json::str("string"))]),
+            Ty::Str => Json::obj([("type", Json::str("string"))]),
+            Ty::Decimal => decimal_schema(),
             Ty::Unit => Json::obj([("type", Json::str("null"))]),
             Ty::List(t) => Json::obj([("type", Json::str("array")), ("items", self.schema(t))]),
             Ty::Option(t) => Json::obj([(
@@ -571,6 +572,27 @@ impl<'a> Builder<'a> {
         };
         match &def.kind {
             TypeDefKind::Record(_) => self.record_body(id),
+            TypeDefKind::Sum(variants) if def.is_plain_enum() => {
+                // `"USD"`: a string enum; the cases' docs go into the
+                // description, since enum values cannot carry their own.
+                let mut docs: Vec<String> = doc_text(&def.docs).into_iter().collect();
+                docs.extend(
+                    variants
+                        .iter()
+                        .filter_map(|v| doc_text(&v.docs).map(|d| format!("`{}`: {d}", v.name))),
+                );
+                let mut pairs = vec![
+                    ("type".to_string(), Json::str("string")),
+                    (
+                        "enum".to_string(),
+                        Json::Arr(variants.iter().map(|v| Json::str(v.name.clone())).collect()),
+                    ),
+                ];
+                if !docs.is_empty() {
+                    pairs.push(("description".into(), Json::str(docs.join("\n"))));
+                }
+                Json::Obj(pairs)
+            }
             TypeDefKind::Sum(variants) => {
                 let variants = variants.clone();
                 let docs = def.docs.clone();
@@ -646,6 +668,25 @@ impl<'a> Builder<'a> {
         pairs.push(("$defs".into(), Json::Obj(self.defs.into_iter().collect())));
         Json::Obj(pairs)
     }
+}
+
+/// The text a `Decimal` must match in a reply (docs/language.md,
+/// "Decimal"): an optional `-`, digits, and optionally `.` and digits.
+/// vox-runtime checks it on every reply whose schema has it.
+pub const DECIMAL_PATTERN: &str = "^-?[0-9]+(\\.[0-9]+)?$";
+
+/// A `Decimal`: a string with [`DECIMAL_PATTERN`] (OpenAI strict mode,
+/// llama.cpp's grammar converter and Ollama take `pattern`; Gemini's subset
+/// drops it and the runtime's check remains).
+fn decimal_schema() -> Json {
+    Json::obj([
+        ("type", Json::str("string")),
+        ("pattern", Json::str(DECIMAL_PATTERN)),
+        (
+            "description",
+            Json::str("A decimal number written as a string, such as \"12.50\" or \"-3\"."),
+        ),
+    ])
 }
 
 fn closed_object(props: Vec<(String, Json)>, description: Option<String>) -> Json {
@@ -763,6 +804,28 @@ mod tests {
         assert!(text.starts_with(r#"{"type":"object","properties":{"value":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["A"]}},"required":["kind"],"additionalProperties":false},"#), "{text}");
         assert!(text.contains(r#""description":"Bee.""#));
         assert!(text.contains(r#""description":"State.""#));
+    }
+
+    #[test]
+    fn plain_enums_are_string_enums_and_decimals_have_a_pattern() {
+        let s = schema_of(
+            "/// Money.\ntype Currency =\n | USD\n /// Euro.\n | EUR\n | GBP",
+            "Currency",
+        );
+        assert!(s.wrapped);
+        assert_eq!(
+            s.schema.to_compact(),
+            r#"{"type":"object","properties":{"value":{"type":"string","enum":["USD","EUR","GBP"],"description":"Money.\n`EUR`: Euro."}},"required":["value"],"additionalProperties":false}"#
+        );
+        let p = schema_of(
+            "type Currency = | USD | EUR\ntype Price {\n /// Net.\n amount: Decimal\n currency: Currency }",
+            "Price",
+        );
+        assert_eq!(
+            p.schema.to_compact(),
+            r#"{"type":"object","properties":{"amount":{"type":"string","pattern":"^-?[0-9]+(\\.[0-9]+)?$","description":"Net.\nA decimal number written as a string, such as \"12.50\" or \"-3\"."},"currency":{"type":"string","enum":["USD","EUR"]}},"required":["amount","currency"],"additionalProperties":false}"#
+        );
+        assert!(stats(&p.schema).violations().is_empty());
     }
 
     #[test]

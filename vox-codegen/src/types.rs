@@ -158,6 +158,13 @@ impl TypeDef {
         }
     }
 
+    /// A sum type whose cases carry no fields (`type Currency = USD | EUR`):
+    /// a JSON string enum in schemas and replies, printed by its case's name
+    /// (docs/language.md, "How types look to the model").
+    pub fn is_plain_enum(&self) -> bool {
+        matches!(&self.kind, TypeDefKind::Sum(v) if !v.is_empty() && v.iter().all(|v| v.fields.is_empty()))
+    }
+
     pub fn variants(&self) -> Option<&[VariantDef]> {
         match &self.kind {
             TypeDefKind::Sum(v) => Some(v),

@@ -6,7 +6,8 @@
 //! and over generated stress modules.
 //!
 //! The rules checked, per schema node: only the supported keywords (`type`,
-//! `properties`, `required`, `additionalProperties`, `items`, `anyOf`,
+//! `properties`, `required`, `additionalProperties`, `items`, `pattern`
+//! (on strings, anchored, in llama.cpp's regex subset), `anyOf`,
 //! `enum`, `const`, `description`, `$ref`, `$defs`); no empty `{}` and no
 //! node that constrains nothing; `type` among the seven JSON types; every
 //! object closed (`additionalProperties: false`) with `required` listing
@@ -39,6 +40,7 @@ const KEYWORDS: &[&str] = &[
     "required",
     "additionalProperties",
     "items",
+    "pattern",
     "anyOf",
     "enum",
     "const",
@@ -248,6 +250,25 @@ impl StrictChecker<'_> {
                 Value::String(s) => self.m.const_chars += s.chars().count(),
                 Value::Array(_) | Value::Object(_) => self.err(path, "`const` must be a scalar"),
                 _ => {}
+            }
+        }
+        if let Some(p) = obj.get("pattern") {
+            // Strict mode takes `pattern` on strings; llama.cpp's converter
+            // only an anchored one (`^…$`) in its regex subset.
+            match p.as_str() {
+                _ if types != ["string"] => {
+                    self.err(path, "`pattern` on a schema that is not a string")
+                }
+                Some(p)
+                    if p.starts_with('^')
+                        && p.ends_with('$')
+                        && p.chars().all(|c| {
+                            c.is_ascii_alphanumeric() || "^$-[]()\\.?+*{},|".contains(c)
+                        }) => {}
+                _ => self.err(
+                    path,
+                    format!("`pattern` {p} is not an anchored regex of llama.cpp's subset"),
+                ),
             }
         }
         if let Some(d) = obj.get("description") {
@@ -758,6 +779,43 @@ fn sum_types_with_docs() {
         .schema
         .to_compact()
         .contains(r#""description":"How a parcel travels.""#));
+}
+
+/// A sum type whose cases carry no fields is a string enum (with the cases'
+/// docs in its description), at the root and inside records; `Decimal` is a
+/// string with an anchored pattern. Both pass the strict-mode checker and
+/// llama.cpp's subset (string `enum`, anchored `pattern`, no `$ref` to `#`).
+#[test]
+fn plain_enums_and_decimals() {
+    let c = check_text(
+        "/// A currency.\ntype Currency =\n | USD\n /// Euro.\n | EUR\n | GBP\n\
+         type Price {\n amount: Decimal\n currency: Currency\n alt: Option[Currency]\n past: list[Currency]\n}\n\
+         type Quote =\n | Firm(price: Price)\n | Pending\n",
+    );
+    assert_module_strict("plain-enums", &c);
+    let currency = schema_of(&c, "Currency");
+    assert!(currency.wrapped);
+    assert_eq!(
+        currency.schema.to_compact(),
+        r#"{"type":"object","properties":{"value":{"type":"string","enum":["USD","EUR","GBP"],"description":"A currency.\n`EUR`: Euro."}},"required":["value"],"additionalProperties":false}"#
+    );
+    let price = schema_of(&c, "Price").schema.to_compact();
+    assert!(
+        price.contains(r#""amount":{"type":"string","pattern":"^-?[0-9]+(\\.[0-9]+)?$""#),
+        "{price}"
+    );
+    assert!(
+        price.contains(r##""alt":{"anyOf":[{"$ref":"#/$defs/Currency"},{"type":"null"}]}"##),
+        "{price}"
+    );
+    // A sum type with a case that has fields stays tagged by `kind`.
+    let quote = schema_of(&c, "Quote").schema.to_compact();
+    assert!(
+        quote.contains(r#""kind":{"type":"string","enum":["Pending"]}"#),
+        "{quote}"
+    );
+    let broken = r#"{"type":"object","properties":{"a":{"type":"string","pattern":"\\d+"}},"required":["a"],"additionalProperties":false}"#;
+    assert!(check_strict(broken).is_err());
 }
 
 fn nested_records(levels: usize) -> String {

@@ -60,6 +60,12 @@ impl OutputSchema {
         self.json
     }
 
+    /// Whether the schema has a `Decimal` (a string with the decimal
+    /// pattern), whose text the runtime checks in every reply.
+    pub(crate) fn has_decimals(&self) -> bool {
+        self.json.contains(crate::correction::DECIMAL_PATTERN_JSON)
+    }
+
     /// Whether the output is wrapped in `{"value": …}`.
     pub fn is_wrapped(&self) -> bool {
         self.wrapped

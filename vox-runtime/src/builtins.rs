@@ -123,13 +123,15 @@ impl Serializer for ScalarText {
     fn serialize_unit_struct(self, _: &'static str) -> Result<String, NotScalar> {
         Err(NotScalar)
     }
+    /// A case of a plain enum (`type Currency = USD | EUR`) prints as its
+    /// name.
     fn serialize_unit_variant(
         self,
         _: &'static str,
         _: u32,
-        _: &'static str,
+        variant: &'static str,
     ) -> Result<String, NotScalar> {
-        Err(NotScalar)
+        Ok(variant.to_owned())
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -220,6 +222,22 @@ mod tests {
         assert_eq!(to_str(&0.1f64), "0.1");
         assert_eq!(to_str(&f64::NAN), "NaN");
         assert_eq!(to_str(&f64::INFINITY), "inf");
+    }
+
+    #[derive(Serialize)]
+    #[allow(clippy::upper_case_acronyms)]
+    enum Currency {
+        #[serde(rename = "USD")]
+        Usd,
+        EUR,
+    }
+
+    #[test]
+    fn plain_enums_print_their_case_name() {
+        assert_eq!(to_str(&Currency::Usd), "USD");
+        assert_eq!(to_str(&Currency::EUR), "EUR");
+        assert_eq!(to_str(&vec![Currency::EUR]), r#"["EUR"]"#);
+        assert_eq!(to_str(&Some(Currency::EUR)), r#""EUR""#);
     }
 
     #[test]

@@ -179,6 +179,18 @@ impl<'s> Doc<'s> {
         }
         s
     }
+
+    /// Whether `schema` accepts `null` (an `Option`: `anyOf` with a `null`
+    /// branch, or `type: "null"`).
+    pub(crate) fn admits_null(self, schema: &'s Value) -> bool {
+        let schema = self.resolve(schema);
+        let is_null = |s: &Value| s.get("type").and_then(Value::as_str) == Some("null");
+        is_null(schema)
+            || schema
+                .get("anyOf")
+                .and_then(Value::as_array)
+                .is_some_and(|bs| bs.iter().any(|b| is_null(self.resolve(b))))
+    }
 }
 
 impl<'s> Validator<'s> {
@@ -262,6 +274,15 @@ impl<'s> Validator<'s> {
                 return self.push(path, format!("expected {expected}, found {}", quote(value)));
             }
         }
+        if let (Some(pattern), Value::String(text)) =
+            (schema.get("pattern").and_then(Value::as_str), value)
+        {
+            // The one pattern Vox generates: a `Decimal`'s text. Others
+            // (a hand-written schema's) are left to the type's parse.
+            if pattern == DECIMAL_PATTERN && !crate::decimal::is_decimal(text) {
+                return self.push(path, format!("{NOT_A_DECIMAL}, found {}", found(value)));
+            }
+        }
         match (ty, value) {
             ("object", Value::Object(fields)) => self.object(schema, fields, path, depth),
             ("array", Value::Array(items)) => {
@@ -295,8 +316,29 @@ impl<'s> Validator<'s> {
         if !self.spend(known.len() + fields.len()) {
             return;
         }
+        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+        let unknown: Vec<&str> = fields
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !known.contains(k) && !props.is_some_and(|p| p.contains_key(*k)))
+            .collect();
+        // A missing field that may be null means `None` — unless the object
+        // also holds a key it does not have, which may be that field
+        // misnamed (docs/runtime.md, "Unknown and missing fields").
+        let missing: Vec<&str> = known
+            .iter()
+            .copied()
+            .filter(|name| !fields.contains_key(*name))
+            .filter(|name| {
+                !(unknown.is_empty()
+                    && props
+                        .and_then(|p| p.get(*name))
+                        .is_some_and(|f| self.doc.admits_null(f)))
+            })
+            .collect();
         for name in &known {
             match (fields.get(*name), props.and_then(|p| p.get(*name))) {
+                (None, _) if !missing.contains(name) => {}
                 (None, _) => {
                     self.push(path, format!("missing required field {}", json_str(name)));
                 }
@@ -309,7 +351,6 @@ impl<'s> Validator<'s> {
                 (Some(_), None) => {}
             }
         }
-        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
         for (name, field) in fields {
             if self.out.len() >= MAX_PROBLEMS || self.exhausted {
                 break;
@@ -340,10 +381,14 @@ impl<'s> Validator<'s> {
                             )
                         )
                     };
+                    let guess = did_you_mean(name, &missing)
+                        .or_else(|| did_you_mean(name, &known))
+                        .map(|g| format!("; did you mean {}?", json_str(g)))
+                        .unwrap_or_default();
                     self.push(
                         path,
                         format!(
-                            "unexpected field {} ({hint})",
+                            "unexpected field {} ({hint}{guess})",
                             clip(&json_str(name), QUOTE_CHARS)
                         ),
                     );
@@ -491,6 +536,13 @@ impl<'s> Validator<'s> {
                 return false;
             }
         }
+        if let (Some(DECIMAL_PATTERN), Value::String(text)) =
+            (schema.get("pattern").and_then(Value::as_str), value)
+        {
+            if !crate::decimal::is_decimal(text) {
+                return false;
+            }
+        }
         match (ty, value) {
             ("object", Value::Object(fields)) => {
                 let props = schema.get("properties").and_then(Value::as_object);
@@ -498,11 +550,21 @@ impl<'s> Validator<'s> {
                 if !self.spend(known.len() + fields.len()) {
                     return true;
                 }
-                if known.iter().any(|name| !fields.contains_key(*name)) {
+                let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+                let has_unknown = fields.keys().any(|name| !is_declared(&known, props, name));
+                if closed && has_unknown {
                     return false;
                 }
-                let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
-                if closed && fields.keys().any(|name| !is_declared(&known, props, name)) {
+                // A missing field that may be null is `None` when no key is
+                // unknown (as in `Validator::object`).
+                let doc = self.doc;
+                if known.iter().any(|name| {
+                    !fields.contains_key(*name)
+                        && (has_unknown
+                            || !props
+                                .and_then(|p| p.get(*name))
+                                .is_some_and(|f| doc.admits_null(f)))
+                }) {
                     return false;
                 }
                 // Scalars first: a `kind` decides before any nested value.
@@ -530,6 +592,76 @@ impl<'s> Validator<'s> {
             _ => true,
         }
     }
+}
+
+/// How a `Decimal` that is not a decimal number is described.
+pub(crate) const NOT_A_DECIMAL: &str =
+    "expected a decimal number written as a string (such as \"12.50\" or \"-3\")";
+
+/// The pattern of a `Decimal`'s schema (vox-codegen's `DECIMAL_PATTERN`).
+pub(crate) const DECIMAL_PATTERN: &str = "^-?[0-9]+(\\.[0-9]+)?$";
+/// [`DECIMAL_PATTERN`] as it appears in a schema's JSON text.
+pub(crate) const DECIMAL_PATTERN_JSON: &str = r#""pattern":"^-?[0-9]+(\\.[0-9]+)?$""#;
+
+/// The field `key` most likely stands for: one whose name matches it
+/// ignoring case, `_` and `-`, contains it or is contained in it (3 or more
+/// characters), or is within an edit distance of about a third of its
+/// length — the closest, if exactly one is closest.
+fn did_you_mean<'a>(key: &str, fields: &[&'a str]) -> Option<&'a str> {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-' && *c != ' ')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let k = norm(key);
+    if k.is_empty() {
+        return None;
+    }
+    let score = |field: &str| -> Option<usize> {
+        let f = norm(field);
+        if f == k {
+            return Some(0);
+        }
+        let shorter = f.chars().count().min(k.chars().count());
+        if shorter >= 3 && (f.contains(&k) || k.contains(&f)) {
+            return Some(1);
+        }
+        let d = edit_distance(&k, &f);
+        (d <= (k.chars().count().max(f.chars().count()) / 3).max(1)).then_some(1 + d)
+    };
+    let scored: Vec<(usize, &'a str)> = fields
+        .iter()
+        .filter_map(|f| score(f).map(|s| (s, *f)))
+        .collect();
+    let best = scored.iter().map(|(s, _)| *s).min()?;
+    match scored
+        .iter()
+        .filter(|(s, _)| *s == best)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [(_, one)] => Some(one),
+        _ => None,
+    }
+}
+
+/// Levenshtein distance over characters (keys are short: at most a few
+/// dozen characters are compared; longer ones are cut).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(64).collect();
+    let b: Vec<char> = b.chars().take(64).collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
 }
 
 /// An object schema's property names in declaration order: `required`

@@ -57,6 +57,17 @@ pub(crate) enum Repair {
     KindCase,
     /// `"{\"a\":1}"` where an object (or list) is wanted.
     JsonInString,
+    /// A bare value where the schema wraps it in `{"value": …}`.
+    BareValue,
+    /// A plain enum's case in another letter case (`"usd"` for `"USD"`),
+    /// or its name written bare (`High` for `"High"`).
+    EnumName,
+    /// Python's `True`, `False`, `None` for `true`, `false`, `null`.
+    PythonLiterals,
+    /// Python's `"""text"""` (or `'''text'''`) strings.
+    TripleQuotedStrings,
+    /// `12.5` where a `Decimal` (a decimal number as a string) is wanted.
+    NumberAsDecimal,
 }
 
 impl Repair {
@@ -72,6 +83,11 @@ impl Repair {
             Repair::IntegralFloat => "integral_float",
             Repair::KindCase => "kind_case",
             Repair::JsonInString => "json_in_string",
+            Repair::BareValue => "bare_value",
+            Repair::EnumName => "enum_name",
+            Repair::PythonLiterals => "python_literals",
+            Repair::TripleQuotedStrings => "triple_quoted_strings",
+            Repair::NumberAsDecimal => "number_as_decimal",
         }
     }
 
@@ -87,6 +103,11 @@ impl Repair {
             Repair::IntegralFloat => "integers written with a fraction",
             Repair::KindCase => "a \"kind\" in the wrong case",
             Repair::JsonInString => "JSON written inside a string",
+            Repair::BareValue => "a value without its {\"value\": …} object",
+            Repair::EnumName => "a name written in another case or without quotes",
+            Repair::PythonLiterals => "Python's True, False or None",
+            Repair::TripleQuotedStrings => "triple-quoted strings",
+            Repair::NumberAsDecimal => "a decimal number not written as a string",
         }
     }
 }
@@ -143,9 +164,32 @@ pub(crate) fn parse_reply<T: DeserializeOwned>(
     repair: bool,
 ) -> Result<(T, Repairs), String> {
     match parse_content::<T>(content, output.is_wrapped()) {
+        // A `Decimal` is a `String` in Rust: its text is checked against the
+        // schema's pattern here, for return types that have one.
+        Ok(_) if output.has_decimals() && !decimals_fit(content, output) => recover(
+            content,
+            output,
+            repair,
+            "the reply does not match the schema".to_owned(),
+        ),
         Ok(value) => Ok((value, Repairs::default())),
         Err(typed_error) => recover(content, output, repair, typed_error),
     }
+}
+
+/// Whether every `Decimal` in a reply that deserialized is a decimal number.
+#[cold]
+fn decimals_fit(content: &str, output: &OutputSchema) -> bool {
+    let (Ok(schema), Ok(value)) = (
+        output.try_value(),
+        serde_json::from_str::<Value>(strip_code_fences(content)),
+    ) else {
+        return false;
+    };
+    !correction::check(schema, &value)
+        .problems
+        .iter()
+        .any(|p| p.message.starts_with(correction::NOT_A_DECIMAL))
 }
 
 /// The slow path: a reply that did not deserialize as it was.
@@ -163,9 +207,11 @@ fn recover<T: DeserializeOwned>(
     if json.is_empty() {
         return Err("the reply was empty; answer with one JSON value".to_owned());
     }
+    let doc = Doc::of(schema);
+    let wrapped = output.is_wrapped();
     let (value, mut repairs) = match serde_json::from_str::<Value>(json) {
         Ok(value) => (value, Repairs::default()),
-        Err(syntax) if repair => match extract(json) {
+        Err(syntax) if repair => match extract(json, &|v| root_shape(doc, schema, wrapped, v)) {
             Extracted::One(value, repairs) => (value, repairs),
             Extracted::Several(n) => {
                 return Err(format!(
@@ -173,15 +219,30 @@ fn recover<T: DeserializeOwned>(
                      and nothing around it"
                 ))
             }
-            Extracted::None => return Err(format!("the reply is not valid JSON: {syntax}")),
+            Extracted::None => match bare_enum_name(doc, schema, wrapped, json) {
+                Some(name) => {
+                    let mut r = Repairs::default();
+                    r.add(Repair::EnumName);
+                    (Value::String(name.to_owned()), r)
+                }
+                None => return Err(format!("the reply is not valid JSON: {syntax}")),
+            },
         },
         Err(syntax) => return Err(format!("the reply is not valid JSON: {syntax}")),
     };
-    let doc = Doc::of(schema);
+    let exact = numbers_are_exact(json);
     let checked = correction::check(schema, &value);
     if repair {
         let mut fixed = value;
-        fix_value(doc, schema, &mut fixed, &mut repairs, 0);
+        // `7` for `{"value": 7}`: a bare value (not itself an object with
+        // a `value` key) is wrapped, and kept only if it then fits.
+        if wrapped && !fixed.as_object().is_some_and(|o| o.contains_key("value")) {
+            let mut object = serde_json::Map::new();
+            object.insert("value".to_owned(), fixed);
+            fixed = Value::Object(object);
+            repairs.add(Repair::BareValue);
+        }
+        fix_value(doc, schema, &mut fixed, &mut repairs, exact, 0);
         if !repairs.is_empty() && correction::check(schema, &fixed).is_empty() {
             if let Ok(value) = parse_content::<T>(&fixed.to_string(), output.is_wrapped()) {
                 return Ok((value, repairs));
@@ -207,6 +268,8 @@ fn recover<T: DeserializeOwned>(
                     | Repair::Comments
                     | Repair::SingleQuotedStrings
                     | Repair::UnquotedKeys
+                    | Repair::PythonLiterals
+                    | Repair::TripleQuotedStrings
             )
         })
         .map(|r| r.described())
@@ -227,8 +290,10 @@ enum Extracted {
 }
 
 /// The one JSON value in `text`: the whole text with JSON5 slips
-/// repaired, else the only `{…}`/`[…]` in the prose that parses.
-fn extract(text: &str) -> Extracted {
+/// repaired, else the only `{…}`/`[…]` in the prose that parses and has the
+/// root's shape (`wanted`); fragments of another shape — `['amenities']` in
+/// a line of code when an object is wanted — are not counted.
+fn extract(text: &str, wanted: &dyn Fn(&Value) -> bool) -> Extracted {
     if let Some((value, repairs)) = parse_tolerant(text) {
         return Extracted::One(value, repairs);
     }
@@ -242,7 +307,13 @@ fn extract(text: &str) -> Extracted {
             continue;
         }
         let Some(end) = balanced_end(text, i) else {
-            // Unterminated: nothing after this point is a whole value.
+            if opens_prose(text, i) {
+                // `{` in a sentence, never closed: look on after it.
+                i += 1;
+                continue;
+            }
+            // An unterminated value: nothing after this point is a whole
+            // value (an inner one is not the answer).
             break;
         };
         let candidate = &text[i..end];
@@ -250,7 +321,7 @@ fn extract(text: &str) -> Extracted {
             .ok()
             .map(|v| (v, Repairs::default()))
             .or_else(|| parse_tolerant(candidate));
-        if let Some(one) = parsed {
+        if let Some(one) = parsed.filter(|(v, _)| wanted(v)) {
             count += 1;
             if found.is_empty() {
                 found.push(one);
@@ -272,6 +343,99 @@ fn extract(text: &str) -> Extracted {
     }
 }
 
+/// Whether the unclosed bracket at `i` is prose rather than the start of a
+/// JSON value cut short: what follows it cannot begin an object's key (for
+/// `{`) or a value (for `[`).
+fn opens_prose(text: &str, i: usize) -> bool {
+    let rest = text[i + 1..].trim_start();
+    let Some(c) = rest.chars().next() else {
+        return false;
+    };
+    if matches!(c, '"' | '\'' | '{' | '[' | '}' | ']') {
+        return false;
+    }
+    if text.as_bytes()[i] == b'[' {
+        return !(c.is_ascii_digit()
+            || c == '-'
+            || rest.starts_with("true")
+            || rest.starts_with("false")
+            || rest.starts_with("null"));
+    }
+    // `{key: …` (an unquoted key) is JSON-like; `{ like this` is not.
+    let word_end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(rest.len());
+    word_end == 0 || !rest[word_end..].trim_start().starts_with(':')
+}
+
+/// Whether `value` has the shape the root takes: an object; or, when the
+/// type is wrapped in `{"value": …}`, also the bare value's JSON type.
+fn root_shape(doc: Doc<'_>, schema: &Value, wrapped: bool, value: &Value) -> bool {
+    if value.is_object() {
+        return true;
+    }
+    if !wrapped {
+        return false;
+    }
+    let Some(inner) = schema.pointer("/properties/value") else {
+        return false;
+    };
+    let inner = doc.resolve(inner);
+    let mut types: Vec<&str> = inner
+        .get("type")
+        .and_then(Value::as_str)
+        .into_iter()
+        .collect();
+    if let Some(branches) = inner.get("anyOf").and_then(Value::as_array) {
+        types.extend(
+            branches
+                .iter()
+                .filter_map(|b| doc.resolve(b).get("type").and_then(Value::as_str)),
+        );
+    }
+    value.is_array() && types.contains(&"array")
+}
+
+/// A reply that is only the name of one case of the plain enum the root
+/// wraps (`High`, `"high".`, `` `HIGH` ``), ignoring case; `None` unless
+/// exactly one case matches.
+fn bare_enum_name<'s>(
+    doc: Doc<'s>,
+    schema: &'s Value,
+    wrapped: bool,
+    text: &str,
+) -> Option<&'s str> {
+    if !wrapped {
+        return None;
+    }
+    let inner = doc.resolve(schema.pointer("/properties/value")?);
+    let cases = std::iter::once(inner)
+        .chain(
+            inner
+                .get("anyOf")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|b| doc.resolve(b)),
+        )
+        .find_map(|s| {
+            s.get("enum")
+                .and_then(Value::as_array)
+                .filter(|_| s.get("type").and_then(Value::as_str) == Some("string"))
+        })?;
+    let mut word = text.trim().trim_end_matches('.').trim();
+    for q in ['"', '\'', '`'] {
+        if let Some(inner) = word.strip_prefix(q).and_then(|w| w.strip_suffix(q)) {
+            word = inner.trim();
+            break;
+        }
+    }
+    if word.is_empty() || word.chars().any(|c| c.is_whitespace() && c != ' ') {
+        return None;
+    }
+    one_case(cases, word)
+}
+
 /// The end (exclusive) of the bracketed value starting at `start`,
 /// skipping strings (both quotes) and comments.
 fn balanced_end(text: &str, start: usize) -> Option<usize> {
@@ -287,7 +451,9 @@ fn balanced_end(text: &str, start: usize) -> Option<usize> {
                     return Some(i + 1);
                 }
             }
-            q @ (b'"' | b'\'') => i = string_end(bytes, i, q)?,
+            q @ (b'"' | b'\'') => {
+                i = triple_end(text, i).map_or_else(|| string_end(bytes, i, q), |e| Some(e - 1))?
+            }
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
                 i = bytes[i..]
                     .iter()
@@ -317,6 +483,15 @@ fn string_end(bytes: &[u8], start: usize, quote: u8) -> Option<usize> {
     None
 }
 
+/// The index after the Python triple-quoted string (`"""…"""` or
+/// `'''…'''`) opening at `start`, if one opens there and is closed.
+fn triple_end(text: &str, start: usize) -> Option<usize> {
+    let quote = text
+        .get(start..start + 3)
+        .filter(|q| *q == "\"\"\"" || *q == "'''")?;
+    text[start + 3..].find(quote).map(|p| start + 3 + p + 3)
+}
+
 /// `text` parsed after turning JSON5 slips into strict JSON, if it then
 /// parses and a slip was found.
 fn parse_tolerant(text: &str) -> Option<(Value, Repairs)> {
@@ -338,6 +513,24 @@ fn normalize(text: &str) -> Option<(String, Repairs)> {
     while i < bytes.len() {
         let b = bytes[i];
         match b {
+            b'"' | b'\'' if triple_end(text, i).is_some() => {
+                let end = triple_end(text, i)?;
+                // The body as a JSON string: quotes and line breaks escaped,
+                // backslash escapes kept (an invalid one fails to parse).
+                out.push('"');
+                for c in text[i + 3..end - 3].chars() {
+                    match c {
+                        '"' => out.push_str("\\\""),
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        '\t' => out.push_str("\\t"),
+                        c => out.push(c),
+                    }
+                }
+                out.push('"');
+                repairs.add(Repair::TripleQuotedStrings);
+                i = end;
+            }
             b'"' => {
                 let end = string_end(bytes, i, b'"')?;
                 out.push_str(&text[i..=end]);
@@ -395,11 +588,20 @@ fn normalize(text: &str) -> Option<(String, Repairs)> {
                     .map_or(bytes.len(), |p| i + p);
                 let word = &text[i..end];
                 let next = skip_blank(text, end)?;
+                let python = match word {
+                    "True" => Some("true"),
+                    "False" => Some("false"),
+                    "None" => Some("null"),
+                    _ => None,
+                };
                 if bytes.get(next) == Some(&b':') {
                     out.push('"');
                     out.push_str(word);
                     out.push('"');
                     repairs.add(Repair::UnquotedKeys);
+                } else if let Some(literal) = python {
+                    out.push_str(literal);
+                    repairs.add(Repair::PythonLiterals);
                 } else {
                     out.push_str(word);
                 }
@@ -454,6 +656,7 @@ fn fix_value<'s>(
     schema: &'s Value,
     value: &mut Value,
     repairs: &mut Repairs,
+    exact: bool,
     depth: usize,
 ) {
     if depth > MAX_DEPTH {
@@ -461,10 +664,11 @@ fn fix_value<'s>(
     }
     let schema = doc.resolve(schema);
     if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
-        return fix_any_of(doc, branches, value, repairs, depth);
+        return fix_any_of(doc, branches, value, repairs, exact, depth);
     }
     match schema.get("type").and_then(Value::as_str) {
         Some(ty @ ("integer" | "number")) => fix_number(ty == "integer", value, repairs),
+        Some("string") => fix_string(schema, value, repairs, exact),
         Some("object") => {
             decode_string(value, Value::is_object, repairs);
             if let (Some(props), Value::Object(fields)) =
@@ -472,7 +676,7 @@ fn fix_value<'s>(
             {
                 for (name, field) in fields.iter_mut() {
                     if let Some(field_schema) = props.get(name) {
-                        fix_value(doc, field_schema, field, repairs, depth + 1);
+                        fix_value(doc, field_schema, field, repairs, exact, depth + 1);
                     }
                 }
             }
@@ -481,7 +685,7 @@ fn fix_value<'s>(
             decode_string(value, Value::is_array, repairs);
             if let (Some(items), Value::Array(list)) = (schema.get("items"), value) {
                 for item in list {
-                    fix_value(doc, items, item, repairs, depth + 1);
+                    fix_value(doc, items, item, repairs, exact, depth + 1);
                 }
             }
         }
@@ -494,6 +698,7 @@ fn fix_any_of<'s>(
     branches: &'s [Value],
     value: &mut Value,
     repairs: &mut Repairs,
+    exact: bool,
     depth: usize,
 ) {
     if value.is_null() {
@@ -505,7 +710,7 @@ fn fix_any_of<'s>(
         .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"))
         .collect();
     if let [only] = non_null.as_slice() {
-        return fix_value(doc, only, value, repairs, depth + 1);
+        return fix_value(doc, only, value, repairs, exact, depth + 1);
     }
     let all_objects = non_null
         .iter()
@@ -521,12 +726,12 @@ fn fix_any_of<'s>(
     let Some(Value::String(kind)) = fields.get("kind") else {
         return;
     };
-    let exact: Vec<&'s Value> = non_null
+    let named: Vec<&'s Value> = non_null
         .iter()
         .copied()
         .filter(|b| kind_of(b) == Some(kind.as_str()))
         .collect();
-    let branch = match exact.as_slice() {
+    let branch = match named.as_slice() {
         [one] => *one,
         [] => {
             let loose: Vec<&'s Value> = non_null
@@ -542,7 +747,7 @@ fn fix_any_of<'s>(
         }
         _ => return,
     };
-    fix_value(doc, branch, value, repairs, depth + 1);
+    fix_value(doc, branch, value, repairs, exact, depth + 1);
 }
 
 /// `"2"` → `2` where a number is wanted (only a string that is exactly a
@@ -570,6 +775,99 @@ fn fix_number(integer: bool, value: &mut Value, repairs: &mut Repairs) {
             repairs.add(Repair::IntegralFloat);
         }
     }
+}
+
+/// Where a string is wanted: a plain enum's case in another letter case
+/// (only when exactly one case matches ignoring case), and a JSON number
+/// where a `Decimal` is (only when `exact`: every number in the reply had
+/// few enough digits for its value to be read exactly).
+fn fix_string(schema: &Value, value: &mut Value, repairs: &mut Repairs, exact: bool) {
+    match value {
+        Value::String(s) => {
+            let Some(cases) = schema.get("enum").and_then(Value::as_array) else {
+                return;
+            };
+            if cases.iter().any(|c| c.as_str() == Some(s.as_str())) {
+                return;
+            }
+            if let Some(case) = one_case(cases, s) {
+                *value = Value::String(case.to_owned());
+                repairs.add(Repair::EnumName);
+            }
+        }
+        Value::Number(n)
+            if exact
+                && schema.get("pattern").and_then(Value::as_str)
+                    == Some(correction::DECIMAL_PATTERN) =>
+        {
+            let text = match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => i.to_string(),
+                (_, Some(u), _) => u.to_string(),
+                // Rust prints a float's shortest round-trip digits without
+                // an exponent: `12.5`, `100000000000000000000`, `0.0000001`.
+                (_, _, Some(f)) if f.is_finite() => format!("{f}"),
+                _ => return,
+            };
+            if crate::decimal::is_decimal(&text) {
+                *value = Value::String(text);
+                repairs.add(Repair::NumberAsDecimal);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The one case of `cases` equal to `name` ignoring ASCII case.
+fn one_case<'c>(cases: &'c [Value], name: &str) -> Option<&'c str> {
+    let mut matching = cases
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|c| c.eq_ignore_ascii_case(name));
+    match (matching.next(), matching.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// Whether every number in `text` (outside strings) has at most 15
+/// significant digits, so a float holds its exact decimal value and prints
+/// it back.
+fn numbers_are_exact(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            q @ (b'"' | b'\'') => match string_end(bytes, i, q) {
+                Some(end) => i = end + 1,
+                None => return true,
+            },
+            b'0'..=b'9' => {
+                let end = bytes[i..]
+                    .iter()
+                    .position(|c| !matches!(c, b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-'))
+                    .map_or(bytes.len(), |p| i + p);
+                let mantissa = text[i..end].split(['e', 'E']).next().unwrap_or_default();
+                let digits = mantissa
+                    .bytes()
+                    .filter(u8::is_ascii_digit)
+                    .skip_while(|d| *d == b'0')
+                    .count();
+                if digits > 15 {
+                    return false;
+                }
+                i = end;
+            }
+            b if b.is_ascii_alphabetic() || b == b'_' => {
+                // A word (`e` inside it is not an exponent).
+                i += bytes[i..]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                    .unwrap_or(bytes.len() - i);
+            }
+            _ => i += 1,
+        }
+    }
+    true
 }
 
 /// A string holding the JSON of an object (or list) where one is wanted.
@@ -625,13 +923,68 @@ mod tests {
         assert!(parse_tolerant("{a: 0x10}").is_none());
     }
 
+    /// [`extract`] where the root is an object.
+    fn objects(text: &str) -> Extracted {
+        extract(text, &Value::is_object)
+    }
+
+    #[test]
+    fn python_literals_and_triple_quoted_strings() {
+        let (out, repairs) = normalize(r#"{"a": True, "b": [False, None], "c": "True"}"#).unwrap();
+        assert_eq!(out, r#"{"a": true, "b": [false, null], "c": "True"}"#);
+        assert_eq!(repairs.kinds(), [Repair::PythonLiterals]);
+        let (out, repairs) = normalize("{\"a\": \"\"\"line \"one\"\nline {two}\"\"\"}").unwrap();
+        assert_eq!(out, r#"{"a": "line \"one\"\nline {two}"}"#);
+        assert_eq!(repairs.kinds(), [Repair::TripleQuotedStrings]);
+        assert_eq!(
+            parse_tolerant("{'a': '''x'''}").unwrap().0,
+            serde_json::json!({"a": "x"})
+        );
+        // `Nonesuch`, `TRUE`: words, left for serde_json to reject.
+        assert!(parse_tolerant("{\"a\": TRUE}").is_none());
+        assert!(parse_tolerant("{\"a\": Nonesuch}").is_none());
+    }
+
+    #[test]
+    fn only_values_of_the_root_shape_are_counted_and_prose_braces_are_passed() {
+        let code = "data = json.loads(text)\nprint(data['amenities'])\n{\"a\": 1}";
+        let Extracted::One(v, _) = objects(code) else {
+            panic!()
+        };
+        assert_eq!(v["a"], 1);
+        let Extracted::One(v, _) = objects("I'd write it { like this. {\"a\": 2}") else {
+            panic!()
+        };
+        assert_eq!(v["a"], 2);
+        // A value cut short is not searched for an inner one.
+        assert!(matches!(
+            objects(r#"Here: {"a": {"b": 1}"#),
+            Extracted::None
+        ));
+        assert!(matches!(objects("Here: {a: {b: 1}"), Extracted::None));
+        assert!(opens_prose("a { b", 2));
+        assert!(!opens_prose("{ \"a\"", 0));
+        assert!(!opens_prose("[1, 2", 0));
+        assert!(opens_prose("json_data[key", 9));
+    }
+
+    #[test]
+    fn numbers_are_exact_up_to_fifteen_digits() {
+        assert!(numbers_are_exact(
+            r#"{"a": 12.5, "b": -0.000123456789012345, "c": "1234567890123456789"}"#
+        ));
+        assert!(numbers_are_exact("{a1234567890123456789: 1e300}"));
+        assert!(!numbers_are_exact(r#"{"a": 0.10000000000000001}"#));
+        assert!(!numbers_are_exact(r#"[12345678901234567]"#));
+    }
+
     #[test]
     fn one_value_in_prose_is_taken_several_are_not() {
-        let one = extract("Sure! Here it is:\n```json\n{\"a\": [1]}\n```\nAnything else?");
+        let one = objects("Sure! Here it is:\n```json\n{\"a\": [1]}\n```\nAnything else?");
         let Extracted::One(v, r) = one else { panic!() };
         assert_eq!(v, serde_json::json!({"a": [1]}));
         assert_eq!(r.kinds(), [Repair::ProseAroundJson]);
-        let Extracted::One(_, r) = extract("Result: {a: 'x',} done") else {
+        let Extracted::One(_, r) = objects("Result: {a: 'x',} done") else {
             panic!()
         };
         assert_eq!(
@@ -644,25 +997,25 @@ mod tests {
             ]
         );
         assert!(matches!(
-            extract(r#"Either {"a": 1} or {"a": 2}."#),
+            objects(r#"Either {"a": 1} or {"a": 2}."#),
             Extracted::Several(2)
         ));
         assert!(matches!(
-            extract(r#"{"a": 1}{"a": 2}"#),
+            objects(r#"{"a": 1}{"a": 2}"#),
             Extracted::Several(2)
         ));
-        assert!(matches!(extract("no JSON here"), Extracted::None));
+        assert!(matches!(objects("no JSON here"), Extracted::None));
         // A broken outer value is not searched for an inner one.
         assert!(matches!(
-            extract(r#"{"a": {"b": 1}, oops}"#),
+            objects(r#"{"a": {"b": 1}, oops}"#),
             Extracted::None
         ));
         // A bracket in prose that is not JSON does not count.
-        let Extracted::One(v, _) = extract(r#"See [note] {"a": 1}"#) else {
+        let Extracted::One(v, _) = objects(r#"See [note] {"a": 1}"#) else {
             panic!()
         };
         assert_eq!(v["a"], 1);
-        assert!(matches!(extract(r#"It's {"a": "#), Extracted::None));
+        assert!(matches!(objects(r#"It's {"a": "#), Extracted::None));
     }
 
     #[test]

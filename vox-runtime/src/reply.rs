@@ -391,6 +391,7 @@ pub(crate) fn parse_content<T: DeserializeOwned>(
     wrapped: bool,
 ) -> Result<T, String> {
     #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
     struct Wrapped<T> {
         value: T,
     }

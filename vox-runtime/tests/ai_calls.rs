@@ -260,7 +260,8 @@ async fn truncated_reply_is_rejected() {
 async fn wrapped_outputs_are_unwrapped() {
     let server = FakeServer::start(
         vec![
-            Reply::chat(r#"["not", "wrapped"]"#),
+            // Not under `value` (a bare list would be repaired).
+            Reply::chat(r#"{"tags": ["not", "wrapped"]}"#),
             Reply::chat(r#"{"value": ["urgent", "paid"]}"#),
             Reply::chat(r#"{"value": 42}"#),
         ],

@@ -99,7 +99,10 @@ async fn wrapped_values_are_repaired_under_value() {
         (r#"{"value": "7"}"#, Some(7)),
         (r#"Count: {"value": 7.0,}"#, Some(7)),
         (r#"{"value": "7 items"}"#, None),
-        ("7", None),
+        // A bare value of the inner type is wrapped (`bare_value`).
+        ("7", Some(7)),
+        ("7.0", Some(7)),
+        (r#""7 items""#, None),
         (r#"{"count": 7}"#, None),
     ] {
         let server =
@@ -115,15 +118,15 @@ async fn wrapped_values_are_repaired_under_value() {
             None => assert_eq!((n, server.request_count()), (1, 2), "{reply}"),
         }
     }
-    // The bare value is named at the root.
-    let server = FakeServer::start(vec![Reply::chat("7")], Reply::chat(r#"{"value": 1}"#)).await;
+    // A bare value that does not fit is named at the root.
+    let server = FakeServer::start(vec![Reply::chat("7.5")], Reply::chat(r#"{"value": 1}"#)).await;
     let _: i64 = client(&server, true)
         .call_ai(&COUNT, Args::new(), async { Ok(0) })
         .await
         .unwrap();
     let c = correction(&server).unwrap();
     assert!(
-        c.contains("$: expected an object, found the number 7"),
+        c.contains("$: expected an object, found the number 7.5"),
         "{c}"
     );
 }

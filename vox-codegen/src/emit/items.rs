@@ -24,7 +24,10 @@ impl Emitter<'_> {
         let name = rust_type_ident(&def.name);
         match &def.kind {
             TypeDefKind::Record(fields) => {
-                out.push_str("#[serde(crate = \"::vox_runtime::serde\")]\n");
+                // A key the record does not have is an error, so a misnamed
+                // field is never read as a missing `Option` (docs/runtime.md,
+                // "Unknown and missing fields").
+                out.push_str("#[serde(crate = \"::vox_runtime::serde\", deny_unknown_fields)]\n");
                 let _ = writeln!(out, "pub struct {name} {{");
                 for f in fields {
                     doc_attrs(&mut out, &f.docs, "    ");
@@ -38,7 +41,15 @@ impl Emitter<'_> {
                 out.push_str("}\n\n");
             }
             TypeDefKind::Sum(variants) => {
-                out.push_str("#[serde(crate = \"::vox_runtime::serde\", tag = \"kind\")]\n");
+                // Cases without fields only: a plain enum, `"USD"` in JSON
+                // (serde's unit variants); otherwise objects tagged by `kind`.
+                if def.is_plain_enum() {
+                    out.push_str("#[serde(crate = \"::vox_runtime::serde\")]\n");
+                } else {
+                    out.push_str(
+                        "#[serde(crate = \"::vox_runtime::serde\", tag = \"kind\", deny_unknown_fields)]\n",
+                    );
+                }
                 let _ = writeln!(out, "pub enum {name} {{");
                 for (vi, v) in variants.iter().enumerate() {
                     doc_attrs(&mut out, &v.docs, "    ");

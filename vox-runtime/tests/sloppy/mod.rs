@@ -12,7 +12,7 @@ use vox_runtime::{AiFunction, Client, Config, OutputSchema, Provider};
 
 /// `type Line { description: str, quantity: int, unit_price: float }`
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(crate = "vox_runtime::serde")]
+#[serde(crate = "vox_runtime::serde", deny_unknown_fields)]
 pub struct Line {
     pub description: String,
     pub quantity: i64,
@@ -21,7 +21,7 @@ pub struct Line {
 
 /// `type Status = | Paid | Open(days_overdue: int)`
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(crate = "vox_runtime::serde", tag = "kind")]
+#[serde(crate = "vox_runtime::serde", tag = "kind", deny_unknown_fields)]
 pub enum Status {
     Paid,
     Open { days_overdue: i64 },
@@ -29,7 +29,7 @@ pub enum Status {
 
 /// `type Invoice { vendor: str, lines: list[Line], status: Status, due_date: Option[str] }`
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(crate = "vox_runtime::serde")]
+#[serde(crate = "vox_runtime::serde", deny_unknown_fields)]
 pub struct Invoice {
     pub vendor: String,
     pub lines: Vec<Line>,
