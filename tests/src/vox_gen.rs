@@ -1257,6 +1257,39 @@ impl Gen {
         (self.head(e), t)
     }
 
+    /// A list expression whose element type nothing decides (it is not
+    /// [`self_typed`]): `[]`, `[] + []`, an `if` whose branches are such
+    /// lists, or a list of them. Its elements may be iterated over but not
+    /// taken apart (`vox/type/needs-annotation`).
+    fn open_empty(&mut self, depth: usize) -> Expr {
+        match self.rng.below(if depth == 0 { 1 } else { 4 }) {
+            0 => Expr::List(Vec::new()),
+            1 => Expr::Bin(
+                Op::Add,
+                Box::new(self.open_empty(depth - 1)),
+                Box::new(self.open_empty(depth - 1)),
+            ),
+            2 => {
+                let c = self.expr(&Ty::Bool, depth - 1);
+                let c = self.head(c);
+                let t = self.open_empty(depth - 1);
+                let f = self.open_empty(depth - 1);
+                Expr::If(
+                    Box::new(c),
+                    Box::new(Block {
+                        stmts: Vec::new(),
+                        tail: Some(t),
+                    }),
+                    Box::new(Block {
+                        stmts: Vec::new(),
+                        tail: Some(f),
+                    }),
+                )
+            }
+            _ => Expr::List(vec![self.open_empty(depth - 1)]),
+        }
+    }
+
     /// An expression of `t` whose type the checker can tell without an
     /// expected type (for `match` and `for` heads: `match None {…}` and
     /// `for x in [] {…}` leave the element type open, and the checker
@@ -1575,6 +1608,33 @@ impl Gen {
                     }
                 });
                 out.push(Stmt::Match(s, arms));
+            }
+            8 if depth > 0 && self.f.empty_literals && self.rng.chance(20) => {
+                // A head whose element type nothing decides, built by any
+                // expression form (`[]`, `[] + []`, an `if` of empties, a
+                // list of them, through a `let`): valid as long as nothing
+                // takes an element apart, so the loop variable is out of
+                // the body's scope (rendered `_x`).
+                let et = self.base_ty(1);
+                let it = self.open_empty(depth);
+                let it = if self.rng.chance(30) {
+                    // A fresh name: it must not hide a binding the rest uses.
+                    self.counter += 1;
+                    let name = format!("open{}", self.counter);
+                    let v = self.bind(name, Ty::List(Box::new(et.clone())), false);
+                    self.scope.pop();
+                    out.push(Stmt::Let(v.clone(), false, it));
+                    v.used.set(true);
+                    Expr::Var(v)
+                } else {
+                    self.head(it)
+                };
+                let mark = self.scope.len();
+                let name = self.local_name();
+                let b = self.bind(name, et, false);
+                self.scope.truncate(mark);
+                let body = self.unit_block(depth - 1);
+                out.push(Stmt::For(b, it, body));
             }
             8 if depth > 0 => {
                 let et = self.base_ty(1);

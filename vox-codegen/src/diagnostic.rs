@@ -83,6 +83,7 @@ codes! {
     InfiniteType = "vox/type/infinite-recursion": "a type that contains itself other than through `list` or `Option`",
     InvalidAssignTarget = "vox/type/invalid-assign-target": "the left side of `=` is not a variable or a field of one",
     NotCallable = "vox/type/not-callable": "a call of something that is not a function, builtin or variant",
+    OpenType = "vox/type/needs-annotation": "a value whose type nothing decides (an element of an untyped `[]`, the content of an untyped `None`) is matched against a pattern, iterated, measured or has a field read",
     NonExhaustive = "vox/match/non-exhaustive": "a `match` that does not cover every possible value",
     Unreachable = "vox/match/unreachable" [warning]: "a `match` arm that can never be reached",
     InvalidPattern = "vox/match/invalid-pattern": "a pattern that cannot match the matched value's type",

@@ -251,7 +251,9 @@ impl Checker<'_> {
         match b {
             Builtin::Len => {
                 let t = self.check_expr(a0, Want::Any);
-                if !matches!(t, Ty::Str | Ty::List(_) | Ty::Error | Ty::Unknown) {
+                if matches!(t, Ty::Unknown) {
+                    self.open_type(a0.span, "measured with `len`");
+                } else if !matches!(t, Ty::Str | Ty::List(_) | Ty::Error) {
                     bad(self, &t, "a `str` or a `list`", "str | list[_]");
                 }
                 Ty::Int

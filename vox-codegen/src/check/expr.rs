@@ -233,7 +233,11 @@ impl Checker<'_> {
 
     fn field_type(&mut self, base: &Ty, name: &Ident) -> Ty {
         match base {
-            Ty::Error | Ty::Unknown => Ty::Error,
+            Ty::Error => Ty::Error,
+            Ty::Unknown => {
+                self.open_type(name.span, "asked for a field");
+                Ty::Error
+            }
             Ty::Named(id) => {
                 let Some(def) = self.info.types.get(*id) else {
                     return Ty::Error;

@@ -252,6 +252,25 @@ impl<'a> Checker<'a> {
         self.diags.push(d);
     }
 
+    /// A value whose type is still a hole (an element of an untyped `[]`,
+    /// the content of an untyped `None`) is taken apart at `span`: matched,
+    /// iterated, measured or read a field of. Whatever expression form built
+    /// the empty value (`[]`, `[] + []`, an `if` or `match` of empties, a
+    /// binding of one), nothing later may decide the type once the value is
+    /// inspected, so it is an error here (docs/language.md, "Empty lists and
+    /// `None`").
+    fn open_type(&mut self, span: Span, what: &str) {
+        self.err(
+            Diagnostic::error(
+                crate::diagnostic::Code::OpenType,
+                span,
+                format!("the type of this value is not known where it is {what}"),
+            )
+            .label("it comes from an empty list or `None` that nothing gives a type")
+            .hint("declare the type where the empty value is bound, e.g. `let xs: list[int] = []`, or pass it where a typed value is expected first"),
+        );
+    }
+
     fn show(&self, t: &Ty) -> String {
         t.display(&self.info.types)
     }

@@ -116,7 +116,9 @@ impl Checker<'_> {
     /// Returns whether the pattern matches every value (a binding or `_`).
     fn check_pattern(&mut self, p: &Pattern, t: &Ty) -> bool {
         let literal = |c: &mut Self, want: Ty| {
-            if !want.accepts(t) && !t.accepts(&want) {
+            if matches!(t, Ty::Unknown) {
+                c.open_type(p.span, "matched against a literal");
+            } else if !want.accepts(t) && !t.accepts(&want) {
                 c.err(
                     Diagnostic::error(
                         Code::InvalidPattern,
@@ -224,6 +226,9 @@ impl Checker<'_> {
                 false
             }
             (_, Ty::Error | Ty::Unknown) => {
+                if matches!(t, Ty::Unknown) {
+                    self.open_type(p.span, "matched against a constructor pattern");
+                }
                 // Bind sub-patterns so their names resolve; nothing to check.
                 for a in args.unwrap_or(&[]) {
                     self.check_pattern(a, &Ty::Error);

@@ -146,7 +146,11 @@ impl Checker<'_> {
                 let it = self.check_expr(iter, Want::Any);
                 let elem = match it {
                     Ty::List(t) => *t,
-                    Ty::Error | Ty::Unknown => Ty::Error,
+                    Ty::Error => Ty::Error,
+                    Ty::Unknown => {
+                        self.open_type(iter.span, "iterated");
+                        Ty::Error
+                    }
                     other => {
                         self.err(
                             Diagnostic::error(
