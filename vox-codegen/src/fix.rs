@@ -242,7 +242,7 @@ mod tests {
 // checker already reports, and only where the intended program is
 // unambiguous; docs/diagnostics.md lists them.
 
-use crate::ast::{walk_block, Expr, ExprKind, Item, Module, TypeDeclKind};
+use crate::ast::{walk_block, BinaryOp, Expr, ExprKind, Item, Module, TypeDeclKind};
 use crate::check::ModuleInfo;
 use crate::diagnostic::Diagnostic;
 use crate::lexer::{Token, TokenKind as T};
@@ -260,8 +260,191 @@ pub fn suggest(
     if diagnostics.is_empty() {
         return;
     }
+    let toks: Vec<Toks<'_>> = (0..sources.len())
+        .map(|f| file_toks(sources, FileId(f as u32)))
+        .collect();
+    ast_fixes(sources, module, info, &toks, diagnostics);
+    rename_fixes(sources, module, &toks, diagnostics);
+    downgrade_in_recovered(module, diagnostics);
+    // Token fixes repair the syntax itself: they apply in recovered bodies.
     token_fixes(sources, diagnostics);
-    ast_fixes(sources, module, info, diagnostics);
+}
+
+/// A fix the checker computed inside a function body that had syntax
+/// errors may wrap an expression the parser cut short (`r.items[0].name`:
+/// the checker sees `r.items`, and `str(r.items)` would give
+/// `str(r.items)[0].name`). Such fixes are shown, never applied blindly:
+/// once the syntax is fixed, the next round finds them again whole.
+fn downgrade_in_recovered(module: &Module, diagnostics: &mut [Diagnostic]) {
+    let mut recovered: Vec<Span> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Fn(f) if f.recovered => Some(f.body.span),
+            _ => None,
+        })
+        .collect();
+    if recovered.is_empty() {
+        return;
+    }
+    recovered.sort_by_key(|b| (b.file, b.start));
+    for d in diagnostics.iter_mut() {
+        if d.code.as_str().starts_with("vox/syntax/") {
+            continue;
+        }
+        // Bodies do not overlap: the last one starting before `d` is the candidate.
+        let at = recovered.partition_point(|b| (b.file, b.start) <= (d.span.file, d.span.start));
+        let inside = at
+            .checked_sub(1)
+            .and_then(|i| recovered.get(i))
+            .is_some_and(|b| b.file == d.span.file && d.span.end <= b.end);
+        if !inside {
+            continue;
+        }
+        for f in &mut d.fixes {
+            if f.applicability == Applicability::MachineApplicable {
+                f.applicability = Applicability::MaybeIncorrect;
+            }
+        }
+    }
+}
+
+/// The tokens of `file`, without doc comments.
+fn file_toks(sources: &SourceMap, file: FileId) -> Toks<'_> {
+    let text = sources.get(file).text.as_str();
+    Toks {
+        file,
+        text,
+        toks: crate::lexer::lex(file, text)
+            .tokens
+            .into_iter()
+            .filter(|t| t.kind != T::Doc)
+            .collect(),
+    }
+}
+
+/// Every name the module declares, with how many times: types, variants,
+/// fields, functions, parameters, `let` and `for` bindings (the last two
+/// found in the tokens).
+fn declared_names(all: &[Toks<'_>], module: &Module) -> std::collections::HashMap<String, usize> {
+    let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut add = |n: &str| *names.entry(n.to_string()).or_default() += 1;
+    for item in &module.items {
+        match item {
+            Item::Type(t) => {
+                add(&t.name.name);
+                match &t.kind {
+                    TypeDeclKind::Record(fs) => fs.iter().for_each(|f| add(&f.name.name)),
+                    TypeDeclKind::Sum(vs) => {
+                        for v in vs {
+                            add(&v.name.name);
+                            v.fields.iter().for_each(|f| add(&f.name.name));
+                        }
+                    }
+                }
+            }
+            Item::Fn(f) => {
+                add(&f.name.name);
+                f.params.iter().for_each(|p| add(&p.name.name));
+            }
+        }
+    }
+    for toks in all {
+        for i in 0..toks.toks.len() {
+            match toks.kind(i) {
+                T::Let => {
+                    let j = if toks.kind(i + 1) == T::Mut {
+                        i + 2
+                    } else {
+                        i + 1
+                    };
+                    if matches!(toks.kind(j), T::Ident | T::TypeName) {
+                        add(toks.word(j));
+                    }
+                }
+                T::For if matches!(toks.kind(i + 1), T::Ident | T::TypeName) => {
+                    add(toks.word(i + 1));
+                }
+                _ => {}
+            }
+        }
+    }
+    names
+}
+
+/// A rename of a misnamed declaration (`fn Tech_free` → `tech_free`) must
+/// rename every use, or applying it leaves each call broken. When every
+/// declaration of the old name is being renamed the same way and the new
+/// name is not written anywhere in the module, the fix renames every token
+/// spelled like the old name, in every file; otherwise it only renames the
+/// declaration and is `maybe-incorrect`.
+fn rename_fixes(
+    sources: &SourceMap,
+    module: &Module,
+    all: &[Toks<'_>],
+    diagnostics: &mut [Diagnostic],
+) {
+    let renames: Vec<(usize, String, String)> = diagnostics
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.code == Code::Naming)
+        .filter_map(|(k, d)| {
+            let f = d.fixes.first()?;
+            let [e] = f.edits.as_slice() else {
+                return None;
+            };
+            let old = text_of(sources, e.span);
+            Some((k, old.to_string(), e.replacement.clone()))
+        })
+        .collect();
+    if renames.is_empty() {
+        return;
+    }
+    let declared = declared_names(all, module);
+    // Where each word is written, for the names involved.
+    let mut written: std::collections::HashMap<&str, Vec<Span>> = std::collections::HashMap::new();
+    for (_, old, new) in &renames {
+        written.entry(old.as_str()).or_default();
+        written.entry(new.as_str()).or_default();
+    }
+    for t in all {
+        for i in 0..t.toks.len() {
+            if let Some(v) = written.get_mut(t.word(i)) {
+                v.push(t.span(i));
+            }
+        }
+    }
+    let mut counts: std::collections::HashMap<(&str, &str), usize> =
+        std::collections::HashMap::new();
+    for (_, o, n) in &renames {
+        *counts.entry((o.as_str(), n.as_str())).or_default() += 1;
+    }
+    for (k, old, new) in &renames {
+        let renamed_here = counts
+            .get(&(old.as_str(), new.as_str()))
+            .copied()
+            .unwrap_or(0);
+        let uses = written.get(old.as_str()).cloned().unwrap_or_default();
+        let keyword = crate::lexer::lex(FileId(0), old)
+            .tokens
+            .first()
+            .is_some_and(|t| !matches!(t.kind, T::Ident | T::TypeName));
+        let safe = !keyword
+            && declared.get(old).copied().unwrap_or(0) == renamed_here
+            && written.get(new.as_str()).is_none_or(Vec::is_empty);
+        let Some(fix) = diagnostics.get_mut(*k).and_then(|d| d.fixes.first_mut()) else {
+            continue;
+        };
+        if safe {
+            fix.edits = uses.into_iter().map(|s| edit(s, new.clone())).collect();
+            if fix.edits.len() > 1 {
+                fix.message = format!("rename `{old}` to `{new}` everywhere");
+            }
+        } else {
+            fix.applicability = Applicability::MaybeIncorrect;
+            fix.message = format!("{} (uses are not renamed)", fix.message);
+        }
+    }
 }
 
 fn has_machine_fix(d: &Diagnostic) -> bool {
@@ -649,6 +832,7 @@ fn ast_fixes(
     sources: &SourceMap,
     module: &Module,
     info: &ModuleInfo,
+    all_toks: &[Toks<'_>],
     diagnostics: &mut [Diagnostic],
 ) {
     let wanted = |c: Code| {
@@ -681,7 +865,19 @@ fn ast_fixes(
         }
     }
     let ty = |e: &Expr| info.expr_types.get(e.id.0 as usize);
+    let mut all = Found::default();
+    if diagnostics.iter().any(|d| d.code == Code::Mismatch) {
+        for item in &module.items {
+            if let Item::Fn(f) = item {
+                walk_block(&f.body, &mut |e| all.push(e));
+            }
+        }
+    }
     for d in diagnostics.iter_mut() {
+        if d.code == Code::Mismatch {
+            mismatch_fix(sources, module, all_toks, &all, d);
+            continue;
+        }
         if has_machine_fix(d) && d.code != Code::UnknownName {
             continue;
         }
@@ -752,12 +948,7 @@ fn ast_fixes(
                         (Ty::Float, Ty::Int) => rhs,
                         _ => return None,
                     };
-                    let text = text_of(sources, side.span);
-                    Some((
-                        Applicability::MachineApplicable,
-                        format!("convert `{text}` with `float(…)`"),
-                        vec![edit(side.span, format!("float({text})"))],
-                    ))
+                    Some(float_fix(sources, module, all_toks, side))
                 }),
             Code::MissingField => missing_fields_fix(sources, module, &found, d.span),
             Code::NonExhaustive => non_exhaustive_fix(sources, &found, d),
@@ -776,6 +967,279 @@ fn ast_fixes(
             }
         }
     }
+}
+
+/// An `int` where a `float` is wanted, or a `float` assigned to an
+/// `int` accumulator: the conversion the author meant (see [`float_fix`]),
+/// replacing the checker's plain `float(…)`; and no `int(…)` hint for an
+/// accumulator started at an integer literal.
+fn mismatch_fix(
+    sources: &SourceMap,
+    module: &Module,
+    all_toks: &[Toks<'_>],
+    all: &Found<'_>,
+    d: &mut Diagnostic,
+) {
+    let (Some(expected), Some(found)) = (d.expected.as_deref(), d.found.as_deref()) else {
+        return;
+    };
+    let Some(e) = all.at(d.span, |e| e.span == d.span) else {
+        return;
+    };
+    let fix = match (expected, found) {
+        ("float", "int") => float_fix(sources, module, all_toks, e),
+        ("int", "float") => {
+            // `s = s + x.price` where `let mut s = 0`: the literal is wrong.
+            let Some(toks) = all_toks.get(d.span.file.0 as usize) else {
+                return;
+            };
+            let Some(i) = toks.at(d.span.start) else {
+                return;
+            };
+            let target = toks
+                .prev(i)
+                .filter(|&j| toks.kind(j) == T::Eq)
+                .and_then(|j| toks.prev(j))
+                .filter(|&j| toks.kind(j) == T::Ident);
+            let Some(j) = target else {
+                return;
+            };
+            let name = toks.word(j).to_string();
+            let Some(lit) = accumulator_literal(toks, module, toks.span(j), &name) else {
+                return;
+            };
+            d.hints.retain(|h| !h.contains("int(…)"));
+            (
+                Applicability::MachineApplicable,
+                format!(
+                    "start `{name}` at `{}.0`: it holds a `float`",
+                    toks.word(lit)
+                ),
+                vec![edit(toks.span(lit), format!("{}.0", toks.word(lit)))],
+            )
+        }
+        _ => return,
+    };
+    d.fixes
+        .retain(|f| f.applicability != Applicability::MachineApplicable);
+    d.fixes.insert(
+        0,
+        crate::diagnostic::Fix {
+            message: fix.1,
+            edits: fix.2,
+            applicability: fix.0,
+        },
+    );
+}
+
+/// An `int` expression converted to `float` as its author meant:
+///
+/// - an integer literal becomes a float literal (`1` → `1.0`);
+/// - a `let mut` accumulator started at an integer literal and then used
+///   with `float`s (`let mut s = 0` … `s + x.price`) gets a float start
+///   (`0.0`), not a `float(s)` at each use;
+/// - a division converts its operands (`a / b` → `float(a) / float(b)`):
+///   `float(a / b)` would divide integers first and drop the fraction;
+/// - anything else is wrapped: `float(e)`.
+fn float_fix(
+    sources: &SourceMap,
+    module: &Module,
+    all_toks: &[Toks<'_>],
+    e: &Expr,
+) -> (Applicability, String, Vec<Edit>) {
+    if let (ExprKind::Var(name), Some(toks)) = (&e.kind, all_toks.get(e.span.file.0 as usize)) {
+        if let Some(lit) = accumulator_literal(toks, module, e.span, name) {
+            return (
+                Applicability::MachineApplicable,
+                format!(
+                    "start `{name}` at `{}.0`: it holds a `float`",
+                    toks.word(lit)
+                ),
+                vec![edit(toks.span(lit), format!("{}.0", toks.word(lit)))],
+            );
+        }
+    }
+    let span = balanced(sources, e.span);
+    let text = text_of(sources, span);
+    let converted = float_text(sources, e, false);
+    let message = match &e.kind {
+        ExprKind::Int(_) => format!("write `{text}` as the float literal `{converted}`"),
+        _ if has_division(e) => {
+            format!("divide as `float`s: `{converted}` (`float({text})` would drop the fraction)")
+        }
+        _ => format!("convert `{text}` with `float(…)`"),
+    };
+    (
+        Applicability::MachineApplicable,
+        message,
+        vec![edit(span, converted)],
+    )
+}
+
+/// `span` grown to take in the parentheses it cuts through: the span of a
+/// binary operation runs from its left operand to its right one, and an
+/// operand's span leaves out its own parentheses (`(a + b) / 2` is
+/// recorded as `a + b) / 2`).
+fn balanced(sources: &SourceMap, span: Span) -> Span {
+    let text = sources.get(span.file).text.as_bytes();
+    let (mut start, mut end) = (span.start as usize, (span.end as usize).min(text.len()));
+    let depth = |a: usize, b: usize| -> (i32, i32) {
+        // (unmatched `)`, unmatched `(`) in text[a..b]
+        let (mut open, mut close) = (0i32, 0i32);
+        for &c in text.get(a..b).unwrap_or(&[]) {
+            match c {
+                b'(' => open += 1,
+                b')' if open > 0 => open -= 1,
+                b')' => close += 1,
+                _ => {}
+            }
+        }
+        (close, open)
+    };
+    for _ in 0..64 {
+        let (close, open) = depth(start, end);
+        if close == 0 && open == 0 {
+            break;
+        }
+        if close > 0 {
+            match text
+                .get(..start)
+                .and_then(|t| t.iter().rposition(|&c| c == b'('))
+            {
+                Some(p) => start = p,
+                None => return span,
+            }
+        } else {
+            match text
+                .get(end..)
+                .and_then(|t| t.iter().position(|&c| c == b')'))
+            {
+                Some(p) => end += p + 1,
+                None => return span,
+            }
+        }
+    }
+    Span::new(span.file, start, end)
+}
+
+fn has_division(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Binary { op, lhs, rhs } => match op {
+            BinaryOp::Div => true,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => has_division(lhs) || has_division(rhs),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The text of the `int` expression `e` as a `float` (see [`float_fix`]);
+/// `nested` parenthesizes a rewritten operation.
+fn float_text(sources: &SourceMap, e: &Expr, nested: bool) -> String {
+    let text = text_of(sources, e.span);
+    let whole = text_of(sources, balanced(sources, e.span));
+    match &e.kind {
+        ExprKind::Int(_)
+            if text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'_' || b == b'-') =>
+        {
+            format!("{text}.0")
+        }
+        ExprKind::Binary { op, lhs, rhs } if has_division(e) => {
+            // Between the operands: the operator, and the parentheses
+            // around them, which the rewritten operands bring back.
+            let op_text = sources
+                .get(e.span.file)
+                .text
+                .get(lhs.span.end as usize..rhs.span.start as usize)
+                .map_or(op.symbol(), |t| {
+                    t.trim_matches(|c: char| c == '(' || c == ')' || c.is_whitespace())
+                });
+            let inner = format!(
+                "{} {op_text} {}",
+                float_text(sources, lhs, true),
+                float_text(sources, rhs, true)
+            );
+            if nested {
+                format!("({inner})")
+            } else {
+                inner
+            }
+        }
+        _ => format!("float({})", strip_parens(whole)),
+    }
+}
+
+/// `(e)` → `e` (for `float((a + b))`).
+fn strip_parens(text: &str) -> &str {
+    let t = text.trim();
+    match t.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+        Some(inner) if !inner.contains(['(', ')']) => inner,
+        _ => t,
+    }
+}
+
+/// The integer literal a `let mut name = 0` accumulator starts at, when
+/// `name` at `use_at` is that binding: the function declares `name` once
+/// (no parameter, other `let` or `for` of it), with `let mut`, no type and
+/// an integer literal alone as the value.
+fn accumulator_literal(
+    toks: &Toks<'_>,
+    module: &Module,
+    use_at: Span,
+    name: &str,
+) -> Option<usize> {
+    let f = module.items.iter().find_map(|i| match i {
+        Item::Fn(f)
+            if f.span.file == use_at.file
+                && f.span.start <= use_at.start
+                && use_at.end <= f.span.end =>
+        {
+            Some(f)
+        }
+        _ => None,
+    })?;
+    if f.params.iter().any(|p| p.name.name == name) {
+        return None;
+    }
+    let mut found = None;
+    let first = toks.toks.partition_point(|t| t.span.start < f.span.start);
+    let last = toks.toks.partition_point(|t| t.span.start < f.span.end);
+    for i in first..last {
+        let declares = match toks.kind(i) {
+            T::Let => {
+                let j = if toks.kind(i + 1) == T::Mut {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                (toks.word(j) == name).then_some(j)
+            }
+            T::For => (toks.word(i + 1) == name).then_some(i + 1),
+            _ => None,
+        };
+        let Some(j) = declares else {
+            continue;
+        };
+        if found.is_some() {
+            return None;
+        }
+        let literal = toks.kind(i) == T::Let
+            && toks.kind(i + 1) == T::Mut
+            && toks.kind(j + 1) == T::Eq
+            && toks.kind(j + 2) == T::Int
+            && matches!(toks.kind(j + 3), T::Newline | T::Semi | T::RBrace)
+            && toks
+                .word(j + 2)
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'_' || b == b'-');
+        if !literal || toks.span(j).start > use_at.start {
+            return None;
+        }
+        found = Some(j + 2);
+    }
+    found
 }
 
 /// `x.len()`, `x.length`, `x.size` (text or list) → `len(x)`;

@@ -93,3 +93,49 @@ fn every_fix_gives_the_expected_file_which_checks_clean() {
         );
     }
 }
+
+/// Every file of the invalid corpus (and of the fix corpus) through
+/// [`fix_module`]: the machine-applicable fixes settle, and applying them
+/// never leaves more errors than there were — a fix that changes meaning
+/// usually shows up as new errors (a rename that leaves its uses behind, a
+/// conversion of an expression the parser cut short).
+#[test]
+fn machine_fixes_never_add_errors() {
+    let mut dirs = vec![fixtures().join("invalid"), fixtures().join("fix")];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "vox") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 100, "corpus not found");
+    for case in files {
+        // The invalid-UTF-8 case is not text to fix.
+        let Ok(text) = std::fs::read_to_string(&case) else {
+            continue;
+        };
+        let errors =
+            |c: &vox_codegen::Checked| c.diagnostics.iter().filter(|d| d.is_error()).count();
+        let before = errors(&checked(&text));
+        let outcome = fix_module(&[FixFile {
+            name: "case.vox".into(),
+            text: text.clone(),
+            editable: true,
+        }]);
+        assert!(outcome.settled, "{}: fixes did not settle", case.display());
+        let after = errors(&outcome.checked);
+        assert!(
+            after <= before,
+            "{}: {before} errors before the fixes, {after} after:\n{}\n{:?}",
+            case.display(),
+            outcome.texts[0],
+            outcome.checked.diagnostics
+        );
+    }
+}
