@@ -252,7 +252,7 @@ impl Checker<'_> {
             Builtin::Len => {
                 let t = self.check_expr(a0, Want::Any);
                 if matches!(t, Ty::Unknown) {
-                    self.open_type(a0.span, "measured with `len`");
+                    self.open_uses.push((a0.id, a0.span, "measured with `len`"));
                 } else if !matches!(t, Ty::Str | Ty::List(_) | Ty::Error) {
                     bad(self, &t, "a `str` or a `list`", "str | list[_]");
                 }

@@ -191,6 +191,7 @@ pub fn check_module(
         pat_origin: None,
         var_origins: Vec::new(),
         holes: false,
+        open_uses: Vec::new(),
     };
     c.collect_types();
     c.collect_fns();
@@ -225,6 +226,9 @@ struct Checker<'a> {
     /// In the body being checked: some expression's type has a hole
     /// (`[]`, `None`), so the body needs settling (`scope::settle_fn`).
     holes: bool,
+    /// Values iterated or measured while their type was still a hole:
+    /// after settling, each must have a type (`vox/type/needs-annotation`).
+    open_uses: Vec<(ExprId, Span, &'static str)>,
 }
 
 /// How an expression's value is used.

@@ -47,6 +47,7 @@ impl Checker<'_> {
         let params = self.info.fns[idx].params.clone();
         self.scopes.push(Vec::new());
         self.var_origins.clear();
+        self.open_uses.clear();
         self.holes = false;
         self.lints = !decl.recovered;
         let mut seen: Vec<String> = Vec::new();
@@ -97,6 +98,13 @@ impl Checker<'_> {
         // Without holes, settling would walk the body and change nothing.
         if self.holes {
             settle_fn(&mut self.info, &decl.body, &self.var_origins);
+        }
+        // What later uses did not decide stays a hole, emitted as `()`,
+        // which cannot be iterated or measured.
+        for (id, span, what) in std::mem::take(&mut self.open_uses) {
+            if matches!(self.info.expr_type(id), Ty::Unknown) {
+                self.open_type(span, what);
+            }
         }
         self.current = None;
     }

@@ -147,9 +147,10 @@ impl Checker<'_> {
                 let elem = match it {
                     Ty::List(t) => *t,
                     Ty::Error => Ty::Error,
+                    // Later uses of the loop variable may still decide it.
                     Ty::Unknown => {
-                        self.open_type(iter.span, "iterated");
-                        Ty::Error
+                        self.open_uses.push((iter.id, iter.span, "iterated"));
+                        Ty::Unknown
                     }
                     other => {
                         self.err(
