@@ -1,8 +1,9 @@
 //! The `@ai` call itself: provider dispatch, fallbacks and the re-prompt
 //! loop.
 //!
-//! A [`Client`] pairs a [`Config`] with one pooled transport per provider it
-//! talks to (the configured one at once, others — `provider:` prefixes,
+//! A [`Client`] pairs a [`Config`] with one transport (HTTP unless
+//! [`ClientBuilder::transport`] gave another) and one sender per provider
+//! it talks to (the configured one at once, others — `provider:` prefixes,
 //! fallbacks — on first use), all under one concurrency cap; clones share
 //! them. Generated code goes through the process-wide default client
 //! ([`crate::call_ai`]), configured once from code ([`configure`]) or from
@@ -25,7 +26,7 @@ use crate::in_flight::InFlight;
 use crate::prompt::{Conversation, RequestParts, Wire};
 use crate::repair::{parse_reply, Repairs};
 use crate::reply::{parse_response, RejectedReply, Usage};
-use crate::transport::{is_retryable_failure, Transport};
+use crate::transport::{is_retryable_failure, HttpTransport, Sender, Transport};
 use crate::validator::{FnCheck, NoCheck, ValueCheck};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
@@ -41,25 +42,101 @@ struct ClientInner {
     network: Option<Network>,
 }
 
-/// The transports of a client under a network provider.
+/// The senders of a client under a network provider.
 struct Network {
+    /// What performs each exchange: the configured transport, else HTTP.
+    transport: Arc<dyn Transport>,
     /// One cap on requests in flight for all providers.
     in_flight: Arc<InFlight>,
     /// By `Provider::index`, built on first use (the configured provider's
     /// when the client is built).
-    transports: [OnceLock<Result<Transport, Error>>; PROVIDER_COUNT],
+    senders: [OnceLock<Result<Sender, Error>>; PROVIDER_COUNT],
 }
 
 impl Network {
-    /// The transport for `provider`, built on first use.
-    fn transport(&self, config: &Config, provider: Provider) -> Result<&Transport, Error> {
-        self.transports[provider.index()]
+    /// The sender for `provider`, built on first use.
+    fn sender(&self, config: &Config, provider: Provider) -> Result<&Sender, Error> {
+        self.senders[provider.index()]
             .get_or_init(|| {
                 let endpoint = config.endpoint_for(provider)?;
-                Transport::new(config, provider, &endpoint, self.in_flight.clone())
+                Sender::new(
+                    config,
+                    provider,
+                    &endpoint,
+                    self.transport.clone(),
+                    self.in_flight.clone(),
+                )
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+}
+
+/// Builds a [`Client`]: its configuration and, optionally, the
+/// [`Transport`] its requests go through (docs/runtime.md, "Transports").
+///
+/// ```
+/// use vox_runtime::transport::MemoryTransport;
+/// use vox_runtime::{Client, Config, Provider};
+///
+/// let config = Config::builder(Provider::OpenAi).api_key("sk-test").build()?;
+/// let transport = MemoryTransport::new();
+/// let client = Client::builder(config).transport(transport.clone()).build()?;
+/// # let _ = client;
+/// # Ok::<(), vox_runtime::Error>(())
+/// ```
+#[must_use]
+pub struct ClientBuilder {
+    config: Config,
+    transport: Option<Arc<dyn Transport>>,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("config", &self.config)
+            .field("custom_transport", &self.transport.is_some())
+            .finish()
+    }
+}
+
+impl ClientBuilder {
+    /// Sends every request of the client through `transport` instead of
+    /// HTTP. The runtime then opens no connection of its own: URLs,
+    /// headers, the concurrency cap, the request timeout and transport
+    /// retries stay as configured, and apply to `transport`'s exchanges.
+    pub fn transport(mut self, transport: impl Transport) -> ClientBuilder {
+        self.transport = Some(Arc::new(transport));
+        self
+    }
+
+    /// The client. Under a network provider, checks the configured
+    /// provider's URL and key, and builds the HTTP client unless another
+    /// transport was given.
+    pub fn build(self) -> Result<Client, Error> {
+        let ClientBuilder { config, transport } = self;
+        let network = match config.provider {
+            Provider::Fixture => None,
+            provider => {
+                let transport: Arc<dyn Transport> = match transport {
+                    Some(transport) => transport,
+                    None => Arc::new(HttpTransport::new(&config)?),
+                };
+                let network = Network {
+                    transport,
+                    in_flight: Arc::new(InFlight::new(
+                        config.max_concurrent_requests,
+                        config.request_timeout,
+                    )),
+                    senders: Default::default(),
+                };
+                network.sender(&config, provider)?;
+                Some(network)
+            }
+        };
+        Ok(Client {
+            inner: Arc::new(ClientInner { config, network }),
+        })
     }
 }
 
@@ -79,26 +156,19 @@ struct Target<'a> {
 }
 
 impl Client {
-    /// A client for `config`. Builds the HTTP client of the configured
-    /// provider unless it is `fixture`.
+    /// A client for `config`, over HTTP. Builds the HTTP client of the
+    /// configured provider unless it is `fixture`.
     pub fn new(config: Config) -> Result<Client, Error> {
-        let network = match config.provider {
-            Provider::Fixture => None,
-            provider => {
-                let network = Network {
-                    in_flight: Arc::new(InFlight::new(
-                        config.max_concurrent_requests,
-                        config.request_timeout,
-                    )),
-                    transports: Default::default(),
-                };
-                network.transport(&config, provider)?;
-                Some(network)
-            }
-        };
-        Ok(Client {
-            inner: Arc::new(ClientInner { config, network }),
-        })
+        Client::builder(config).build()
+    }
+
+    /// A builder of a client for `config`, to give it another
+    /// [`Transport`] than HTTP.
+    pub fn builder(config: Config) -> ClientBuilder {
+        ClientBuilder {
+            config,
+            transport: None,
+        }
     }
 
     /// The configuration this client runs with.
@@ -326,7 +396,7 @@ impl Client {
         target: Target<'_>,
         accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
-        let transport = network.transport(&self.inner.config, target.provider)?;
+        let transport = network.sender(&self.inner.config, target.provider)?;
         let mut call = Call::start(transport, &self.inner.config, function, args, target)?;
         loop {
             let body = call.ask().await?;
@@ -377,7 +447,7 @@ fn falls_back(error: &Error) -> bool {
 /// The state of one `@ai` call against a server: the conversation so far,
 /// the attempt number and the tracing span.
 struct Call<'a> {
-    transport: &'a Transport,
+    transport: &'a Sender,
     function: &'a AiFunction,
     /// The function's constant request parts, kept by the function.
     parts: Cow<'a, RequestParts>,
@@ -388,7 +458,7 @@ struct Call<'a> {
 
 impl<'a> Call<'a> {
     fn start(
-        transport: &'a Transport,
+        transport: &'a Sender,
         config: &Config,
         function: &'a AiFunction,
         args: &Args,

@@ -10,7 +10,8 @@
 //!
 //! Modules, in the order a call goes through them: `config` (which server),
 //! `ai_function` (what is asked), `prompt` (the conversation and request
-//! body), `transport` (HTTP, retries), `in_flight` (the concurrency cap and
+//! body), [`transport`] (retries, and the seam where HTTP or another
+//! [`transport::Transport`] plugs in), `in_flight` (the concurrency cap and
 //! request timeouts), `reply` (judging an answer), `repair` (unambiguous
 //! repairs of a reply that does not fit), `correction` (what is wrong with
 //! it, by JSON path), `validator` (checks of the value), `redact` (credentials
@@ -33,13 +34,13 @@ mod redact;
 mod repair;
 mod reply;
 mod server_text;
-mod transport;
+pub mod transport;
 mod validator;
 
 use std::future::Future;
 
 pub use ai_function::{AiFunction, Args, OutputSchema};
-pub use client::{configure, default_client, Client};
+pub use client::{configure, default_client, Client, ClientBuilder};
 pub use config::{
     Config, ConfigBuilder, ModelRef, Provider, RedirectPolicy, ResponseFormat,
     DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES,

@@ -1,26 +1,50 @@
-//! Getting one request body to the server and one response body back.
+//! Getting one request body to the server and one response body back, and
+//! the seam where another way of doing so plugs in.
 //!
-//! Owns the pooled `reqwest::Client`, the cap on concurrent requests, the
-//! cap on response size, and transport retries (429, 5xx, connect errors,
-//! timeouts) with exponential backoff, jitter and `Retry-After`. Retries
-//! here are invisible to the re-prompt loop: they never consume attempts.
-//! The retry policy (what is retryable, how long to wait) is made of pure
-//! functions, unit-tested below. Redirects are followed only as
-//! [`RedirectPolicy`] allows (none by default); one that is not followed is
-//! an [`Error::Redirect`].
+//! A [`Transport`] performs one HTTP exchange: it is handed a [`Request`]
+//! (URL, headers, body, how much of the answer to read) and returns a
+//! [`Response`] or a [`TransportError`]. [`HttpTransport`] (reqwest, pooled
+//! connections, the configured connect timeout and redirect policy) is the
+//! default; [`MemoryTransport`] answers from a script and records every
+//! request, without a socket; [`crate::ClientBuilder::transport`] installs
+//! any other (record/replay, batch, …).
+//!
+//! Everything above one exchange stays in the runtime and applies to every
+//! transport alike (docs/runtime.md, "Transports"): the URL and
+//! authentication headers of each provider, the cap on concurrent
+//! requests, the request timeout, classifying the answer (redirect not
+//! followed, error status, body too large) and transport retries (429,
+//! 5xx, connect errors, timeouts) with exponential backoff, jitter and
+//! `Retry-After`, all on tokio's clock. Retries here are invisible to the
+//! re-prompt loop: they never consume attempts. The retry policy (what is
+//! retryable, how long to wait) is made of pure functions, unit-tested
+//! below.
+
+mod http;
+mod memory;
 
 use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use reqwest::header::{
-    HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER,
-};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 
-use crate::config::{Config, Endpoint, Provider, RedirectPolicy, MAX_REDIRECTS};
-use crate::error::{Error, TransportErrorKind, BODY_EXCERPT_CHARS};
+pub use self::http::HttpTransport;
+pub use self::memory::{MemoryTransport, RecordedRequest, ScriptedReply};
+pub use crate::error::TransportErrorKind;
+/// Header names and values, as [`Request::headers`] and
+/// [`Response::headers`] hold them.
+pub use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+/// A parsed URL, as [`Request::url`] holds it.
+pub use reqwest::Url;
+
+use crate::config::{Config, Endpoint, Provider};
+use crate::error::{Error, BODY_EXCERPT_CHARS};
 use crate::in_flight::InFlight;
 use crate::redact::{redact_url_passwords, Redactor};
 
@@ -30,28 +54,266 @@ const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
 /// Gemini URLs kept per model, at most this many (more are parsed per call).
 const MAX_CACHED_URLS: usize = 64;
 
+/// What [`Transport::send`] returns: a boxed future, so that transports can
+/// be used as trait objects.
+pub type SendFuture<'a> = Pin<Box<dyn Future<Output = Result<Response, TransportError>> + Send + 'a>>;
+
+/// One way of performing an HTTP exchange: POST a request, return the
+/// answer. Implement it to record, replay, batch or reroute the runtime's
+/// requests, and install it with [`crate::ClientBuilder::transport`].
+///
+/// A transport is called once per try; the runtime above it decides what
+/// to send, how many requests run at once, how long a try may take (a try
+/// whose future is not done within the request timeout is dropped), and
+/// whether and when to try again. It should only do the exchange: answer
+/// with whatever status and headers the server gave (a non-2xx status is a
+/// [`Response`], not an error), read at most [`Request::body_limit`] bytes
+/// of the body, and report a failure to get an answer at all as a
+/// [`TransportError`].
+///
+/// The request's headers carry the provider's API key (marked sensitive):
+/// a transport that stores requests must leave it out.
+///
+/// ```
+/// use vox_runtime::transport::{Request, Response, SendFuture, Transport};
+///
+/// /// Answers every request with 503, as an overloaded server would.
+/// struct Overloaded;
+///
+/// impl Transport for Overloaded {
+///     fn send<'a>(&'a self, _request: Request<'a>) -> SendFuture<'a> {
+///         Box::pin(async { Ok(Response::new(503, "overloaded")) })
+///     }
+/// }
+/// ```
+pub trait Transport: Send + Sync + 'static {
+    /// Performs one exchange.
+    fn send<'a>(&'a self, request: Request<'a>) -> SendFuture<'a>;
+}
+
+impl<T: Transport + ?Sized> Transport for Arc<T> {
+    fn send<'a>(&'a self, request: Request<'a>) -> SendFuture<'a> {
+        (**self).send(request)
+    }
+}
+
+/// One request the runtime sends: always a POST of a JSON body.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    provider: Provider,
+    model: &'a str,
+    url: &'a Url,
+    headers: &'a HeaderMap,
+    body: Bytes,
+    max_body_bytes: usize,
+}
+
+impl<'a> Request<'a> {
+    /// The provider the request is for.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The model asked (as it appears in the body or, for Gemini, the URL).
+    pub fn model(&self) -> &'a str {
+        self.model
+    }
+
+    /// Where to POST it.
+    pub fn url(&self) -> &'a Url {
+        self.url
+    }
+
+    /// The headers to send: `content-type`, the provider's key header (if
+    /// a key is configured; marked sensitive) and any header the provider
+    /// requires (Anthropic's `anthropic-version`).
+    pub fn headers(&self) -> &'a HeaderMap {
+        self.headers
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// Takes the body (cheap: [`Bytes`] is reference-counted).
+    pub fn into_body(self) -> Bytes {
+        self.body
+    }
+
+    /// The most bytes of the response body to read for an answer with
+    /// `status`: the configured `max_body_bytes` for a success, at most
+    /// 64 KiB of an error body (only an excerpt of it is kept). A longer
+    /// body is [`BodyError::TooLarge`].
+    pub fn body_limit(&self, status: u16) -> usize {
+        if (200..300).contains(&status) {
+            self.max_body_bytes
+        } else {
+            ERROR_BODY_READ_LIMIT.min(self.max_body_bytes)
+        }
+    }
+}
+
+/// The answer to one [`Request`].
+#[derive(Debug, Clone)]
+pub struct Response {
+    status: u16,
+    headers: HeaderMap,
+    body: Result<Bytes, BodyError>,
+    url: Option<Url>,
+}
+
+impl Response {
+    /// An answer with `status` and `body`, no headers.
+    pub fn new(status: u16, body: impl Into<Bytes>) -> Response {
+        Response {
+            status,
+            headers: HeaderMap::new(),
+            body: Ok(body.into()),
+            url: None,
+        }
+    }
+
+    /// An answer with `status` whose body could not be read whole.
+    pub fn with_body_error(status: u16, error: BodyError) -> Response {
+        Response {
+            status,
+            headers: HeaderMap::new(),
+            body: Err(error),
+            url: None,
+        }
+    }
+
+    /// Adds a header. Names and values that are not valid HTTP are
+    /// skipped.
+    pub fn header(mut self, name: &str, value: &str) -> Response {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            self.headers.append(name, value);
+        }
+        self
+    }
+
+    /// Replaces the headers.
+    pub fn with_headers(mut self, headers: HeaderMap) -> Response {
+        self.headers = headers;
+        self
+    }
+
+    /// The URL that answered, when redirects were followed to it (a
+    /// relative `Location` of a redirect not followed is resolved against
+    /// it; by default, against the request's URL).
+    pub fn with_url(mut self, url: Url) -> Response {
+        self.url = Some(url);
+        self
+    }
+
+    /// The status code.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body, or why it could not be read.
+    pub fn body(&self) -> Result<&Bytes, &BodyError> {
+        self.body.as_ref()
+    }
+}
+
+/// Why a response's body could not be read whole.
+#[derive(Debug, Clone)]
+pub enum BodyError {
+    /// It was longer than [`Request::body_limit`].
+    TooLarge,
+    /// The connection failed while it was read.
+    Failed(TransportError),
+}
+
+/// A try that got no answer: no connection, a timeout, a connection lost
+/// mid-request.
+#[derive(Debug, Clone)]
+pub struct TransportError {
+    kind: TransportErrorKind,
+    message: String,
+    retryable: bool,
+}
+
+impl TransportError {
+    /// A failure of `kind`, described by `message` (credentials in it are
+    /// redacted by the runtime). Worth another try.
+    pub fn new(kind: TransportErrorKind, message: impl Into<String>) -> TransportError {
+        TransportError {
+            kind,
+            message: message.into(),
+            retryable: true,
+        }
+    }
+
+    /// A failure that another try cannot fix (say, a request the transport
+    /// cannot build).
+    pub fn permanent(kind: TransportErrorKind, message: impl Into<String>) -> TransportError {
+        TransportError {
+            retryable: false,
+            ..TransportError::new(kind, message)
+        }
+    }
+
+    /// What kind of failure it was.
+    pub fn kind(&self) -> TransportErrorKind {
+        self.kind
+    }
+
+    /// Its description.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether another try may help.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} error: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for TransportError {}
+
 /// Where requests go.
 enum Target {
     /// One URL for every model. Parsed once: parsing a URL per request
     /// costs more than the rest of the runtime's per-call work.
-    Fixed(reqwest::Url),
+    Fixed(Url),
     /// Gemini: `{base}/models/{model}:generateContent`, parsed once per
     /// model.
     PerModel {
         base_url: String,
-        urls: Mutex<Vec<(Box<str>, reqwest::Url)>>,
+        urls: Mutex<Vec<(Box<str>, Url)>>,
     },
 }
 
-/// Sends one provider's requests to its server.
-pub(crate) struct Transport {
-    http: reqwest::Client,
+/// Sends one provider's requests through the client's transport: URL and
+/// headers, the concurrency cap and request timeout, classifying answers,
+/// retries.
+pub(crate) struct Sender {
+    transport: Arc<dyn Transport>,
+    provider: Provider,
     target: Target,
+    headers: HeaderMap,
     /// Removes the credentials this client sends from reply text.
     redactor: Redactor,
     /// At most `max_concurrent_requests` tries at once, each of which
     /// (sending, waiting, reading the body) must fit in `request_timeout`;
-    /// shared by the transports of one client.
+    /// shared by the senders of one client.
     in_flight: Arc<InFlight>,
     request_timeout: Duration,
     max_body_bytes: usize,
@@ -84,16 +346,17 @@ impl FailedTry {
     }
 }
 
-impl Transport {
-    /// The transport for `provider` at `endpoint` (its base URL and key),
-    /// with `config`'s limits, sharing `in_flight` with the client's other
-    /// transports.
+impl Sender {
+    /// The sender for `provider` at `endpoint` (its base URL and key),
+    /// with `config`'s limits, through `transport`, sharing `in_flight`
+    /// with the client's other senders.
     pub fn new(
         config: &Config,
         provider: Provider,
         endpoint: &Endpoint,
+        transport: Arc<dyn Transport>,
         in_flight: Arc<InFlight>,
-    ) -> Result<Transport, Error> {
+    ) -> Result<Sender, Error> {
         let base_url = endpoint
             .base_url
             .as_deref()
@@ -128,14 +391,6 @@ impl Transport {
             value.set_sensitive(true);
             headers.insert(key_header, value);
         }
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .redirect(redirect_policy(config.follow_redirects))
-            .connect_timeout(config.connect_timeout)
-            .pool_max_idle_per_host(config.max_concurrent_requests)
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| Error::Config(format!("could not build the HTTP client: {e}")))?;
         let path = match provider {
             Provider::Anthropic => Some("/messages"),
             Provider::Ollama => Some("/api/chat"),
@@ -154,9 +409,11 @@ impl Transport {
                 }
             }
         };
-        Ok(Transport {
-            http,
+        Ok(Sender {
+            transport,
+            provider,
             target,
+            headers,
             redactor: Redactor::new(endpoint.api_key.as_deref(), Some(base_url)),
             in_flight,
             request_timeout: config.request_timeout,
@@ -171,9 +428,8 @@ impl Transport {
     }
 
     /// The URL a request for `model` goes to (borrowed where it is the
-    /// same for every model: no copy per call beyond the one each try
-    /// hands to reqwest).
-    fn url_for(&self, model: &str) -> Result<Cow<'_, reqwest::Url>, Error> {
+    /// same for every model).
+    fn url_for(&self, model: &str) -> Result<Cow<'_, Url>, Error> {
         match &self.target {
             Target::Fixed(url) => Ok(Cow::Borrowed(url)),
             Target::PerModel { base_url, urls } => {
@@ -220,7 +476,7 @@ impl Transport {
         let url = self.url_for(model)?;
         let mut retries_done = 0;
         loop {
-            let failure = match self.try_once(&url, body.clone()).await {
+            let failure = match self.try_once(model, &url, body.clone()).await {
                 Ok(text) => return Ok(text),
                 Err(failure) => failure,
             };
@@ -247,16 +503,23 @@ impl Transport {
 
     /// One try: waits for a slot, then sends and reads within the request
     /// timeout (time spent waiting for a slot does not count).
-    async fn try_once(&self, url: &reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
+    async fn try_once(&self, model: &str, url: &Url, body: Bytes) -> Result<Bytes, FailedTry> {
+        let request = Request {
+            provider: self.provider,
+            model,
+            url,
+            headers: &self.headers,
+            body,
+            max_body_bytes: self.max_body_bytes,
+        };
         // The slot is held until the body is read, so at most
         // `max_concurrent_requests` requests (and so connections) are in
-        // flight.
-        // Boxed: reqwest's futures make this state machine about 1 KB,
-        // which every enclosing future (retries, the re-prompt loop, the
-        // generated function) would otherwise embed and copy; one small
-        // allocation is cheaper than moving kilobytes on each call.
-        match self.in_flight.run(Box::pin(self.exchange(url, body))).await {
-            Some(result) => result,
+        // flight. The transport's future is boxed (`SendFuture`): the
+        // default one's state machine is about 1 KB, which every enclosing
+        // future would otherwise embed and copy.
+        match self.in_flight.run(self.transport.send(request)).await {
+            Some(Ok(response)) => self.judge(url, response),
+            Some(Err(error)) => Err(self.transport_failure(error)),
             None => Err(FailedTry {
                 error: Error::Transport {
                     kind: TransportErrorKind::Timeout,
@@ -271,173 +534,80 @@ impl Transport {
         }
     }
 
-    /// Sends the request and reads the response.
-    async fn exchange(&self, url: &reqwest::Url, body: Bytes) -> Result<Bytes, FailedTry> {
-        let response = self
-            .http
-            .post(url.clone())
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| self.transport_failure(&e))?;
-        let status = response.status();
-        if status.is_success() {
-            return read_capped(response, self.max_body_bytes)
-                .await
-                .map_err(|e| self.read_failure(e));
+    /// The body of a success; the error, and whether to retry, otherwise.
+    fn judge(&self, url: &Url, response: Response) -> Result<Bytes, FailedTry> {
+        let status = response.status;
+        if (200..300).contains(&status) {
+            return match response.body {
+                // A transport that ignored the limit: held to it here.
+                Ok(body) if body.len() > self.max_body_bytes => {
+                    Err(self.read_failure(BodyError::TooLarge))
+                }
+                Ok(body) => Ok(body),
+                Err(e) => Err(self.read_failure(e)),
+            };
         }
-        if is_redirect_status(status.as_u16()) {
+        if is_redirect_status(status) {
             // Not followed (the policy stopped it): say where it pointed.
-            let location = response.headers().get(LOCATION).map(|value| {
+            let location = response.headers.get(LOCATION).map(|value| {
                 let text = String::from_utf8_lossy(value.as_bytes());
                 let resolved = response
-                    .url()
+                    .url
+                    .as_ref()
+                    .unwrap_or(url)
                     .join(&text)
                     .map_or_else(|_| text.into_owned(), String::from);
                 self.redactor.shown(&resolved, BODY_EXCERPT_CHARS)
             });
-            return Err(FailedTry::fatal(Error::Redirect {
-                status: status.as_u16(),
-                location,
-            }));
+            return Err(FailedTry::fatal(Error::Redirect { status, location }));
         }
         let retry_after = response
-            .headers()
+            .headers
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let excerpt =
-            match read_capped(response, ERROR_BODY_READ_LIMIT.min(self.max_body_bytes)).await {
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Err(ReadFailure::TooLarge) => "(body too large to show)".to_owned(),
-                Err(ReadFailure::Transport(_)) => "(body could not be read)".to_owned(),
-            };
+        let limit = ERROR_BODY_READ_LIMIT.min(self.max_body_bytes);
+        let excerpt = match &response.body {
+            Ok(bytes) => String::from_utf8_lossy(&bytes[..bytes.len().min(limit)]).into_owned(),
+            Err(BodyError::TooLarge) => "(body too large to show)".to_owned(),
+            Err(BodyError::Failed(_)) => "(body could not be read)".to_owned(),
+        };
         let retry_after = retry_after.or_else(|| retry_delay_in_body(&excerpt));
         Err(FailedTry {
-            retryable: is_retryable_failure(status.as_u16(), &excerpt),
+            retryable: is_retryable_failure(status, &excerpt),
             error: Error::Http {
-                status: status.as_u16(),
+                status,
                 body_excerpt: self.redactor.shown(excerpt.trim(), BODY_EXCERPT_CHARS),
             },
             retry_after,
         })
     }
 
-    fn transport_failure(&self, e: &reqwest::Error) -> FailedTry {
-        let kind = if e.is_timeout() {
-            TransportErrorKind::Timeout
-        } else if e.is_connect() {
-            TransportErrorKind::Connect
-        } else {
-            TransportErrorKind::Other
-        };
+    fn transport_failure(&self, e: TransportError) -> FailedTry {
         FailedTry {
             error: Error::Transport {
-                kind,
-                message: self.redactor.shown(&error_chain(e), BODY_EXCERPT_CHARS),
+                kind: e.kind,
+                message: self.redactor.shown(&e.message, BODY_EXCERPT_CHARS),
             },
-            // Building the request cannot fail for our fixed URL and body;
-            // everything else (connect, timeout, a connection dropped
-            // mid-request) is worth another try.
-            retryable: !e.is_builder(),
+            retryable: e.retryable,
             retry_after: None,
         }
     }
 
-    fn read_failure(&self, failure: ReadFailure) -> FailedTry {
+    fn read_failure(&self, failure: BodyError) -> FailedTry {
         match failure {
-            ReadFailure::TooLarge => FailedTry::fatal(Error::ResponseTooLarge {
+            BodyError::TooLarge => FailedTry::fatal(Error::ResponseTooLarge {
                 limit_bytes: self.max_body_bytes,
             }),
-            ReadFailure::Transport(e) => self.transport_failure(&e),
+            BodyError::Failed(e) => self.transport_failure(e),
         }
     }
 }
 
-enum ReadFailure {
-    TooLarge,
-    Transport(reqwest::Error),
-}
-
-/// Reads the body, failing as soon as it would exceed `limit` bytes.
-async fn read_capped(response: reqwest::Response, limit: usize) -> Result<Bytes, ReadFailure> {
-    match response.content_length() {
-        Some(len) if len > limit as u64 => Err(ReadFailure::TooLarge),
-        // The announced length is within the limit, and hyper never yields
-        // more than it announced: take the body whole (usually the very
-        // buffer it arrived in, without a copy).
-        Some(_) => response.bytes().await.map_err(ReadFailure::Transport),
-        None => read_chunks_capped(response, limit).await,
-    }
-}
-
-/// Reads a body of unannounced length chunk by chunk, up to `limit` bytes.
-async fn read_chunks_capped(
-    mut response: reqwest::Response,
-    limit: usize,
-) -> Result<Bytes, ReadFailure> {
-    let mut body = Vec::with_capacity(8 * 1024);
-    while let Some(chunk) = response.chunk().await.map_err(ReadFailure::Transport)? {
-        if body.len() + chunk.len() > limit {
-            return Err(ReadFailure::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Bytes::from(body))
-}
-
-/// The error and its sources, e.g. "error sending request: connection refused".
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        let inner_text = inner.to_string();
-        if !text.contains(&inner_text) {
-            text.push_str(": ");
-            text.push_str(&inner_text);
-        }
-        source = inner.source();
-    }
-    text
-}
-
-/// The redirects reqwest can follow (and [`Error::Redirect`] reports).
+/// The redirect statuses [`Error::Redirect`] reports when one is not
+/// followed.
 pub(crate) fn is_redirect_status(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)
-}
-
-/// reqwest's redirect policy for `policy` (docs/runtime.md, "Security").
-fn redirect_policy(policy: RedirectPolicy) -> reqwest::redirect::Policy {
-    match policy {
-        RedirectPolicy::None => reqwest::redirect::Policy::none(),
-        RedirectPolicy::SameOrigin => reqwest::redirect::Policy::custom(|attempt| {
-            // `previous` holds the original URL and every one followed.
-            let previous = attempt.previous();
-            let follow = may_follow(attempt.status().as_u16(), previous.len(), || {
-                previous
-                    .first()
-                    .is_some_and(|first| same_origin(first, attempt.url()))
-            });
-            if follow {
-                attempt.follow()
-            } else {
-                attempt.stop()
-            }
-        }),
-    }
-}
-
-/// Under [`RedirectPolicy::SameOrigin`]: follow only 307 and 308 (method
-/// and body kept), within [`MAX_REDIRECTS`], to the original origin.
-fn may_follow(status: u16, urls_so_far: usize, same_origin: impl FnOnce() -> bool) -> bool {
-    matches!(status, 307 | 308) && urls_so_far <= MAX_REDIRECTS && same_origin()
-}
-
-/// Same scheme, host and port (RFC 6454's origin).
-fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
 }
 
 /// Statuses worth retrying: rate limiting, request timeout, server errors
@@ -477,8 +647,8 @@ pub(crate) fn retry_delay_in_body(body: &str) -> Option<Duration> {
         .flatten()
 }
 
-fn parse_url(url: &str, base_url: &str) -> Result<reqwest::Url, Error> {
-    reqwest::Url::parse(url).map_err(|e| {
+fn parse_url(url: &str, base_url: &str) -> Result<Url, Error> {
+    Url::parse(url).map_err(|e| {
         Error::Config(format!(
             "base URL `{}` is not a valid URL: {e}",
             redact_url_passwords(base_url)
@@ -556,25 +726,6 @@ mod tests {
         for status in [200, 400, 401, 403, 404, 422] {
             assert!(!is_retryable_status(status), "{status}");
         }
-    }
-
-    #[test]
-    fn same_origin_policy_follows_only_307_and_308_home_a_few_times() {
-        assert!(may_follow(307, 1, || true));
-        assert!(may_follow(308, MAX_REDIRECTS, || true));
-        assert!(!may_follow(308, MAX_REDIRECTS + 1, || true));
-        assert!(!may_follow(307, 1, || false));
-        for status in [301, 302, 303, 300, 304] {
-            assert!(!may_follow(status, 1, || true), "{status}");
-        }
-        let url = |s: &str| reqwest::Url::parse(s).unwrap();
-        assert!(same_origin(
-            &url("https://h/v1/chat/completions"),
-            &url("https://h:443/v2")
-        ));
-        assert!(!same_origin(&url("https://h/v1"), &url("http://h/v1")));
-        assert!(!same_origin(&url("http://h:1/v1"), &url("http://h:2/v1")));
-        assert!(!same_origin(&url("http://h/v1"), &url("http://h.evil/v1")));
     }
 
     #[test]
