@@ -56,7 +56,8 @@ const MAX_CACHED_URLS: usize = 64;
 
 /// What [`Transport::send`] returns: a boxed future, so that transports can
 /// be used as trait objects.
-pub type SendFuture<'a> = Pin<Box<dyn Future<Output = Result<Response, TransportError>> + Send + 'a>>;
+pub type SendFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Response, TransportError>> + Send + 'a>>;
 
 /// One way of performing an HTTP exchange: POST a request, return the
 /// answer. Implement it to record, replay, batch or reroute the runtime's

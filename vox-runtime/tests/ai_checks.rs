@@ -1,12 +1,12 @@
 //! Checks of the value (`@ai(check = f)`, `Client::call_ai_checked`)
-//! against a scripted server on 127.0.0.1 and under the `fixture` provider
+//! against a scripted in-memory transport and under the `fixture` provider
 //! (docs/runtime.md, "Checks").
 
 mod sloppy;
 mod support;
 
 use sloppy::{client, correction, expected, Invoice, Status, EXTRACT, GOOD};
-use support::{FakeServer, Reply};
+use support::{MemoryServer, Reply};
 use vox_runtime::{Args, Client, Config, Error, Provider};
 
 /// `fn invoice_ok(inv: Invoice) to list[str]`: the lines must be there
@@ -35,7 +35,7 @@ async fn no_fixture() -> Result<Invoice, Error> {
 
 #[tokio::test]
 async fn a_rejected_value_is_corrected_with_the_checks_problems() {
-    let server = FakeServer::start(vec![Reply::chat(NO_LINES_LATE)], Reply::chat(GOOD)).await;
+    let server = MemoryServer::start(vec![Reply::chat(NO_LINES_LATE)], Reply::chat(GOOD)).await;
     let invoice = client(&server, true)
         .call_ai_checked(&EXTRACT, Args::new(), no_fixture(), invoice_ok)
         .await
@@ -55,7 +55,7 @@ async fn a_rejected_value_is_corrected_with_the_checks_problems() {
 
 #[tokio::test]
 async fn a_value_that_never_passes_is_invalid_output() {
-    let server = FakeServer::start(vec![], Reply::chat(NO_LINES_LATE)).await;
+    let server = MemoryServer::start(vec![], Reply::chat(NO_LINES_LATE)).await;
     let err = client(&server, true)
         .call_ai_checked(&EXTRACT, Args::new(), no_fixture(), invoice_ok)
         .await
@@ -67,7 +67,7 @@ async fn a_value_that_never_passes_is_invalid_output() {
     );
     assert_eq!(server.request_count(), 2);
     // Without the check the same reply is accepted at once.
-    let server = FakeServer::start(vec![], Reply::chat(NO_LINES_LATE)).await;
+    let server = MemoryServer::start(vec![], Reply::chat(NO_LINES_LATE)).await;
     let unchecked: Invoice = client(&server, true)
         .call_ai(&EXTRACT, Args::new(), no_fixture())
         .await
@@ -79,7 +79,7 @@ async fn a_value_that_never_passes_is_invalid_output() {
 async fn a_repaired_value_is_checked_too() {
     // Repaired (`"4000"` → 4000), then rejected by the check.
     let sloppy = NO_LINES_LATE.replace("4000", "\"4000\"");
-    let server = FakeServer::start(vec![Reply::chat(&sloppy)], Reply::chat(GOOD)).await;
+    let server = MemoryServer::start(vec![Reply::chat(&sloppy)], Reply::chat(GOOD)).await;
     let invoice = client(&server, true)
         .call_ai_checked(&EXTRACT, Args::new(), no_fixture(), invoice_ok)
         .await

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use sloppy::{client, corpus, expected, Invoice, Repaired, EXTRACT};
 use support::trace::Recorder;
-use support::{FakeServer, Reply};
+use support::{MemoryServer, Reply};
 use vox_runtime::{Args, Error};
 
 #[tokio::test]
@@ -23,7 +23,7 @@ async fn each_repair_is_named_in_one_event_and_counted_on_the_span() {
             continue;
         };
         recorder.clear();
-        let server = FakeServer::start(vec![case.reply.clone()], Reply::raw(500, "")).await;
+        let server = MemoryServer::start(vec![case.reply.clone()], Reply::raw(500, "")).await;
         let invoice = client(&server, true)
             .call_ai::<Invoice, _>(&EXTRACT, Args::new(), async {
                 Err(Error::Config("the fixture must not run".into()))
@@ -48,7 +48,7 @@ async fn each_repair_is_named_in_one_event_and_counted_on_the_span() {
             assert_eq!(spans, [count], "{}", case.name);
         }
         // Strict mode re-prompts every one of them but the fences.
-        let server = FakeServer::start(vec![case.reply.clone()], Reply::raw(500, "")).await;
+        let server = MemoryServer::start(vec![case.reply.clone()], Reply::raw(500, "")).await;
         let strict = client(&server, false)
             .call_ai::<Invoice, _>(&EXTRACT, Args::new(), async {
                 Err(Error::Config("the fixture must not run".into()))

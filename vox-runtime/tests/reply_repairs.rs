@@ -1,4 +1,4 @@
-//! Sloppy first replies against a scripted server on 127.0.0.1: which are
+//! Sloppy first replies from a scripted in-memory transport: which are
 //! right on the first reply (repaired), which need a re-prompt, and that
 //! none is ever accepted with a wrong value (docs/runtime.md, "Repairs"
 //! and "Corrections").
@@ -12,7 +12,7 @@ mod support;
 use sloppy::{
     client, corpus, correction, expected, Invoice, Repaired, Reprompted, COUNT, EXTRACT, GOOD,
 };
-use support::{FakeServer, Reply};
+use support::{MemoryServer, Reply};
 use vox_runtime::{Args, Error};
 
 /// Runs the corpus; returns (right on the first reply, after a re-prompt).
@@ -20,7 +20,7 @@ async fn run(repair: bool) -> (usize, usize, Vec<String>) {
     let (mut first, mut second) = (0, 0);
     let mut failures = Vec::new();
     for case in corpus() {
-        let server = FakeServer::start(vec![case.reply.clone()], Reply::chat(GOOD)).await;
+        let server = MemoryServer::start(vec![case.reply.clone()], Reply::chat(GOOD)).await;
         let result = client(&server, repair)
             .call_ai::<Invoice, _>(&EXTRACT, Args::new(), async {
                 Err(Error::Config("the fixture must not run".into()))
@@ -106,7 +106,7 @@ async fn wrapped_values_are_repaired_under_value() {
         (r#"{"count": 7}"#, None),
     ] {
         let server =
-            FakeServer::start(vec![Reply::chat(reply)], Reply::chat(r#"{"value": 1}"#)).await;
+            MemoryServer::start(vec![Reply::chat(reply)], Reply::chat(r#"{"value": 1}"#)).await;
         let n: i64 = client(&server, true)
             .call_ai(&COUNT, Args::new(), async {
                 Err(Error::Config("the fixture must not run".into()))
@@ -119,7 +119,7 @@ async fn wrapped_values_are_repaired_under_value() {
         }
     }
     // A bare value that does not fit is named at the root.
-    let server = FakeServer::start(vec![Reply::chat("7.5")], Reply::chat(r#"{"value": 1}"#)).await;
+    let server = MemoryServer::start(vec![Reply::chat("7.5")], Reply::chat(r#"{"value": 1}"#)).await;
     let _: i64 = client(&server, true)
         .call_ai(&COUNT, Args::new(), async { Ok(0) })
         .await
@@ -134,7 +134,7 @@ async fn wrapped_values_are_repaired_under_value() {
 #[tokio::test]
 async fn the_last_error_lists_every_problem_by_path() {
     let bad = r#"{"lines":[{"description":"Bolts","quantity":"two","unit_price":"3.5 EUR"}],"status":"OPEN","due_date":5,"note":"x"}"#;
-    let server = FakeServer::start(vec![], Reply::chat(bad)).await;
+    let server = MemoryServer::start(vec![], Reply::chat(bad)).await;
     let err = client(&server, true)
         .call_ai::<Invoice, _>(&EXTRACT, Args::new(), async {
             Err(Error::Config("the fixture must not run".into()))
@@ -167,7 +167,7 @@ async fn the_last_error_lists_every_problem_by_path() {
 /// tool input, Gemini's text parts and Ollama's message content.
 #[tokio::test]
 async fn repairs_apply_to_every_providers_answer() {
-    use vox_runtime::{Client, Config, Provider};
+    use vox_runtime::{Config, Provider};
     let sloppy: serde_json::Value = serde_json::from_str(
         &GOOD
             .replace(r#""quantity":2"#, r#""quantity":"2""#)
@@ -203,16 +203,15 @@ async fn repairs_apply_to_every_providers_answer() {
         ),
     ];
     for (provider, reply) in replies {
-        let server = FakeServer::start(vec![reply], Reply::raw(500, "")).await;
-        let client = Client::new(
+        let server = MemoryServer::start(vec![reply], Reply::raw(500, "")).await;
+        let client = server.client(
             Config::builder(provider)
                 .base_url(server.base_url())
                 .api_key("sk-repair-test-1234")
                 .max_transport_retries(0)
                 .build()
                 .unwrap(),
-        )
-        .unwrap();
+        );
         let invoice: Invoice = client
             .call_ai(&EXTRACT, Args::new(), async {
                 Err(Error::Config("the fixture must not run".into()))

@@ -169,8 +169,6 @@ fn same_origin(a: &Url, b: &Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;

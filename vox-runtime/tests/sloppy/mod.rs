@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::support::{FakeServer, Reply};
+use crate::support::{MemoryServer, Reply};
 use vox_runtime::{AiFunction, Client, Config, OutputSchema, Provider};
 
 /// `type Line { description: str, quantity: int, unit_price: float }`
@@ -302,8 +302,8 @@ pub fn corpus() -> Vec<Case> {
     ]
 }
 
-pub fn client(server: &FakeServer, repair: bool) -> Client {
-    Client::new(
+pub fn client(server: &MemoryServer, repair: bool) -> Client {
+    server.client(
         Config::builder(Provider::Compatible)
             .base_url(server.base_url())
             .api_key("sk-repair-test-1234")
@@ -313,11 +313,10 @@ pub fn client(server: &FakeServer, repair: bool) -> Client {
             .build()
             .unwrap(),
     )
-    .unwrap()
 }
 
 /// The correction the second request carries, if any.
-pub fn correction(server: &FakeServer) -> Option<String> {
+pub fn correction(server: &MemoryServer) -> Option<String> {
     let requests = server.requests();
     let second = requests.get(1)?.json();
     let messages = second["messages"].as_array()?;

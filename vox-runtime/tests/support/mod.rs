@@ -384,3 +384,95 @@ async fn read_request(reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>) ->
     }
     None
 }
+
+/// The scripted server's answers without a server: a
+/// [`vox_runtime::transport::MemoryTransport`] that replays the same
+/// [`Reply`] script (then the fallback reply), for the tests that need no
+/// socket. Its clients must come from [`MemoryServer::client`].
+pub struct MemoryServer {
+    transport: vox_runtime::transport::MemoryTransport,
+}
+
+impl MemoryServer {
+    /// Serves `script` in order, then `fallback` forever.
+    pub async fn start(script: Vec<Reply>, fallback: Reply) -> MemoryServer {
+        MemoryServer::serve(script, fallback)
+    }
+
+    /// Like `start`, outside async code.
+    pub fn serve(script: Vec<Reply>, fallback: Reply) -> MemoryServer {
+        use vox_runtime::transport::{MemoryTransport, ScriptedReply};
+        let script = Mutex::new(VecDeque::from(script));
+        let transport = MemoryTransport::new().otherwise(move |request| {
+            let reply = script
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or_else(|| fallback.clone());
+            assert!(
+                !reply.close_delimited && reply.stall_body.is_zero(),
+                "connection-level replies need a FakeServer"
+            );
+            let header = |name: &str| request.header(name).unwrap_or_default().to_owned();
+            let mut body = reply.body.clone();
+            if reply.echo_authorization {
+                body = format!(
+                    r#"{{"error":{{"message":"invalid credentials: {}"}}}}"#,
+                    header("authorization")
+                )
+                .into_bytes();
+            }
+            if let Some(name) = &reply.echo_header {
+                body = format!(
+                    r#"{{"error":{{"message":"invalid credentials: {name}: {}"}}}}"#,
+                    header(name)
+                )
+                .into_bytes();
+            }
+            let mut scripted = ScriptedReply::new(reply.status, body)
+                .header("content-type", "application/json")
+                .delay(reply.delay);
+            for (name, value) in &reply.headers {
+                scripted = scripted.header(name, value);
+            }
+            scripted
+        });
+        MemoryServer { transport }
+    }
+
+    /// A base URL no request ever reaches (TEST-NET-1, RFC 5737).
+    pub fn base_url(&self) -> String {
+        "http://192.0.2.1:9/v1".to_owned()
+    }
+
+    /// A client for `config` whose requests this script answers.
+    pub fn client(&self, config: vox_runtime::Config) -> vox_runtime::Client {
+        vox_runtime::Client::builder(config)
+            .transport(self.transport.clone())
+            .build()
+            .expect("client")
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.transport
+            .requests()
+            .into_iter()
+            .map(|request| Recorded {
+                path: request.path().to_owned(),
+                headers: request
+                    .headers
+                    .iter()
+                    .map(|(name, value)| {
+                        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                        (name.as_str().to_owned(), value)
+                    })
+                    .collect(),
+                body: request.body.to_vec(),
+            })
+            .collect()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.transport.request_count()
+    }
+}
