@@ -2,7 +2,7 @@
 //! missing fields"): one case per repair kind and per wrong-value hole,
 //! each with its exact outcome — the value, with the repairs named in the
 //! `vox.ai_reply_repaired` event, or a re-prompt carrying this exact
-//! correction — against a scripted server on 127.0.0.1, repairs on and off.
+//! correction — against a scripted in-memory transport, repairs on and off.
 //! Its own test binary: the recording subscriber is the global one.
 //!
 //! The types are written as vox-codegen emits them (plain enums as string
@@ -16,7 +16,7 @@ use std::fmt::Debug;
 use serde::de::DeserializeOwned;
 use sloppy::{client, correction};
 use support::trace::Recorder;
-use support::{FakeServer, Reply};
+use support::{MemoryServer, Reply};
 use vox_runtime::{AiFunction, Args, Error, OutputSchema};
 
 /// `type Priority = | Low | Medium | High`
@@ -123,7 +123,7 @@ async fn run<T: DeserializeOwned + PartialEq + Debug + Clone + Send>(
     let mut first = [false, false];
     for (i, repair) in [true, false].into_iter().enumerate() {
         recorder.clear();
-        let server = FakeServer::start(vec![Reply::chat(reply)], Reply::chat(good)).await;
+        let server = MemoryServer::start(vec![Reply::chat(reply)], Reply::chat(good)).await;
         let got = client(&server, repair)
             .call_ai::<T, _>(function, Args::new(), async {
                 Err(Error::Config("the fixture must not run".into()))

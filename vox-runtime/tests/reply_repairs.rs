@@ -119,7 +119,8 @@ async fn wrapped_values_are_repaired_under_value() {
         }
     }
     // A bare value that does not fit is named at the root.
-    let server = MemoryServer::start(vec![Reply::chat("7.5")], Reply::chat(r#"{"value": 1}"#)).await;
+    let server =
+        MemoryServer::start(vec![Reply::chat("7.5")], Reply::chat(r#"{"value": 1}"#)).await;
     let _: i64 = client(&server, true)
         .call_ai(&COUNT, Args::new(), async { Ok(0) })
         .await
