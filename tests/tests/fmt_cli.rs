@@ -183,3 +183,57 @@ fn fmt_writes_through_symlinks_and_keeps_permissions() {
     let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
 }
+
+/// A file saved with a byte order mark (as some Windows editors do) checks
+/// and formats like any other, and keeps its mark; invisible and look-alike
+/// characters elsewhere are named by code point, and `fix` removes the
+/// invisible ones.
+#[test]
+fn a_byte_order_mark_is_accepted_and_invisible_characters_are_named() {
+    let dir = work_dir("fmt-bom");
+    let file = dir.join("a.vox");
+    std::fs::write(&file, "\u{FEFF}fn g()  {\n}\n").unwrap();
+    let r = vox(&dir, &["--json", "check", "a.vox"]);
+    r.assert_code(0);
+    vox(&dir, &["fmt", "a.vox"]).assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "\u{FEFF}fn g() {\n}\n"
+    );
+
+    let text = "fn g() to int {\n    let x\u{00A0}= 1\u{200B}\n    return x \u{2212} 1\n}\n";
+    std::fs::write(&file, text).unwrap();
+    let r = vox(&dir, &["--json", "check", "a.vox"]);
+    r.assert_code(1);
+    let env = only_envelope(&r, "check");
+    let messages: Vec<&str> = env
+        .diagnostics
+        .iter()
+        .filter(|d| d.error_code.as_deref() == Some("vox/syntax/unexpected-char"))
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "unexpected invisible character: U+00A0 NO-BREAK SPACE",
+            "unexpected invisible character: U+200B ZERO WIDTH SPACE",
+            "unexpected character `\u{2212}` (U+2212 MINUS SIGN)",
+        ],
+        "{}",
+        r.dump()
+    );
+    assert_eq!(
+        (
+            env.diagnostics[0].span.start_line,
+            env.diagnostics[0].span.start_col
+        ),
+        (2, 10)
+    );
+    // `fix` applies the machine-applicable ones; the look-alike stays for a person.
+    let r = vox(&dir, &["fix", "a.vox"]);
+    r.assert_code(1);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "fn g() to int {\n    let x = 1\n    return x \u{2212} 1\n}\n"
+    );
+}

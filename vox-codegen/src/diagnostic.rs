@@ -418,7 +418,18 @@ fn write_snippet(
     caret_color: &str,
 ) {
     let text = file.line_text(line);
-    let chars: Vec<char> = text.chars().collect();
+    // One column per character, and nothing that moves the text around:
+    // tabs as spaces, other spaces as spaces, and invisible characters
+    // (zero-width, bidirectional controls, byte order marks) as `�`.
+    let chars: Vec<char> = text
+        .chars()
+        .map(|c| match crate::chars::notable(c) {
+            _ if c == '\t' => ' ',
+            Some(info) if info.invisible && info.instead == Some(" ") => ' ',
+            Some(info) if info.invisible => '\u{FFFD}',
+            _ => c,
+        })
+        .collect();
     // Caret run: to the end span if on the same line, else to end of line.
     let caret_end = if end.line == line {
         end.col
@@ -435,7 +446,7 @@ fn write_snippet(
             from.saturating_sub(1),
         )
     } else {
-        (text.replace('\t', " "), 0)
+        (chars.iter().collect::<String>(), 0)
     };
     let bar = style.paint("1;34", "|");
     let _ = writeln!(

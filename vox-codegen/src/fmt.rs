@@ -54,7 +54,11 @@ pub fn format_source(file: FileId, text: &str) -> Result<String, Vec<Diagnostic>
         return Err(diagnostics);
     }
     let lines = split_lines(text, &tokens);
-    let out = render(&lines);
+    let mut out = render(&lines);
+    // A leading byte order mark is not layout: it stays (the lexer skips it).
+    if text.starts_with('\u{FEFF}') {
+        out.insert(0, '\u{FEFF}');
+    }
     // Never change meaning: the output must hold the same tokens and
     // comments in the same order.
     let relexed = lexer::lex(file, &out);
@@ -352,6 +356,15 @@ mod tests {
 
     fn fmt(src: &str) -> String {
         format_source(FileId(0), src).unwrap_or_else(|d| panic!("{src:?}: {d:?}"))
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_stays() {
+        assert_eq!(fmt("\u{FEFF}fn  f() {\n}\n"), "\u{FEFF}fn f() {\n}\n");
+        assert_eq!(fmt("\u{FEFF}fn f() {\n}\n"), "\u{FEFF}fn f() {\n}\n");
+        assert!(!needs_formatting("\u{FEFF}// only a comment\n"));
+        // Anywhere else it is an error, and nothing is formatted.
+        assert!(format_source(FileId(0), "fn f() {\n}\n\u{FEFF}").is_err());
     }
 
     #[test]

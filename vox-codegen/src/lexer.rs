@@ -176,12 +176,18 @@ fn keyword(word: &str) -> Option<TokenKind> {
     })
 }
 
+/// A byte order mark at the very start of a file is skipped (editors on
+/// Windows write one); anywhere else it is an unexpected character.
 pub fn lex(file: FileId, src: &str) -> Lexed {
     let mut lx = Lexer {
         file,
         src: src.as_bytes(),
         text: src,
-        pos: 0,
+        pos: if src.starts_with('\u{FEFF}') {
+            '\u{FEFF}'.len_utf8()
+        } else {
+            0
+        },
         out: Lexed::default(),
     };
     lx.run();
@@ -491,35 +497,137 @@ impl Lexer<'_> {
 
     fn unexpected_char(&mut self) {
         let start = self.pos;
-        // Swallow a whole run of junk as one diagnostic.
+        let Some(first) = self.text[start..].chars().next() else {
+            self.pos += 1;
+            return;
+        };
+        if let Some(info) = crate::chars::notable(first) {
+            return self.notable_char(start, first, info);
+        }
+        // Swallow a whole run of junk as one diagnostic; a notable
+        // character gets its own.
         let mut end = start;
-        while end < self.src.len() {
-            let len = self.text[end..].chars().next().map_or(1, char::len_utf8);
-            let b = self.src[end];
-            let starts_token = b.is_ascii_alphanumeric()
-                || b.is_ascii_whitespace()
-                || b"_\"/(){}[],:;.@|=!<>+-*%".contains(&b);
+        while let Some(c) = self.text[end..].chars().next() {
+            let starts_token = c.is_ascii_alphanumeric()
+                || c.is_ascii_whitespace()
+                || "_\"/(){}[],:;.@|=!<>+-*%".contains(c)
+                || crate::chars::notable(c).is_some();
             if end > start && starts_token {
                 break;
             }
-            end += len;
+            end += c.len_utf8();
         }
         self.pos = end;
-        let shown: String = self.text[start..end].chars().take(16).collect();
+        let run = &self.text[start..end];
+        let shown: String = run.chars().take(16).collect();
         let printable = shown.chars().all(|c| !c.is_control());
+        // Non-ASCII characters by code point too: what is quoted may be
+        // hard to read or to tell from another character.
+        let mut points: Vec<String> = Vec::new();
+        for c in shown.chars().filter(|c| !c.is_ascii()) {
+            let p = crate::chars::describe(c);
+            if !points.contains(&p) && points.len() < 4 {
+                points.push(p);
+            }
+        }
         let what = if printable {
-            format!(
+            let mut m = format!(
                 "unexpected character{} `{shown}`",
-                if end - start > 1 { "s" } else { "" }
-            )
+                if run.chars().count() > 1 { "s" } else { "" }
+            );
+            if !points.is_empty() {
+                m.push_str(&format!(" ({})", points.join(", ")));
+            }
+            m
         } else {
-            "unexpected control character".to_string()
+            let controls: Vec<String> = shown
+                .chars()
+                .filter(|c| c.is_control())
+                .map(crate::chars::code_point)
+                .take(4)
+                .collect();
+            format!("unexpected control character {}", controls.join(", "))
         };
         let mut d = Diagnostic::error(Code::UnexpectedChar, self.span(start, end), what);
         if shown.starts_with('\'') {
             d = d.hint("strings use double quotes: \"text\"");
         } else if shown.starts_with('&') || shown.starts_with('!') {
             d = d.hint("Vox writes `and`, `or` and `not` for boolean operators");
+        } else if !points.is_empty() {
+            d = d.hint(
+                "names and operators are ASCII; other characters belong in strings and comments",
+            );
+        }
+        self.out.diagnostics.push(d);
+    }
+
+    /// An invisible or look-alike character (a run of the same one): named
+    /// by code point and name, with what to write instead.
+    fn notable_char(&mut self, start: usize, c: char, info: crate::chars::CharInfo) {
+        let mut end = start;
+        let mut count = 0;
+        while self.text[end..].starts_with(c) {
+            end += c.len_utf8();
+            count += 1;
+        }
+        self.pos = end;
+        let name = format!("{} {}", crate::chars::code_point(c), info.name);
+        let times = if count > 1 {
+            format!("{count} × ")
+        } else {
+            String::new()
+        };
+        let message = if info.invisible {
+            format!(
+                "unexpected invisible character{}: {times}{name}",
+                if count > 1 { "s" } else { "" }
+            )
+        } else {
+            format!(
+                "unexpected character{} `{}` ({times}{name})",
+                if count > 1 { "s" } else { "" },
+                &self.text[start..end]
+            )
+        };
+        let span = self.span(start, end);
+        let mut d = Diagnostic::error(Code::UnexpectedChar, span, message);
+        if c == '\u{FEFF}' {
+            d = d.hint("a byte order mark is accepted only at the very start of a file");
+        } else if crate::chars::is_bidi_control(c) {
+            d = d.hint("it changes the order in which the text around it is displayed");
+        }
+        match info.instead {
+            Some("") => {
+                d = d.hint("it is invisible in most editors").fix(
+                    format!("remove {name}"),
+                    span,
+                    "",
+                );
+            }
+            Some(" ") if info.invisible => {
+                d = d
+                    .hint("it looks like a space, but only U+0020 and tabs separate code")
+                    .fix(
+                        format!("replace {name} with an ordinary space"),
+                        span,
+                        " ".repeat(count),
+                    );
+            }
+            Some(ascii) => {
+                d = d
+                    .hint(format!("it looks like `{ascii}`, which Vox uses"))
+                    .fix_with(
+                        crate::diagnostic::Applicability::MaybeIncorrect,
+                        format!("replace {name} with `{ascii}`"),
+                        vec![crate::diagnostic::Edit {
+                            span,
+                            replacement: ascii.repeat(count),
+                        }],
+                    );
+            }
+            None => {
+                d = d.hint("use an ordinary line break");
+            }
         }
         self.out.diagnostics.push(d);
     }
@@ -599,6 +707,128 @@ mod tests {
             &"// plain\n/// doc text\n"[docs[0].span.range()],
             "doc text"
         );
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_skipped() {
+        let plain = "fn f() {\n}\n";
+        let with_bom = format!("\u{FEFF}{plain}");
+        let l = lex(FileId(0), &with_bom);
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+        assert_eq!(kinds(&with_bom), kinds(plain));
+        // Spans stay byte offsets into the file as it is on disk.
+        assert_eq!(l.tokens[0].span.start, 3);
+        let f = crate::SourceFile::new("a.vox", with_bom.clone());
+        assert_eq!(f.line_col(3).col, 1, "the BOM is not a column");
+        assert_eq!(f.line_text(1), "fn f() {");
+    }
+
+    /// A notable character placed where code goes, for every character
+    /// `chars::notable` knows, in several places (alone, in a run of three,
+    /// between two names, after junk): one diagnostic naming it by code
+    /// point and name, covering exactly the run, never quoting an invisible
+    /// one, and a fix whose result lexes without that diagnostic.
+    #[test]
+    fn every_invisible_or_look_alike_character_is_named_and_fixable() {
+        let mut seen = 0;
+        for cp in 0..=0x10FFFF_u32 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let Some(info) = crate::chars::notable(c) else {
+                continue;
+            };
+            seen += 1;
+            let name = format!("U+{cp:04X} {}", info.name);
+            for (before, run, after) in [
+                ("let x = 1", 1, "\n"),
+                ("let x = a", 3, " b\n"),
+                ("let x = $$", 1, "\n"),
+            ] {
+                let body: String = std::iter::repeat_n(c, run).collect();
+                let src = format!("fn f() {{\n    {before}{body}{after}}}\n");
+                let l = lex(FileId(0), &src);
+                let at = src.find(c).unwrap();
+                let ds: Vec<_> = l
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.span.start as usize >= at)
+                    .collect();
+                assert_eq!(ds.len(), 1, "{name}: {ds:?}");
+                let d = ds[0];
+                assert_eq!(d.code, Code::UnexpectedChar);
+                assert!(d.message.contains(&name), "{name}: {}", d.message);
+                assert_eq!(
+                    (d.span.start as usize, d.span.end as usize),
+                    (at, at + body.len()),
+                    "{name}"
+                );
+                if info.invisible {
+                    assert!(!d.message.contains(c), "{name} quoted: {}", d.message);
+                    assert!(!d.hints.is_empty(), "{name}");
+                }
+                if run > 1 {
+                    assert!(d.message.contains("3 × "), "{}", d.message);
+                }
+                let Some(fix) = d.fixes.first() else {
+                    assert!(info.instead.is_none(), "{name}: no fix");
+                    continue;
+                };
+                let e = &fix.edits[0];
+                let fixed = format!(
+                    "{}{}{}",
+                    &src[..e.span.start as usize],
+                    e.replacement,
+                    &src[e.span.end as usize..]
+                );
+                // The fix puts ASCII there (a look-alike's fix is only
+                // "maybe incorrect": a lone `"` opens a string, and a
+                // fullwidth `$` becomes a `$`, still no Vox).
+                let relexed = lex(FileId(0), &fixed);
+                assert!(
+                    relexed
+                        .diagnostics
+                        .iter()
+                        .all(|d| !d.message.contains("U+") || (d.span.start as usize) < at),
+                    "{name}: {fixed:?} {:?}",
+                    relexed.diagnostics
+                );
+                assert_eq!(
+                    fix.applicability == crate::diagnostic::Applicability::MachineApplicable,
+                    info.invisible,
+                    "{name}"
+                );
+            }
+        }
+        assert!(seen > 150, "{seen}");
+    }
+
+    /// Every non-ASCII character where code goes — named in the table or
+    /// not — is reported with its code point, and a control or whitespace
+    /// character is never quoted raw.
+    #[test]
+    fn every_non_ascii_character_in_code_is_reported_by_code_point() {
+        for cp in (0x80..=0x10FFFF_u32).step_by(7).chain(0x80..0x3000) {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let src = format!("a {c} b");
+            let l = lex(FileId(0), &src);
+            assert_eq!(l.diagnostics.len(), 1, "U+{cp:04X}");
+            let m = &l.diagnostics[0].message;
+            assert!(m.contains(&format!("U+{cp:04X}")), "U+{cp:04X}: {m}");
+            if c.is_control() || c.is_whitespace() {
+                assert!(!m.contains(c), "U+{cp:04X} quoted raw: {m}");
+            }
+        }
+        for c in ['\0', '\u{1}', '\u{1b}', '\u{7f}'] {
+            let l = lex(FileId(0), &format!("a {c} b"));
+            let m = &l.diagnostics[0].message;
+            assert!(
+                m.starts_with("unexpected control character U+00") && !m.contains(c),
+                "{m}"
+            );
+        }
     }
 
     #[test]

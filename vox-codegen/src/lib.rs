@@ -7,6 +7,7 @@
 //! source text and get data back.
 
 pub mod ast;
+pub mod chars;
 pub mod check;
 pub mod diagnostic;
 pub mod emit;

@@ -64,6 +64,9 @@ pub struct LineCol {
     pub col: usize,
 }
 
+/// U+FEFF, the byte order mark some editors write at the start of a file.
+const BOM: char = '\u{FEFF}';
+
 /// One `.vox` file: its display name, text and line table.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -108,7 +111,11 @@ impl SourceFile {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         };
-        let start = self.line_starts.get(line).copied().unwrap_or(0);
+        let mut start = self.line_starts.get(line).copied().unwrap_or(0);
+        // Editors do not show a leading byte order mark, nor count it as a column.
+        if start == 0 && offset >= BOM.len_utf8() && self.text.starts_with(BOM) {
+            start = BOM.len_utf8();
+        }
         let col = self
             .text
             .get(start..offset)
@@ -129,10 +136,17 @@ impl SourceFile {
             .get(line)
             .copied()
             .unwrap_or(self.text.len());
-        self.text
+        let text = self
+            .text
             .get(start..end)
             .unwrap_or("")
-            .trim_end_matches(['\n', '\r'])
+            .trim_end_matches(['\n', '\r']);
+        if start == 0 {
+            // As in `line_col`: a leading byte order mark is not shown.
+            text.strip_prefix(BOM).unwrap_or(text)
+        } else {
+            text
+        }
     }
 
     pub fn line_count(&self) -> usize {
