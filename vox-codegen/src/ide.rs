@@ -66,8 +66,21 @@ fn key(s: Span) -> (FileId, u32, std::cmp::Reverse<u32>) {
 
 impl Index {
     pub fn build(checked: &Checked) -> Index {
+        let defs = &checked.info.types.defs;
+        let mut type_names = HashMap::new();
+        let mut variant_names = HashMap::new();
+        for (i, d) in defs.iter().enumerate() {
+            let id = TypeId(i as u32);
+            // The first declaration of a name is the one the checker keeps.
+            type_names.entry(d.name.as_str()).or_insert(id);
+            for (vi, v) in d.variants().unwrap_or(&[]).iter().enumerate() {
+                variant_names.entry(v.name.as_str()).or_insert((id, vi));
+            }
+        }
         let mut b = Builder {
             checked,
+            type_names,
+            variant_names,
             occs: Vec::new(),
             exprs: Vec::new(),
             fn_of_item: HashMap::new(),
@@ -172,6 +185,9 @@ impl Index {
 
 struct Builder<'c> {
     checked: &'c Checked,
+    /// User types and variants by name (each lookup is then constant-time).
+    type_names: HashMap<&'c str, TypeId>,
+    variant_names: HashMap<&'c str, (TypeId, usize)>,
     occs: Vec<Occurrence>,
     exprs: Vec<(Span, ast::ExprId)>,
     fn_of_item: HashMap<usize, usize>,
@@ -297,7 +313,7 @@ impl Builder<'_> {
                 }
             }
             ExprKind::Record { name, fields } => {
-                if let Some(ty) = info.types.find(&name.name) {
+                if let Some(&ty) = self.type_names.get(name.name.as_str()) {
                     for init in fields {
                         if let Some(field) = record_field(self.def(ty), &init.name.name) {
                             let sym = Symbol::Field {
@@ -334,7 +350,7 @@ impl Builder<'_> {
 
     fn pattern(&mut self, p: &Pattern) {
         if let PatternKind::Ctor { name, args } = &p.kind {
-            if let Some((ty, v)) = find_variant(&self.checked.info.types.defs, &name.name) {
+            if let Some(&(ty, v)) = self.variant_names.get(name.name.as_str()) {
                 self.push(name.span, Symbol::Variant { ty, variant: v }, false);
             }
             for a in args.iter().flatten() {
@@ -350,7 +366,6 @@ impl Builder<'_> {
     /// Every type-name token that spells a user type and is not already a
     /// variant or constructor occurrence is a reference to that type.
     fn type_tokens(&mut self) {
-        let types = &self.checked.info.types;
         let mut claimed: std::collections::HashSet<(FileId, u32)> = self
             .occs
             .iter()
@@ -363,7 +378,7 @@ impl Builder<'_> {
                     continue;
                 }
                 let name = src.text.get(t.span.range()).unwrap_or("");
-                if let Some(id) = types.find(name) {
+                if let Some(&id) = self.type_names.get(name) {
                     self.occs.push(Occurrence {
                         span: t.span,
                         symbol: Symbol::Type(id),

@@ -108,12 +108,19 @@ impl Module {
             .files()
             .map(|(_, f)| Lines::new(&f.text))
             .collect();
-        self.analysis = Some(Analysis {
+        let old = self.analysis.replace(Analysis {
             checked,
             index,
             paths,
             lines,
         });
+        // Freeing a large module's tree takes a while; not on the path of
+        // the answer the editor waits for.
+        if let Some(old) = old {
+            let _ = std::thread::Builder::new()
+                .name("vox-lsp-drop".into())
+                .spawn(move || drop(old));
+        }
         self.dirty_since = None;
     }
 
