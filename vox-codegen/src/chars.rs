@@ -43,6 +43,15 @@ pub fn is_bidi_control(c: char) -> bool {
     )
 }
 
+/// The embeddings, overrides and isolates that reorder how the text after
+/// them is displayed (not the marks U+200E/U+200F/U+061C, which only
+/// change how neutral characters around them are grouped): written as
+/// themselves in a string or comment, they can make code read differently
+/// from how it runs. rustc refuses them in literals and comments too.
+pub fn is_text_flow_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// The name and the likely intended character of `c`, if it is one worth
 /// naming; `None` for ordinary characters (ASCII, letters of any script
 /// that resemble no ASCII letter, symbols).

@@ -54,6 +54,7 @@ macro_rules! code_severity {
 codes! {
     InvalidUtf8 = "vox/syntax/invalid-utf8": "the file is not valid UTF-8",
     UnexpectedChar = "vox/syntax/unexpected-char": "a character that cannot start any token",
+    BidiControl = "vox/syntax/bidi-control": "a character that changes the display order of text (U+202A–U+202E, U+2066–U+2069) written as itself in a string or comment",
     UnterminatedString = "vox/syntax/unterminated-string": "a string literal without its closing quote on the same line",
     InvalidEscape = "vox/syntax/invalid-escape": "an unknown escape sequence in a string literal",
     InvalidNumber = "vox/syntax/invalid-number": "a malformed or out-of-range number literal",

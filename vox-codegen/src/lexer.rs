@@ -240,6 +240,7 @@ impl Lexer<'_> {
     fn comment(&mut self) {
         let start = self.pos;
         let end = memchr_newline(self.src, start);
+        self.flow_controls(start, end, false);
         let is_doc = self.peek(2) == b'/' && self.peek(3) != b'/';
         if is_doc {
             let mut text_start = start + 3;
@@ -344,11 +345,47 @@ impl Lexer<'_> {
                         self.pos += 1;
                     }
                     value.push_str(&self.text[run_start..self.pos]);
+                    self.flow_controls(run_start, self.pos, true);
                 }
             }
         }
         self.out.strings.push(value);
         self.push(TokenKind::Str, start, self.pos);
+    }
+
+    /// Reports each character of `start..end` (inside a string literal when
+    /// `in_string`, else a comment) that reorders how text is displayed.
+    fn flow_controls(&mut self, start: usize, end: usize, in_string: bool) {
+        // All of them are encoded as E2 80 xx or E2 81 xx.
+        if !self.src[start..end].contains(&0xE2) {
+            return;
+        }
+        for (i, c) in self.text[start..end].char_indices() {
+            if !crate::chars::is_text_flow_control(c) {
+                continue;
+            }
+            let at = start + i;
+            let span = self.span(at, at + c.len_utf8());
+            let name = crate::chars::describe(c);
+            let (place, fix, replacement) = if in_string {
+                (
+                    "string literal",
+                    format!("write it as the escape `\\u{{{:X}}}`", c as u32),
+                    format!("\\u{{{:X}}}", c as u32),
+                )
+            } else {
+                ("comment", format!("remove {name}"), String::new())
+            };
+            self.out.diagnostics.push(
+                Diagnostic::error(
+                    Code::BidiControl,
+                    span,
+                    format!("invisible {name} in a {place}"),
+                )
+                .hint("it changes the order in which the text after it is displayed, so the code can read differently from how it runs")
+                .fix(fix, span, replacement),
+            );
+        }
     }
 
     fn unterminated(&mut self, start: usize, value: String) {
@@ -590,6 +627,20 @@ impl Lexer<'_> {
             )
         };
         let span = self.span(start, end);
+        // Parse on as meant: a look-alike of punctuation (not `"`) becomes
+        // that token, as `&&` becomes `and`; invisible ones are skipped.
+        if let Some(ascii) = info.instead.filter(|a| {
+            count == 1
+                && !info.invisible
+                && a.bytes().all(|b| b.is_ascii_punctuation() && b != b'"')
+        }) {
+            let meant = lex(self.file, ascii);
+            if let [token, _eof] = meant.tokens.as_slice() {
+                if meant.diagnostics.is_empty() {
+                    self.push(token.kind, start, end);
+                }
+            }
+        }
         let mut d = Diagnostic::error(Code::UnexpectedChar, span, message);
         if c == '\u{FEFF}' {
             d = d.hint("a byte order mark is accepted only at the very start of a file");
@@ -828,6 +879,47 @@ mod tests {
                 m.starts_with("unexpected control character U+00") && !m.contains(c),
                 "{m}"
             );
+        }
+    }
+
+    /// "Trojan Source": a flow control written as itself in a string or a
+    /// comment is an error whose fix keeps the string's value (an escape)
+    /// or drops it from the comment; the escape and the marks are fine.
+    #[test]
+    fn text_flow_controls_in_strings_and_comments_are_errors() {
+        for cp in (0x202A..=0x202E).chain(0x2066..=0x2069) {
+            let c = char::from_u32(cp).unwrap();
+            let name = crate::chars::describe(c);
+            for (src, place) in [
+                (format!("let s = \"admin{c} \"\n"), "string literal"),
+                (format!("// check{c} access\nlet s = 1\n"), "comment"),
+                (format!("/// doc{c}\nfn f() {{\n}}\n"), "comment"),
+            ] {
+                let l = lex(FileId(0), &src);
+                assert_eq!(l.diagnostics.len(), 1, "{src:?}: {:?}", l.diagnostics);
+                let d = &l.diagnostics[0];
+                assert_eq!(d.code, Code::BidiControl);
+                assert_eq!(d.message, format!("invisible {name} in a {place}"));
+                let e = &d.fixes[0].edits[0];
+                let fixed = format!(
+                    "{}{}{}",
+                    &src[..e.span.start as usize],
+                    e.replacement,
+                    &src[e.span.end as usize..]
+                );
+                let relexed = lex(FileId(0), &fixed);
+                assert!(relexed.diagnostics.is_empty(), "{fixed:?}");
+                if place == "string literal" {
+                    assert_eq!(relexed.strings, l.strings, "the value is kept");
+                }
+            }
+        }
+        for fine in [
+            "let s = \"\\u{202E}\"\n",
+            "// \u{200F}שלום\n",
+            "let s = \"\u{200E}\"\n",
+        ] {
+            assert!(lex(FileId(0), fine).diagnostics.is_empty(), "{fine:?}");
         }
     }
 

@@ -25,7 +25,10 @@ pub fn rust_str(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
+            // Controls, and invisible characters rustc would refuse or a
+            // reader of the generated code could not see (a flow control
+            // in a literal is a hard error in rustc).
+            c if c.is_control() || crate::chars::notable(c).is_some_and(|i| i.invisible) => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),
@@ -125,6 +128,10 @@ mod tests {
     #[test]
     fn strings_are_escaped() {
         assert_eq!(rust_str("a\"b\\c\n{}\u{1}é"), "\"a\\\"b\\\\c\\n{}\\u{1}é\"");
+        assert_eq!(
+            rust_str("\u{202E}\u{200B}\u{A0}\u{FEFF}x"),
+            "\"\\u{202e}\\u{200b}\\u{a0}\\u{feff}x\""
+        );
         assert_eq!(float_lit(7.0), "7.0_f64");
         assert_eq!(float_lit(1e300), "1e300_f64");
     }
