@@ -216,3 +216,48 @@ fn an_edit_saved_while_fmt_writes_is_kept() {
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 }
+
+/// In a workspace run every selected package may be written: a member's
+/// symlink into another selected member is written once (the same file is
+/// reached by two paths), while the member on its own still refuses it.
+#[test]
+fn a_link_between_selected_members_is_written_once() {
+    let base = work_dir(&unique("write-workspace"));
+    std::fs::write(
+        base.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"a\", \"b\"]\nresolver = \"2\"\n",
+    )
+    .unwrap();
+    for m in ["a", "b"] {
+        std::fs::create_dir_all(base.join(m).join("vox")).unwrap();
+        std::fs::create_dir_all(base.join(m).join("src")).unwrap();
+        std::fs::write(base.join(m).join("src/lib.rs"), "").unwrap();
+        std::fs::write(
+            base.join(m).join("Cargo.toml"),
+            format!("[package]\nname = \"{m}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        )
+        .unwrap();
+    }
+    let x = base.join("b/vox/x.vox");
+    std::fs::write(&x, MESSY).unwrap();
+    symlink("../../b/vox/x.vox", base.join("a/vox/linked.vox")).unwrap();
+
+    let r = vox(&base, &["-p", "a", "fmt"]);
+    assert_refused(&r, "a/vox/linked.vox leads outside the package");
+    assert_eq!(read(&x), MESSY);
+
+    let r = vox(&base, &["--json", "fmt"]);
+    r.assert_code(0);
+    let env = only_envelope(&r, "fmt");
+    assert!(env.ok, "{env:?}");
+    assert_eq!(env.changed_files.as_ref().map(Vec::len), Some(2), "{env:?}");
+    assert_eq!(read(&x), TIDY);
+    assert!(std::fs::symlink_metadata(base.join("a/vox/linked.vox"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    std::fs::write(&x, BROKEN).unwrap();
+    vox(&base, &["fix"]).assert_code(0);
+    assert_eq!(read(&x), FIXED);
+}
