@@ -118,7 +118,10 @@ fn every_fixture_tokenizes_without_invalid_scopes() {
         })
         .collect();
     // A control: a stray character must be caught, or this test could not fail.
-    files.push(("control.vox".into(), b"fn f() to int {\n    return 1 $ 2\n}\n".to_vec()));
+    files.push((
+        "control.vox".into(),
+        b"fn f() to int {\n    return 1 $ 2\n}\n".to_vec(),
+    ));
     let results = tokenize(&snap, &files);
     let mut failures = Vec::new();
     let mut control_caught = false;
