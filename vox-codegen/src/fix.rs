@@ -268,6 +268,7 @@ pub fn suggest(
     downgrade_in_recovered(module, diagnostics);
     // Token fixes repair the syntax itself: they apply in recovered bodies.
     token_fixes(sources, diagnostics);
+    crate::slips::slip_fixes(&toks, diagnostics);
 }
 
 /// A fix the checker computed inside a function body that had syntax
@@ -465,25 +466,25 @@ fn edit(span: Span, replacement: impl Into<String>) -> Edit {
 }
 
 /// The tokens of one file, without doc comments.
-struct Toks<'a> {
-    file: FileId,
-    text: &'a str,
-    toks: Vec<Token>,
+pub(crate) struct Toks<'a> {
+    pub(crate) file: FileId,
+    pub(crate) text: &'a str,
+    pub(crate) toks: Vec<Token>,
 }
 
 impl Toks<'_> {
-    fn kind(&self, i: usize) -> T {
+    pub(crate) fn kind(&self, i: usize) -> T {
         self.toks.get(i).map_or(T::Eof, |t| t.kind)
     }
 
-    fn word(&self, i: usize) -> &str {
+    pub(crate) fn word(&self, i: usize) -> &str {
         self.toks
             .get(i)
             .and_then(|t| self.text.get(t.span.range()))
             .unwrap_or("")
     }
 
-    fn span(&self, i: usize) -> Span {
+    pub(crate) fn span(&self, i: usize) -> Span {
         self.toks
             .get(i)
             .map_or(Span::new(self.file, 0, 0), |t| t.span)

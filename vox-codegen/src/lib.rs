@@ -19,6 +19,7 @@ pub mod json;
 pub mod lexer;
 pub mod parser;
 pub mod schema;
+mod slips;
 pub mod source;
 pub mod types;
 

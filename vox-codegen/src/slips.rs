@@ -1,0 +1,293 @@
+//! Slips: code written the way another language writes it (Python, Rust,
+//! TypeScript/JavaScript, Go, Kotlin, Swift). One table, [`SLIPS`], says
+//! what each foreign spelling is in Vox; [`slip_fixes`] matches it against
+//! the tokens around every error that has no fix of its own and attaches
+//! the Vox spelling: a machine-applicable fix where the intent is clear,
+//! else a hint naming what Vox has instead. Nothing here is special-cased
+//! in the parser: a new slip is a new row.
+
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
+use crate::lexer::TokenKind as T;
+
+use crate::fix::Toks;
+
+/// One foreign spelling.
+pub(crate) struct Slip {
+    /// Tokens as written, separated by spaces: `$a` is any lowercase name,
+    /// `$T` any uppercase one, `$s` a string literal, anything else the
+    /// token's exact text.
+    pub(crate) pattern: &'static str,
+    /// The Vox text for the matched tokens (`$a`, `$T`, `$s` substituted),
+    /// when the intent is clear: then the fix is machine-applicable.
+    pub(crate) vox: Option<&'static str>,
+    /// What Vox writes instead, shown as a hint.
+    pub(crate) say: &'static str,
+}
+
+const fn fix(pattern: &'static str, vox: &'static str, say: &'static str) -> Slip {
+    Slip {
+        pattern,
+        vox: Some(vox),
+        say,
+    }
+}
+
+const fn say(pattern: &'static str, say: &'static str) -> Slip {
+    Slip {
+        pattern,
+        vox: None,
+        say,
+    }
+}
+
+/// The table, most specific first (the first row that matches wins).
+pub(crate) const SLIPS: &[Slip] = &[
+    // Compound assignment and increments (every C-family language, Python, Swift, Kotlin, Go).
+    fix("$a + =", "$a = $a +", "Vox has no `+=`: write `x = x + …`"),
+    fix("$a - =", "$a = $a -", "Vox has no `-=`: write `x = x - …`"),
+    fix("$a * =", "$a = $a *", "Vox has no `*=`: write `x = x * …`"),
+    fix("$a / =", "$a = $a /", "Vox has no `/=`: write `x = x / …`"),
+    fix("$a % =", "$a = $a %", "Vox has no `%=`: write `x = x % …`"),
+    fix("$a + +", "$a = $a + 1", "Vox has no `++`: write `x = x + 1`"),
+    fix("$a - -", "$a = $a - 1", "Vox has no `--`: write `x = x - 1`"),
+    // Equality spellings (TS/JS).
+    fix("== =", "is", "Vox compares with `is` (or `==`)"),
+    fix("!= =", "isnt", "Vox compares with `isnt` (or `!=`)"),
+    say("* *", "Vox has no power operator: multiply (`x * x`)"),
+    // Declarations.
+    fix("const $a =", "let $a =", "Vox declares constants with `let`"),
+    fix("val $a =", "let $a =", "Vox declares values with `let`"),
+    fix("var $a =", "let mut $a =", "Vox declares variables with `let mut`"),
+    fix("let $a : =", "let $a =", "Go's `:=` is `let x = …` in Vox"),
+    fix("$a : =", "let $a =", "Go's `:=` is `let x = …` in Vox"),
+    say("static", "Vox has no statics: write a function that returns the value"),
+    say("impl", "Vox has no methods: write a function that takes the value as its first parameter"),
+    say("trait", "Vox has no traits: write a function per type, or a sum type"),
+    say("async", "Vox functions that call a model are marked `@uses(net)`; there is no `async`"),
+    say("await", "Vox has no `await`: call the function; `@uses(net)` marks the caller"),
+    say("lambda", "Vox has no lambdas: declare a function with `fn`"),
+    say("import", "Vox has no imports: every `.vox` file of a package is one module"),
+    say("use $a : :", "Vox has no imports: every `.vox` file of a package is one module"),
+    say("package", "Vox has no packages inside a file: every `.vox` file of a package is one module"),
+    // Macros (Rust) and printing (Go, TS/JS, Kotlin, Swift).
+    fix("println ! (", "print(", "Vox prints with `print(…)`"),
+    fix("print ! (", "print(", "Vox prints with `print(…)`"),
+    fix("assert ! (", "assert(", "Vox asserts with `assert(…)`"),
+    fix("assert_eq ! (", "assert_eq(", "Vox asserts with `assert_eq(…)`"),
+    fix("vec ! [", "[", "a Vox list is written `[a, b]`"),
+    say("format ! (", "Vox has no `format!`: concatenate with `+` and `str(…)`"),
+    say("panic ! (", "Vox has no `panic!`: return a `Result` (`Error(\"…\")`) instead"),
+    say("todo ! (", "Vox has no `todo!`: return a value"),
+    fix("console . log (", "print(", "Vox prints with `print(…)`"),
+    fix("fmt . Println (", "print(", "Vox prints with `print(…)`"),
+    fix("println (", "print(", "Vox prints with `print(…)`"),
+    // Paths to variants (Rust `::`, TS/Kotlin/Swift `.`).
+    fix("$T : : $T", "$T2", "Vox names a variant alone: `USD`, not `Currency::USD`"),
+    fix("Err (", "Error(", "Vox's failed `Result` is `Error(…)`"),
+    fix("undefined", "None", "Vox's missing value is `None`"),
+    fix("nullptr", "None", "Vox's missing value is `None`"),
+    // Control flow.
+    say("while", "Vox has no `while` yet: loop over a list with `for x in xs`"),
+    say("loop {", "Vox has no `loop`: loop over a list with `for x in xs`"),
+    say("break", "Vox has no `break`: return from a function, or filter the list first"),
+    say("continue", "Vox has no `continue`: put the rest of the body under an `if`"),
+    fix("for $a of", "for $a in", "Vox loops are `for x in xs`"),
+    say("for (", "Vox loops are `for x in xs`, without parentheses"),
+    say("range (", "Vox has no `range`: loop over a list (`for x in xs`)"),
+    say(". .", "Vox has no ranges: loop over a list (`for x in xs`)"),
+    say("foreach", "Vox loops are `for x in xs`"),
+    say("switch", "Vox matches values with `match x { pattern => value }`"),
+    say("case $T", "Vox matches values with `match x { pattern => value }`, one arm per line"),
+    say("case $a", "Vox matches values with `match x { pattern => value }`, one arm per line"),
+    say("when (", "Vox matches values with `match x { pattern => value }`"),
+    say("when $a {", "Vox matches values with `match x { pattern => value }`"),
+    say("default :", "in a Vox `match`, `_ => …` matches everything else"),
+    fix("- >", "=>", "a Vox `match` arm is `pattern => value`"),
+    say("?", "Vox has no `?` or ternary: write `match` on the `Option`/`Result`, or `if c { a } else { b }`"),
+    say("$a if", "Vox has no `x if c else y`: write `if c { x } else { y }`"),
+    // Methods other languages call on values.
+    fix("$a . push (", "$a = $a + [", "Vox lists are values: `xs = xs + [x]`"),
+    fix("$a . append (", "$a = $a + [", "Vox lists are values: `xs = xs + [x]`"),
+    say(". unwrap (", "Vox has no `unwrap`: `match` on the `Option`/`Result` (`Some(v) => …`)"),
+    say(". expect (", "Vox has no `expect`: `match` on the `Option`/`Result`"),
+    say(". contains (", "Vox has no methods: `contains` is not a builtin yet; loop with `for`"),
+    say(". map (", "Vox has no `map` or lambdas: loop with `for` and build a new list with `+`"),
+    say(". filter (", "Vox has no `filter` or lambdas: loop with `for` and `if`"),
+    say(". join (", "Vox has no `join` yet: concatenate with `+` in a `for` loop"),
+    say(". split (", "Vox has no `split` yet"),
+    say(". lower (", "Vox has no string methods"),
+    say(". upper (", "Vox has no string methods"),
+    say(". trim (", "Vox has no string methods"),
+    say(". toLowerCase (", "Vox has no string methods"),
+    say(". toUpperCase (", "Vox has no string methods"),
+    say(". keys (", "Vox has no maps: use a list of records"),
+    say("[ $a ]", "Vox has no indexing: loop over the list with `for`"),
+    say("[ $n ]", "Vox has no indexing: loop over the list with `for`"),
+    // Types and literals.
+    say("dict", "Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)"),
+    say("Map", "Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)"),
+    say("HashMap", "Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)"),
+    say("abs (", "Vox has no `abs`: `if x < 0 { -x } else { x }`"),
+    say("f $s", "Vox has no string interpolation: `\"Total: \" + str(x)`"),
+    say("#", "Vox comments start with `//`"),
+    say("'", "Vox strings use double quotes: \"text\""),
+    say("`", "Vox strings use double quotes: \"text\", and have no interpolation"),
+];
+
+/// A token in `toks` matches pattern word `p`; captures fill `caps`.
+fn word_matches(toks: &Toks<'_>, i: usize, p: &str, caps: &mut Vec<(String, String)>) -> bool {
+    let kind = toks.kind(i);
+    let w = toks.word(i);
+    let var = |c: &mut Vec<(String, String)>, name: &str| {
+        let key = if c.iter().any(|(k, _)| k == name) {
+            format!("{name}2")
+        } else {
+            name.to_string()
+        };
+        c.push((key, w.to_string()));
+    };
+    match p {
+        "$a" if kind == T::Ident => {
+            var(caps, "$a");
+            true
+        }
+        "$T" if kind == T::TypeName => {
+            var(caps, "$T");
+            true
+        }
+        "$s" if kind == T::Str => {
+            var(caps, "$s");
+            true
+        }
+        "$n" if kind == T::Int => {
+            var(caps, "$n");
+            true
+        }
+        _ => kind != T::Newline && !p.starts_with('$') && w == p,
+    }
+}
+
+/// Matches `slip` at token `start`; returns the last token and the captures.
+fn matches_at(
+    toks: &Toks<'_>,
+    start: usize,
+    slip: &Slip,
+) -> Option<(usize, Vec<(String, String)>)> {
+    let mut caps = Vec::new();
+    let mut i = start;
+    for p in slip.pattern.split(' ') {
+        if i >= toks.toks.len() || !word_matches(toks, i, p, &mut caps) {
+            return None;
+        }
+        i += 1;
+    }
+    Some((i - 1, caps))
+}
+
+/// Attaches the Vox spelling of a foreign slip to each error at or inside
+/// it that has no machine-applicable fix (or only the lexer's blind `!` →
+/// `not`, which a macro is not).
+pub(crate) fn slip_fixes(all: &[Toks<'_>], diagnostics: &mut [Diagnostic]) {
+    for d in diagnostics.iter_mut() {
+        if !d.is_error() {
+            continue;
+        }
+        let Some(toks) = all.get(d.span.file.0 as usize) else {
+            continue;
+        };
+        // A character the lexer dropped (`?`, `#`, `'`) is no token.
+        if d.code == crate::diagnostic::Code::UnexpectedChar {
+            let written = toks.text.get(d.span.range()).unwrap_or("");
+            if let Some(slip) = SLIPS.iter().find(|s| s.pattern == written) {
+                if !d.hints.iter().any(|h| h == slip.say) {
+                    d.hints.push(slip.say.to_string());
+                }
+                continue;
+            }
+        }
+        let at = toks.toks.partition_point(|t| t.span.start < d.span.start);
+        if at >= toks.toks.len() {
+            continue;
+        }
+        let found = SLIPS.iter().find_map(|slip| {
+            let len = slip.pattern.split(' ').count();
+            (0..len)
+                .filter_map(|k| at.checked_sub(k))
+                .find_map(|start| {
+                    matches_at(toks, start, slip).map(|(end, caps)| (slip, start, end, caps))
+                })
+        });
+        let Some((slip, start, end, caps)) = found else {
+            continue;
+        };
+        let blind_not = d.code == crate::diagnostic::Code::UnexpectedChar && toks.word(at) == "!";
+        if d.fixes
+            .iter()
+            .any(|f| f.applicability == Applicability::MachineApplicable)
+            && !blind_not
+        {
+            continue;
+        }
+        if !d.hints.iter().any(|h| h == slip.say) {
+            d.hints.push(slip.say.to_string());
+        }
+        let Some(vox) = slip.vox else {
+            if blind_not {
+                d.fixes.clear();
+            }
+            continue;
+        };
+        let mut text = vox.to_string();
+        // Longest keys first, so `$T2` is not read as `$T` then `2`.
+        let mut caps = caps;
+        caps.sort_by_key(|c| std::cmp::Reverse(c.0.len()));
+        for (k, v) in &caps {
+            text = text.replace(k.as_str(), v);
+        }
+        let span = toks.span(start).to(toks.span(end));
+        let written = toks.text.get(span.range()).unwrap_or("");
+        let mut edits = vec![Edit {
+            span,
+            replacement: text.clone(),
+        }];
+        // `xs.push(x)` → `xs = xs + [x]`: the call's `)` closes the list.
+        if text.ends_with('[') && slip.pattern.ends_with('(') {
+            let Some(close) = matching_paren(toks, end) else {
+                continue;
+            };
+            edits.push(Edit {
+                span: toks.span(close),
+                replacement: "]".into(),
+            });
+        }
+        d.fixes
+            .retain(|f| f.applicability != Applicability::MachineApplicable);
+        d.fixes.insert(
+            0,
+            Fix {
+                message: format!("replace `{written}` with `{text}`"),
+                edits,
+                applicability: Applicability::MachineApplicable,
+            },
+        );
+    }
+}
+
+/// The `)` closing the `(` at token `open`, on the same line.
+fn matching_paren(toks: &Toks<'_>, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for i in open..toks.toks.len() {
+        match toks.kind(i) {
+            T::LParen => depth += 1,
+            T::RParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            T::Newline | T::Eof => return None,
+            _ => {}
+        }
+    }
+    None
+}

@@ -1,0 +1,156 @@
+//! The slip corpus: code written the way Python, Rust, TypeScript/JavaScript,
+//! Go, Kotlin or Swift write it. Each case is a whole module and either the
+//! exact text `cargo vox fix` must turn it into (which then checks clean), or
+//! the exact hint an error must carry, naming what Vox has instead.
+
+use vox_codegen::fix::{fix_module, FixFile};
+use vox_codegen::{check, SourceFile, SourceMap};
+
+enum Want {
+    /// The fixed body (the module is `fn f(…) { BODY }` around it).
+    Fixed(&'static str),
+    /// A hint some error carries.
+    Hint(&'static str),
+}
+use Want::*;
+
+const HEAD: &str = "type Line {\n    price: float\n}\n\ntype Currency =\n    | USD\n    | EUR\n\nfn f(xs: list[int], s0: str, n: int, line: Line) to int {\n    let mut s = 0\n    let mut ys = [1]\n";
+const TAIL: &str =
+    "    print(s0)\n    print(str(line.price) + str(ys))\n    return s + n + len(xs)\n}\n";
+
+fn module(body: &str) -> String {
+    format!("{HEAD}{body}{TAIL}")
+}
+
+/// (language, slip, body as written, what Vox must say or do).
+const CASES: &[(&str, &str, &str, Want)] = &[
+    ("Python", "+=", "    s += 1\n", Fixed("    s = s + 1\n")),
+    ("Rust", "-=", "    s -= 2\n", Fixed("    s = s - 2\n")),
+    ("Go", "*=", "    s *= 3\n", Fixed("    s = s * 3\n")),
+    ("Kotlin", "/=", "    s /= 4\n", Fixed("    s = s / 4\n")),
+    ("Swift", "%=", "    s %= 5\n", Fixed("    s = s % 5\n")),
+    ("TypeScript", "++", "    s++\n", Fixed("    s = s + 1\n")),
+    ("Rust", "use", "    use std::fmt\n", Hint("Vox has no imports: every `.vox` file of a package is one module")),
+    ("TypeScript", "===", "    if n === 1 {\n        s = 1\n    }\n", Fixed("    if n is 1 {\n        s = 1\n    }\n")),
+    ("JavaScript", "!==", "    if n !== 1 {\n        s = 1\n    }\n", Fixed("    if n isnt 1 {\n        s = 1\n    }\n")),
+    ("Python", "**", "    s = n ** 2\n", Hint("Vox has no power operator: multiply (`x * x`)")),
+    ("TypeScript", "const", "    const k = 2\n    s = k\n", Fixed("    let k = 2\n    s = k\n")),
+    ("Kotlin", "val", "    val k = 2\n    s = k\n", Fixed("    let k = 2\n    s = k\n")),
+    ("Swift", "var", "    var k = 2\n    k = 3\n    s = k\n", Fixed("    let mut k = 2\n    k = 3\n    s = k\n")),
+    ("Go", ":=", "    k := 2\n    s = k\n", Fixed("    let k = 2\n    s = k\n")),
+    ("Rust", "static", "    static K = 2\n", Hint("Vox has no statics: write a function that returns the value")),
+    ("Rust", "impl", "    impl Line {}\n", Hint("Vox has no methods: write a function that takes the value as its first parameter")),
+    ("Swift", "async", "    async s = 1\n", Hint("Vox functions that call a model are marked `@uses(net)`; there is no `async`")),
+    ("TypeScript", "await", "    s = await n\n", Hint("Vox has no `await`: call the function; `@uses(net)` marks the caller")),
+    ("Python", "lambda", "    let g = lambda n\n", Hint("Vox has no lambdas: declare a function with `fn`")),
+    ("Python", "import", "    import json\n", Hint("Vox has no imports: every `.vox` file of a package is one module")),
+    ("Rust", "println!", "    println!(\"hi\")\n", Fixed("    print(\"hi\")\n")),
+    ("Rust", "print!", "    print!(\"hi\")\n", Fixed("    print(\"hi\")\n")),
+    ("Rust", "assert!", "    assert!(n > 0)\n", Fixed("    assert(n > 0)\n")),
+    ("Rust", "assert_eq!", "    assert_eq!(n, 1)\n", Fixed("    assert_eq(n, 1)\n")),
+    ("Rust", "vec!", "    ys = vec![1, 2]\n", Fixed("    ys = [1, 2]\n")),
+    ("Rust", "format!", "    s0 = format!(\"{}\", n)\n", Hint("Vox has no `format!`: concatenate with `+` and `str(…)`")),
+    ("Rust", "panic!", "    panic!(\"no\")\n", Hint("Vox has no `panic!`: return a `Result` (`Error(\"…\")`) instead")),
+    ("Rust", "todo!", "    todo!()\n", Hint("Vox has no `todo!`: return a value")),
+    ("JavaScript", "console.log", "    console.log(n)\n", Fixed("    print(n)\n")),
+    ("Go", "fmt.Println", "    fmt.Println(n)\n", Fixed("    print(n)\n")),
+    ("Kotlin", "println", "    println(n)\n", Fixed("    print(n)\n")),
+    ("Rust", "Type::Variant", "    let c = Currency::USD\n    print(c)\n", Fixed("    let c = USD\n    print(c)\n")),
+    ("Rust", "Err", "    let r: Result[int] = Err(\"no\")\n    print(r)\n", Fixed("    let r: Result[int] = Error(\"no\")\n    print(r)\n")),
+    ("TypeScript", "undefined", "    let o: Option[int] = undefined\n    print(o)\n", Fixed("    let o: Option[int] = None\n    print(o)\n")),
+    ("Python", "while", "    while s < 3 {\n        s = s + 1\n    }\n", Hint("Vox has no `while` yet: loop over a list with `for x in xs`")),
+    ("Rust", "loop", "    loop {\n        s = s + 1\n    }\n", Hint("Vox has no `loop`: loop over a list with `for x in xs`")),
+    ("Python", "break", "    for x in xs {\n        break\n    }\n", Hint("Vox has no `break`: return from a function, or filter the list first")),
+    ("Go", "continue", "    for x in xs {\n        continue\n    }\n", Hint("Vox has no `continue`: put the rest of the body under an `if`")),
+    ("TypeScript", "for … of", "    for x of xs {\n        s = s + x\n    }\n", Fixed("    for x in xs {\n        s = s + x\n    }\n")),
+    ("JavaScript", "for (…)", "    for (x in xs) {\n        s = s + x\n    }\n", Hint("Vox loops are `for x in xs`, without parentheses")),
+    ("Python", "range", "    for i in range(3) {\n        s = s + i\n    }\n", Hint("Vox has no `range`: loop over a list (`for x in xs`)")),
+    ("Swift", "foreach", "    foreach x in xs {\n        s = x\n    }\n", Hint("Vox loops are `for x in xs`")),
+    ("Go", "switch", "    switch n {\n        s = 1\n    }\n", Hint("Vox matches values with `match x { pattern => value }`")),
+    ("Kotlin", "when", "    when (n) {\n        s = 1\n    }\n", Hint("Vox matches values with `match x { pattern => value }`")),
+    ("Kotlin", "->", "    s = match n {\n        1 -> 2\n        _ => 3\n    }\n", Fixed("    s = match n {\n        1 => 2\n        _ => 3\n    }\n")),
+    ("Rust", "?", "    s = n?\n", Hint("Vox has no `?` or ternary: write `match` on the `Option`/`Result`, or `if c { a } else { b }`")),
+    ("TypeScript", "ternary", "    s = n > 0 ? 1 : 2\n", Hint("Vox has no `?` or ternary: write `match` on the `Option`/`Result`, or `if c { a } else { b }`")),
+    ("Python", "x if c else y", "    s = n if n > 0 else 0\n", Hint("Vox has no `x if c else y`: write `if c { x } else { y }`")),
+    ("Rust", ".push", "    ys.push(n)\n", Fixed("    ys = ys + [n]\n")),
+    ("Python", ".append", "    ys.append(n)\n", Fixed("    ys = ys + [n]\n")),
+    ("Rust", ".unwrap", "    s = ys.unwrap()\n", Hint("Vox has no `unwrap`: `match` on the `Option`/`Result` (`Some(v) => …`)")),
+    ("Rust", ".expect", "    s = ys.expect(\"x\")\n", Hint("Vox has no `expect`: `match` on the `Option`/`Result`")),
+    ("TypeScript", ".map", "    ys = xs.map(n)\n", Hint("Vox has no `map` or lambdas: loop with `for` and build a new list with `+`")),
+    ("TypeScript", ".filter", "    ys = xs.filter(n)\n", Hint("Vox has no `filter` or lambdas: loop with `for` and `if`")),
+    ("TypeScript", ".toLowerCase", "    s0 = s0.toLowerCase()\n", Hint("Vox has no string methods")),
+    ("Python", ".upper", "    s0 = s0.upper()\n", Hint("Vox has no string methods")),
+    ("Python", "xs[0]", "    s = xs[0]\n", Hint("Vox has no indexing: loop over the list with `for`")),
+    ("Python", "dict", "    let d = dict()\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),
+    ("Kotlin", "Map", "    let d: Map[str, int] = []\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),
+    ("Python", "abs", "    s = abs(n)\n", Hint("Vox has no `abs`: `if x < 0 { -x } else { x }`")),
+    ("Python", "f-string", "    s0 = f\"n={n}\"\n", Hint("Vox has no string interpolation: `\"Total: \" + str(x)`")),
+    ("Python", "# comment", "    # note\n", Hint("Vox comments start with `//`")),
+    ("JavaScript", "'text'", "    s0 = 'hi'\n", Hint("Vox strings use double quotes: \"text\"")),
+    ("TypeScript", "template", "    s0 = `hi`\n", Hint("Vox strings use double quotes: \"text\", and have no interpolation")),
+];
+
+fn checked(text: &str) -> vox_codegen::Checked {
+    let mut sources = SourceMap::new();
+    sources.add(SourceFile::new("case.vox", text));
+    check(sources)
+}
+
+#[test]
+fn every_slip_gets_the_vox_spelling() {
+    assert!(CASES.len() >= 60, "the corpus has {} slips", CASES.len());
+    let mut langs: Vec<&str> = CASES.iter().map(|c| c.0).collect();
+    langs.sort_unstable();
+    langs.dedup();
+    assert!(langs.len() >= 6, "{langs:?}");
+    let mut failures = Vec::new();
+    for (lang, slip, body, want) in CASES {
+        let text = module(body);
+        let before = checked(&text);
+        if !before.has_errors() {
+            failures.push(format!("{lang} `{slip}`: checks clean as written"));
+            continue;
+        }
+        match want {
+            Fixed(fixed) => {
+                let out = fix_module(&[FixFile {
+                    name: "case.vox".into(),
+                    text: text.clone(),
+                    editable: true,
+                }]);
+                let expected = module(fixed);
+                if out.texts[0] != expected {
+                    failures.push(format!(
+                        "{lang} `{slip}`: fixed to\n{}\nexpected\n{expected}",
+                        out.texts[0]
+                    ));
+                } else if !out.checked.diagnostics.is_empty() {
+                    failures.push(format!(
+                        "{lang} `{slip}`: the fixed module does not check clean: {:?}",
+                        out.checked.diagnostics
+                    ));
+                }
+            }
+            Hint(hint) => {
+                let has = before
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.is_error() && d.hints.iter().any(|h| h == hint));
+                if !has {
+                    let got: Vec<String> = before
+                        .diagnostics
+                        .iter()
+                        .map(|d| format!("{}: {} {:?}", d.code.as_str(), d.message, d.hints))
+                        .collect();
+                    failures.push(format!("{lang} `{slip}`: no hint {hint:?}; got {got:#?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} slips failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
