@@ -59,8 +59,8 @@ pub fn cargo_bin() -> PathBuf {
 }
 
 /// A `cargo` command in `dir`, building into the shared target directory,
-/// with plain (uncoloured, progress-free) output and without the variables
-/// cargo set for this test process.
+/// with plain (uncoloured, progress-free) output, without the variables
+/// cargo set for this test process, and [`offline`].
 pub fn cargo(dir: &Path) -> Command {
     let mut cmd = Command::new(cargo_bin());
     cmd.current_dir(dir);
@@ -68,10 +68,39 @@ pub fn cargo(dir: &Path) -> Command {
     cmd
 }
 
+/// Whether the environment variable `name` could point generated code at a
+/// model server or hand it a key: every `VOX_LLM_*` setting, any
+/// `*_API_KEY` (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, …),
+/// any `*_BASE_URL`/`*_API_BASE`, and `OLLAMA_HOST`.
+pub fn is_provider_variable(name: &str) -> bool {
+    name.starts_with("VOX_LLM_")
+        || name.ends_with("_API_KEY")
+        || name.ends_with("_BASE_URL")
+        || name.ends_with("_API_BASE")
+        || name == "OLLAMA_HOST"
+}
+
+/// Makes `cmd` — a cargo or cargo-vox run, or a binary built from Vox —
+/// unable to reach a paid model, whatever the developer's environment
+/// holds: every [provider variable](is_provider_variable) it would inherit
+/// is removed and `VOX_LLM_PROVIDER=fixture` is set, so `@ai` functions run
+/// their fixture bodies. [`cargo`] and [`cargo_vox`] apply it; a test that
+/// runs a built binary itself calls it. A test may set variables again
+/// afterwards, on purpose.
+pub fn offline(cmd: &mut Command) -> &mut Command {
+    for (key, _) in std::env::vars_os() {
+        if is_provider_variable(&key.to_string_lossy()) {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.env("VOX_LLM_PROVIDER", "fixture")
+}
+
 /// Sets up `cmd` (cargo, or cargo-vox running cargo) to build into the
 /// shared target directory with plain output, without the variables cargo
-/// set for this test process.
+/// set for this test process, and [`offline`].
 pub fn for_fixture_builds(cmd: &mut Command) {
+    offline(cmd);
     cmd.env("CARGO_TARGET_DIR", target_dir())
         .env("CARGO_TERM_COLOR", "never")
         .env("CARGO_TERM_PROGRESS_WHEN", "never")
@@ -121,7 +150,7 @@ pub fn cargo_vox_bin() -> PathBuf {
 }
 
 /// A `cargo-vox` command in `dir` with colour off, set up like [`cargo`]
-/// for the cargo it runs.
+/// (and so [`offline`]) for the cargo it runs.
 pub fn cargo_vox(dir: &Path) -> Command {
     let mut cmd = Command::new(cargo_vox_bin());
     cmd.current_dir(dir).env("NO_COLOR", "1");

@@ -35,7 +35,7 @@ use vox_codegen::diagnostic::{render, RenderOptions};
 use vox_codegen::emit::{emit, EmitOptions};
 use vox_codegen::{SourceFile, SourceMap};
 use vox_e2e::vox_gen::{generate, Features};
-use vox_e2e::{cargo, run, target_dir, workspace_root, BUILD};
+use vox_e2e::{cargo, offline, run, target_dir, workspace_root, BUILD};
 
 /// The seeds every CI run checks, and how many modules share one crate.
 const CI_SEEDS: std::ops::Range<u64> = 0..60;
@@ -130,16 +130,6 @@ fn scratch_crate(tag: &str, manifest: &str) -> PathBuf {
         .expect("copy the soundness fixture's Cargo.lock");
     }
     dir
-}
-
-/// Runs generated code with the offline fixture provider and no real
-/// provider's key or model.
-fn offline(cmd: &mut Command) -> &mut Command {
-    cmd.env("VOX_LLM_PROVIDER", "fixture")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENROUTER_API_KEY")
-        .env_remove("VOX_LLM_API_KEY")
-        .env_remove("VOX_LLM_MODEL")
 }
 
 /// Writes a scratch crate with `modules` and returns its root.
