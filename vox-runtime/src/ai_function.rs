@@ -143,6 +143,7 @@ pub struct AiFunction {
     max_tokens: Option<u32>,
     fallback: Option<&'static [&'static str]>,
     output: &'static OutputSchema,
+    test_cassettes: Option<&'static str>,
     request_parts: OnceLock<RequestParts>,
 }
 
@@ -165,6 +166,7 @@ impl AiFunction {
             max_tokens: None,
             fallback: None,
             output,
+            test_cassettes: None,
             request_parts: OnceLock::new(),
         }
     }
@@ -202,6 +204,23 @@ impl AiFunction {
     pub const fn with_fallback(mut self, models: &'static [&'static str]) -> AiFunction {
         self.fallback = Some(models);
         self
+    }
+
+    /// Marks the function as compiled in a test build (`cfg(test)`) when
+    /// `cassettes` is `Some`: the package's cassette directory
+    /// (`vox/cassettes`), used when no other is configured. Its calls then
+    /// never reach a provider by accident (docs/runtime.md, "Tests"):
+    /// they replay the cassette, else run the fixture body, unless
+    /// `VOX_LLM_LIVE=1`. Generated code passes
+    /// `if cfg!(test) { Some(concat!(env!("CARGO_MANIFEST_DIR"), "/vox/cassettes")) } else { None }`.
+    pub const fn in_test_build(mut self, cassettes: Option<&'static str>) -> AiFunction {
+        self.test_cassettes = cassettes;
+        self
+    }
+
+    /// The package's cassette directory when compiled in a test build.
+    pub fn test_cassettes(&self) -> Option<&'static str> {
+        self.test_cassettes
     }
 
     /// The completion limit set on the function.
@@ -291,6 +310,7 @@ impl fmt::Debug for AiFunction {
             .field("max_tokens", &self.max_tokens)
             .field("fallback", &self.fallback)
             .field("output", &self.output.name())
+            .field("test_cassettes", &self.test_cassettes)
             .finish()
     }
 }

@@ -13,6 +13,8 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
@@ -20,12 +22,16 @@ use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
 use crate::ai_function::{AiFunction, Args};
+use crate::cassette::{
+    schema_id, CassetteMode, Lookup, Recorded, Recorder, ReplyCache, Request, Turn,
+};
 use crate::config::{Config, ModelRef, Provider, PROVIDER_COUNT};
 use crate::error::{Error, ProviderFailure, LAST_ERROR_CHARS, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
 use crate::prompt::{Conversation, RequestParts, Wire};
+use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
-use crate::reply::{parse_response, RejectedReply, Usage};
+use crate::reply::{parse_response, Answer, RejectedReply, Usage};
 use crate::transport::{is_retryable_failure, HttpTransport, Sender, Transport};
 use crate::validator::{FnCheck, NoCheck, ValueCheck};
 
@@ -40,6 +46,15 @@ struct ClientInner {
     config: Config,
     /// `None` for the fixture provider, which never opens a connection.
     network: Option<Network>,
+    /// The configured cassette, if any (docs/runtime.md, "Cassettes").
+    cassette: Option<Recorder>,
+    /// The mode of a package's own cassettes in a test build: as
+    /// configured, else `replay`.
+    test_cassette_mode: CassetteMode,
+    /// The reply cache, if any, under a network provider.
+    cache: Option<Recorder>,
+    /// Removes every configured credential from what is recorded.
+    recording_redactors: Vec<Redactor>,
 }
 
 /// The senders of a client under a network provider.
@@ -134,8 +149,40 @@ impl ClientBuilder {
                 Some(network)
             }
         };
+        let ci = std::env::var("CI").ok();
+        let cassette = config.cassette.as_deref().map(|dir| {
+            let mode = config
+                .cassette_mode
+                .unwrap_or_else(|| CassetteMode::default_for(ci.as_deref()));
+            Recorder::cassette(dir, mode)
+        });
+        let test_cassette_mode = config.cassette_mode.unwrap_or(CassetteMode::Replay);
+        let cache = match (&config.reply_cache, &network) {
+            (Some(dir), Some(_)) => Some(Recorder::Cache(Arc::new(ReplyCache::new(
+                dir,
+                config.reply_cache_max_bytes,
+            )))),
+            _ => None,
+        };
+        let mut recording_redactors = vec![Redactor::new(
+            config.api_key.as_deref(),
+            config.base_url.as_deref(),
+        )];
+        for endpoint in &config.endpoints {
+            recording_redactors.push(Redactor::new(
+                endpoint.api_key.as_deref(),
+                endpoint.base_url.as_deref(),
+            ));
+        }
         Ok(Client {
-            inner: Arc::new(ClientInner { config, network }),
+            inner: Arc::new(ClientInner {
+                config,
+                network,
+                cassette,
+                test_cassette_mode,
+                cache,
+                recording_redactors,
+            }),
         })
     }
 }
@@ -153,6 +200,18 @@ impl fmt::Debug for Client {
 struct Target<'a> {
     provider: Provider,
     model: &'a str,
+    /// The model as the program names it, for cassette keys: `model = …`
+    /// of the function, else the configured default model, else `None`
+    /// (the provider's default); a fallback's `provider:model`.
+    named: Option<&'a str>,
+}
+
+/// Where a call's attempts go: the network (if a provider is configured)
+/// and where replies are replayed and recorded (if anywhere).
+#[derive(Clone, Copy)]
+struct Route<'a> {
+    network: Option<&'a Network>,
+    recorder: Option<&'a Recorder>,
 }
 
 impl Client {
@@ -241,16 +300,51 @@ impl Client {
         F: Future<Output = Result<T, Error>>,
         C: ValueCheck<T>,
     {
-        let Some(network) = &self.inner.network else {
-            return check.check_fixture(function, fixture.await?);
-        };
-        let target = self.primary_target(function);
-        if target.provider == Provider::Fixture {
+        let config = &self.inner.config;
+        let network = self.inner.network.as_ref();
+        let recorder = self.recorder_for(function);
+        let test = function.test_cassettes().is_some() || config.test_build;
+        let named_fixture = function
+            .model()
+            .and_then(|m| Provider::split_model(m).0)
+            .is_some_and(|p| p == Provider::Fixture);
+        let chosen_fixture = config.provider == Provider::Fixture && !config.fixture_by_default;
+        let untaped_test = test && recorder.is_none() && !config.live_in_tests;
+        if named_fixture
+            || chosen_fixture
+            || untaped_test
+            || (network.is_none() && recorder.is_none())
+        {
+            if untaped_test && network.is_some() {
+                note_test_fixture();
+            }
             return check.check_fixture(function, fixture.await?);
         }
         drop(fixture);
-        self.ask_model(network, function, &args, target, check)
-            .await
+        let target = self.primary_target(function);
+        let route = Route {
+            network,
+            recorder: recorder.as_ref(),
+        };
+        self.ask_model(route, function, &args, target, check).await
+    }
+
+    /// Where `function`'s replies are replayed and recorded: in a test
+    /// build, the configured cassette, else the package's own
+    /// (`vox/cassettes`) when it has a file for the function; otherwise
+    /// the configured cassette, else the reply cache.
+    fn recorder_for(&self, function: &AiFunction) -> Option<Recorder> {
+        let inner = &self.inner;
+        if function.test_cassettes().is_none() && !inner.config.test_build {
+            return inner.cassette.clone().or_else(|| inner.cache.clone());
+        }
+        if let Some(cassette) = &inner.cassette {
+            return Some(cassette.clone());
+        }
+        let dir = function.test_cassettes()?;
+        let recorder = Recorder::cassette(Path::new(dir), inner.test_cassette_mode);
+        (recorder.has_file_for(function.name()) || inner.test_cassette_mode == CassetteMode::Record)
+            .then_some(recorder)
     }
 
     /// Where `function`'s calls go first: the provider of its model's
@@ -261,14 +355,21 @@ impl Client {
             Some((Some(provider), model)) => Target {
                 provider,
                 model: self.model_or_default(provider, model),
+                named: function.model(),
             },
             Some((None, model)) => Target {
                 provider: config.provider,
                 model: self.model_or_default(config.provider, model),
+                named: if model.trim().is_empty() {
+                    config.default_model.as_deref()
+                } else {
+                    function.model()
+                },
             },
             None => Target {
                 provider: config.provider,
                 model: config.default_model(),
+                named: config.default_model.as_deref(),
             },
         }
     }
@@ -289,7 +390,7 @@ impl Client {
     /// conversation is deserializing into `T`.
     async fn ask_model<T: DeserializeOwned + Send, C: ValueCheck<T>>(
         &self,
-        network: &Network,
+        route: Route<'_>,
         function: &AiFunction,
         args: &Args,
         target: Target<'_>,
@@ -305,12 +406,12 @@ impl Client {
             Ok(repairs)
         };
         match self
-            .converse(network, function, args, target, &mut accept)
+            .converse(route, function, args, target, &mut accept)
             .await
         {
             Ok(()) => {}
             Err(error) => {
-                self.fall_back(network, function, args, target, error, &mut accept)
+                self.fall_back(route, function, args, target, error, &mut accept)
                     .await?
             }
         }
@@ -325,7 +426,7 @@ impl Client {
     /// falling back from (docs/runtime.md, "Fallbacks").
     async fn fall_back(
         &self,
-        network: &Network,
+        route: Route<'_>,
         function: &AiFunction,
         args: &Args,
         first: Target<'_>,
@@ -355,11 +456,13 @@ impl Client {
                         error = %previous.error,
                         "vox.provider_fallback"
                     );
+                    let named = next.to_string();
                     let target = Target {
                         provider: next.provider,
                         model: self.model_or_default(next.provider, &next.model),
+                        named: Some(&named),
                     };
-                    self.converse(network, function, args, target, accept).await
+                    self.converse(route, function, args, target, accept).await
                 }
                 Err(e) => Err(e.clone()),
             };
@@ -390,19 +493,83 @@ impl Client {
     /// error, for up to `max_iterations` attempts.
     async fn converse(
         &self,
-        network: &Network,
+        route: Route<'_>,
         function: &AiFunction,
         args: &Args,
         target: Target<'_>,
         accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
-        let transport = network.sender(&self.inner.config, target.provider)?;
-        let mut call = Call::start(transport, &self.inner.config, function, args, target)?;
+        let config = &self.inner.config;
+        let mut call = Call::start(config, function, args, target)?;
+        // Built when the first attempt goes to the server: a replayed call
+        // needs no key and no URL.
+        let mut sender: Option<&Sender> = None;
+        let schema = route
+            .recorder
+            .map(|_| schema_id(function.output().name(), function.output().json_text()));
         loop {
-            let body = call.ask().await?;
-            // serde_json quotes the reply in its errors: redact them.
-            let answer = parse_response(call.parts.wire(), &body, transport.redactor())
-                .map_err(|e| transport.redact_malformed(e))?;
+            call.attempt += 1;
+            let taped = match (route.recorder, &schema) {
+                (Some(recorder), Some(schema)) => {
+                    let request = call.request(args, schema.clone());
+                    let lookup = recorder.lookup(&request, route.network.is_some())?;
+                    Some((recorder, request, lookup))
+                }
+                _ => None,
+            };
+            let body: Bytes;
+            let replayed: Recorded;
+            let answer = match &taped {
+                Some((_, _, Lookup::Hit(recorded))) => {
+                    if let Some(failure) = recorded.as_error() {
+                        return Err(failure);
+                    }
+                    replayed = recorded.clone();
+                    Answer::replayed(&replayed)
+                }
+                _ => {
+                    let transport = match sender {
+                        Some(sender) => sender,
+                        None => {
+                            let network = route.network.ok_or_else(|| {
+                                Error::Config(
+                                    "internal error: a call without a provider went to the network"
+                                        .into(),
+                                )
+                            })?;
+                            let built = network.sender(config, target.provider)?;
+                            sender = Some(built);
+                            built
+                        }
+                    };
+                    let recording = taped
+                        .as_ref()
+                        .map(|(recorder, request, _)| (*recorder, request));
+                    body = match call.ask(transport).await {
+                        Ok(body) => body,
+                        Err(error) => {
+                            // What a call falls back from is recorded, so
+                            // the fallback replays too.
+                            if let (Some((recorder, request)), Some(failure)) = (
+                                recording,
+                                Recorded::failure(&error).filter(|_| falls_back(&error)),
+                            ) {
+                                recorder.save(request, failure)?;
+                            }
+                            return Err(error);
+                        }
+                    };
+                    // serde_json quotes the reply in its errors: redact them.
+                    let answer = parse_response(call.parts.wire(), &body, transport.redactor())
+                        .map_err(|e| transport.redact_malformed(e))?;
+                    if let Some((recorder, request)) = recording {
+                        recorder
+                            .save(request, answer.recorded(&|text| self.redact_recorded(text)))?;
+                    }
+                    answer
+                }
+            };
+            drop(taped);
             call.record_usage(&answer.usage);
             let verdict = answer.content().and_then(|content| {
                 accept(content).map_err(|error| answer.rejection(error, content))
@@ -414,9 +581,43 @@ impl Client {
                     }
                     return Ok(());
                 }
-                Err(rejection) => call.reject(rejection)?,
+                Err(rejection) => {
+                    let redactor = sender
+                        .map(Sender::redactor)
+                        .unwrap_or(&self.inner.recording_redactors[0]);
+                    if route.recorder.is_some() {
+                        call.turns.push(Turn {
+                            reply: self.redact_recorded(&rejection.reply),
+                            correction: self.redact_recorded(&rejection.error),
+                        });
+                    }
+                    call.reject(rejection, redactor)?
+                }
             }
         }
+    }
+
+    /// `text` without any credential this client is configured with: what
+    /// a cassette or the reply cache may keep.
+    fn redact_recorded(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for redactor in &self.inner.recording_redactors {
+            text = redactor.redact(&text);
+        }
+        text
+    }
+}
+
+/// Says once per process that a test's `@ai` calls run their fixture
+/// bodies although a provider is configured (docs/runtime.md, "Tests").
+fn note_test_fixture() {
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    if !NOTED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "note: vox-runtime: a test build calls no LLM provider without a cassette; \
+             @ai functions run their fixture bodies (record real replies with \
+             `cargo vox test --record`, or set VOX_LLM_LIVE=1 to call the provider)"
+        );
     }
 }
 
@@ -447,8 +648,11 @@ fn falls_back(error: &Error) -> bool {
 /// The state of one `@ai` call against a server: the conversation so far,
 /// the attempt number and the tracing span.
 struct Call<'a> {
-    transport: &'a Sender,
     function: &'a AiFunction,
+    /// The model as the program names it (see `Target::named`).
+    named: Option<&'a str>,
+    /// The rejected attempts so far, as a cassette key takes them.
+    turns: Vec<Turn>,
     /// The function's constant request parts, kept by the function.
     parts: Cow<'a, RequestParts>,
     conversation: Conversation,
@@ -458,17 +662,17 @@ struct Call<'a> {
 
 impl<'a> Call<'a> {
     fn start(
-        transport: &'a Sender,
         config: &Config,
         function: &'a AiFunction,
         args: &Args,
-        target: Target<'_>,
+        target: Target<'a>,
     ) -> Result<Call<'a>, Error> {
         let wire = Wire::of(target.provider, config);
         let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
         Ok(Call {
-            transport,
             function,
+            named: target.named,
+            turns: Vec::new(),
             parts: function.request_parts(wire, target.model, max_tokens)?,
             conversation: Conversation::start(wire, args),
             attempt: 0,
@@ -482,11 +686,23 @@ impl<'a> Call<'a> {
         })
     }
 
-    /// Sends the next attempt and returns the response body.
-    async fn ask(&mut self) -> Result<Bytes, Error> {
-        self.attempt += 1;
+    /// This attempt as a cassette keys it.
+    fn request<'r>(&'r self, args: &'r Args, schema: String) -> Request<'r> {
+        Request {
+            function: self.function.name(),
+            model: self.named,
+            instruction: self.function.instruction(),
+            schema,
+            arguments: args.as_json(),
+            conversation: &self.turns,
+        }
+    }
+
+    /// Sends this attempt through `transport` and returns the response
+    /// body.
+    async fn ask(&self, transport: &Sender) -> Result<Bytes, Error> {
         let body = self.parts.request_body(&self.conversation);
-        let post = self.transport.post(self.parts.model(), body);
+        let post = transport.post(self.parts.model(), body);
         // Without a subscriber listening, entering the span on every poll
         // is pure overhead.
         if self.span.is_disabled() {
@@ -526,8 +742,7 @@ impl<'a> Call<'a> {
     /// Records a rejected reply: the next attempt carries it and a
     /// correction quoting why, or, when the attempts are used up,
     /// `Error::InvalidOutput`.
-    fn reject(&mut self, rejection: RejectedReply) -> Result<(), Error> {
-        let redactor = self.transport.redactor();
+    fn reject(&mut self, rejection: RejectedReply, redactor: &Redactor) -> Result<(), Error> {
         let attempt = self.attempt;
         // The reason is ours, one problem per line, quoting the reply with
         // its control characters escaped; redacted and bounded here.

@@ -7,9 +7,11 @@
 //! without touching the process environment.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::cassette::{CassetteMode, DEFAULT_CACHE_MAX_BYTES};
 use crate::error::Error;
 use crate::redact::redact_url_passwords;
 
@@ -375,6 +377,18 @@ pub struct Config {
     /// True when the environment named no provider and no key, so `fixture`
     /// was chosen by default (the runtime warns once on stderr).
     pub(crate) fixture_by_default: bool,
+    /// The cassette directory (docs/runtime.md, "Cassettes").
+    pub(crate) cassette: Option<PathBuf>,
+    /// `None`: `replay` when `CI` is set, else `auto`.
+    pub(crate) cassette_mode: Option<CassetteMode>,
+    /// The reply cache directory and its bound (docs/runtime.md, "Reply
+    /// cache").
+    pub(crate) reply_cache: Option<PathBuf>,
+    pub(crate) reply_cache_max_bytes: u64,
+    /// Every call is a test's (`VOX_LLM_TEST`, set by `cargo vox test`).
+    pub(crate) test_build: bool,
+    /// Tests may ask the provider without a cassette (`VOX_LLM_LIVE`).
+    pub(crate) live_in_tests: bool,
 }
 
 impl fmt::Debug for Config {
@@ -400,6 +414,12 @@ impl fmt::Debug for Config {
             .field("fallback", &self.fallback)
             .field("response_format", &self.response_format)
             .field("repair", &self.repair)
+            .field("cassette", &self.cassette)
+            .field("cassette_mode", &self.cassette_mode)
+            .field("reply_cache", &self.reply_cache)
+            .field("reply_cache_max_bytes", &self.reply_cache_max_bytes)
+            .field("test_build", &self.test_build)
+            .field("live_in_tests", &self.live_in_tests)
             .field(
                 "other_providers",
                 &Provider::ALL
@@ -444,6 +464,12 @@ impl Config {
                 repair: true,
                 endpoints: Default::default(),
                 fixture_by_default: false,
+                cassette: None,
+                cassette_mode: None,
+                reply_cache: None,
+                reply_cache_max_bytes: DEFAULT_CACHE_MAX_BYTES,
+                test_build: false,
+                live_in_tests: false,
             },
         }
     }
@@ -467,6 +493,12 @@ impl Config {
     /// | `VOX_LLM_MAX_RETRIES` | transport retries |
     /// | `VOX_LLM_FOLLOW_REDIRECTS` | `none` (default) or `same-origin`, see [`RedirectPolicy`] |
     /// | `VOX_LLM_REPAIR` | `on` (default) or `off`: repair replies whose repair is unambiguous, see [`ConfigBuilder::repair`] |
+    /// | `VOX_LLM_CASSETTE` | a cassette directory: calls replay and record replies there, see [`ConfigBuilder::cassette`] |
+    /// | `VOX_LLM_CASSETTE_MODE` | `record`, `replay` or `auto`; default `replay` when `CI` is set, else `auto` |
+    /// | `VOX_LLM_CACHE` | a reply cache directory for development loops (not for tests), see [`ConfigBuilder::reply_cache`] |
+    /// | `VOX_LLM_CACHE_MAX_MB` | the reply cache's bound in MiB (default 64) |
+    /// | `VOX_LLM_TEST` | `1`: every call is a test's (`cargo vox test` sets it), see [`ConfigBuilder::test_build`] |
+    /// | `VOX_LLM_LIVE` | `1`: tests may call the provider without a cassette, see [`ConfigBuilder::live_in_tests`] |
     ///
     /// Empty values count as unset.
     pub fn from_env() -> Result<Config, Error> {
@@ -576,6 +608,28 @@ impl Config {
                 }
             });
         }
+        if let Some(dir) = var("VOX_LLM_CASSETTE") {
+            builder = builder.cassette(dir);
+        }
+        builder = builder.cassette_mode(match var("VOX_LLM_CASSETTE_MODE") {
+            Some(mode) => mode.parse()?,
+            None => CassetteMode::default_for(lookup("CI").as_deref()),
+        });
+        if let Some(dir) = var("VOX_LLM_CACHE") {
+            builder = builder.reply_cache(dir);
+        }
+        if let Some(mb) = var("VOX_LLM_CACHE_MAX_MB") {
+            let mb: u64 = mb.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                Error::Config(format!(
+                    "VOX_LLM_CACHE_MAX_MB must be a positive integer, got `{}`",
+                    crate::server_text::server_text(&mb, 40)
+                ))
+            })?;
+            builder = builder.reply_cache_max_bytes(mb.saturating_mul(1024 * 1024));
+        }
+        builder = builder
+            .test_build(flag(var("VOX_LLM_TEST"), "VOX_LLM_TEST")?)
+            .live_in_tests(flag(var("VOX_LLM_LIVE"), "VOX_LLM_LIVE")?);
         builder.build().map_err(|e| match e {
             Error::Config(msg) => Error::Config(format!("{msg} (configured from the environment)")),
             other => other,
@@ -641,6 +695,19 @@ impl Config {
     /// Whether unambiguous repairs of replies are made (default true).
     pub fn repair(&self) -> bool {
         self.repair
+    }
+    /// The cassette directory, if any.
+    pub fn cassette(&self) -> Option<&std::path::Path> {
+        self.cassette.as_deref()
+    }
+    /// The cassette mode as set (`None`: by the `CI` variable when the
+    /// client is built).
+    pub fn cassette_mode(&self) -> Option<CassetteMode> {
+        self.cassette_mode
+    }
+    /// The reply cache directory, if any.
+    pub fn reply_cache(&self) -> Option<&std::path::Path> {
+        self.reply_cache.as_deref()
     }
 
     /// The base URL and key for calls to `provider`: the configured ones
@@ -876,6 +943,44 @@ impl ConfigBuilder {
         self.config.repair = repair;
         self
     }
+    /// Replays and records replies in the cassette directory `dir`, one
+    /// JSONL file per `@ai` function (docs/runtime.md, "Cassettes").
+    pub fn cassette(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.cassette = Some(dir.into());
+        self
+    }
+    /// What the cassette does (default: `replay` when the `CI` environment
+    /// variable is set, else `auto`).
+    pub fn cassette_mode(mut self, mode: CassetteMode) -> Self {
+        self.config.cassette_mode = Some(mode);
+        self
+    }
+    /// Keeps replies in the directory `dir` and answers a request asked
+    /// before from there (docs/runtime.md, "Reply cache"). For development
+    /// loops: tests use a cassette, and ignore the cache.
+    pub fn reply_cache(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.reply_cache = Some(dir.into());
+        self
+    }
+    /// The reply cache's bound (default 64 MiB); the least recently used
+    /// replies are removed beyond it.
+    pub fn reply_cache_max_bytes(mut self, bytes: u64) -> Self {
+        self.config.reply_cache_max_bytes = bytes;
+        self
+    }
+    /// Treats every call as a test's (what `VOX_LLM_TEST=1` and a crate's
+    /// own `cfg(test)` build do): without a cassette and without
+    /// [`ConfigBuilder::live_in_tests`], a call runs its fixture body and
+    /// asks no provider, whatever key is configured.
+    pub fn test_build(mut self, test: bool) -> Self {
+        self.config.test_build = test;
+        self
+    }
+    /// Lets tests ask the provider without a cassette (`VOX_LLM_LIVE=1`).
+    pub fn live_in_tests(mut self, live: bool) -> Self {
+        self.config.live_in_tests = live;
+        self
+    }
     /// The server of `provider` when it is not the selected one (a
     /// function's `provider:` prefix or a fallback); the selected
     /// provider's is [`ConfigBuilder::base_url`].
@@ -943,6 +1048,19 @@ impl ConfigBuilder {
             )));
         }
         Ok(config)
+    }
+}
+
+/// A yes/no variable: unset, empty, `0` or `false` is no; `1` or `true` is
+/// yes; anything else is a configuration error naming `name`.
+fn flag(value: Option<String>, name: &str) -> Result<bool, Error> {
+    match value.as_deref().map(str::trim) {
+        None | Some("" | "0" | "false") => Ok(false),
+        Some("1" | "true") => Ok(true),
+        Some(other) => Err(Error::Config(format!(
+            "{name} must be `1` or `0`, got `{}`",
+            crate::server_text::server_text(other, 40)
+        ))),
     }
 }
 

@@ -134,6 +134,63 @@ pub enum Error {
         /// Each provider and model tried, in order, and why it failed.
         tried: Vec<ProviderFailure>,
     },
+
+    /// A cassette (docs/runtime.md, "Cassettes") has no reply for this
+    /// call, and its mode does not allow recording one: `replay`, or no
+    /// provider is configured to record with. `differs` says how the
+    /// nearest entry recorded for the function differs (empty when the
+    /// function has none).
+    #[error("@ai function `{function}`: {message}")]
+    CassetteMiss {
+        /// The Vox name of the `@ai` function.
+        function: String,
+        /// What differs from the nearest recorded entry.
+        differs: Vec<CassetteField>,
+        /// Which cassette, the values that differ (bounded), and how to
+        /// record the reply.
+        message: String,
+    },
+
+    /// A cassette or the reply cache could not be read or written: a line
+    /// that is not an entry (named by its number; the other entries are
+    /// still used), or a file system error.
+    #[error("cassette {path}{}: {message}", line.map(|n| format!(", line {n}")).unwrap_or_default())]
+    Cassette {
+        /// The file.
+        path: String,
+        /// The line, for a line that is not an entry.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What differs between a call and the nearest entry of its cassette.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CassetteField {
+    /// The model (`model = …`, `VOX_LLM_MODEL`, or a fallback).
+    Model,
+    /// The function's doc comment.
+    Instruction,
+    /// The JSON Schema of the return type.
+    Schema,
+    /// The arguments of the call.
+    Arguments,
+    /// The rejected replies and corrections before this attempt.
+    Conversation,
+}
+
+impl fmt::Display for CassetteField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CassetteField::Model => "model",
+            CassetteField::Instruction => "instruction",
+            CassetteField::Schema => "schema",
+            CassetteField::Arguments => "arguments",
+            CassetteField::Conversation => "conversation",
+        })
+    }
 }
 
 /// One provider tried for a call that fell back, and how it failed.

@@ -23,6 +23,7 @@
 mod ai_function;
 pub mod arith;
 pub mod builtins;
+mod cassette;
 mod client;
 mod config;
 mod correction;
@@ -40,6 +41,7 @@ mod validator;
 use std::future::Future;
 
 pub use ai_function::{AiFunction, Args, OutputSchema};
+pub use cassette::CassetteMode;
 pub use client::{configure, default_client, Client, ClientBuilder};
 pub use config::{
     Config, ConfigBuilder, ModelRef, Provider, RedirectPolicy, ResponseFormat,
@@ -48,7 +50,7 @@ pub use config::{
     DEFAULT_MAX_TRANSPORT_RETRIES, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT,
     MAX_CONCURRENT_REQUESTS_LIMIT, MAX_REDIRECTS,
 };
-pub use error::{Error, ProviderFailure, TransportErrorKind};
+pub use error::{CassetteField, Error, ProviderFailure, TransportErrorKind};
 #[doc(hidden)]
 pub use prompt::gemini_schema_text;
 pub use reply::strip_code_fences;

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::cassette::{Finish, Recorded, RecordedUsage};
 use crate::error::Error;
 use crate::prompt::Wire;
 use crate::redact::Redactor;
@@ -381,6 +382,79 @@ impl Answer<'_> {
                 .as_ref()
                 .map(|(block, id)| ((*block).to_owned(), id.clone().into_owned())),
         }
+    }
+}
+
+/// How servers say a reply was cut off, as [`Answer`] keeps it.
+const TRUNCATIONS: [&str; 5] = [
+    "finish_reason = \"length\"",
+    "stop_reason = \"max_tokens\"",
+    "finishReason = \"MAX_TOKENS\"",
+    "done = false",
+    "done_reason = \"length\"",
+];
+
+impl Answer<'_> {
+    /// This answer as a cassette records it, its texts passed through
+    /// `redact` (docs/runtime.md, "Cassettes").
+    pub(crate) fn recorded(&self, redact: &dyn Fn(&str) -> String) -> Recorded {
+        let content = self
+            .content
+            .as_deref()
+            .or(self.reply_otherwise.as_deref())
+            .map(redact);
+        let (finish, detail) = match (&self.refused, self.truncated) {
+            (Some(refused), _) => (Finish::Refused, Some(redact(refused))),
+            (None, Some(how)) => (Finish::Length, Some(how.to_owned())),
+            (None, None) => (Finish::Stop, None),
+        };
+        let usage = (self.usage != Usage::default()).then_some(RecordedUsage {
+            prompt_tokens: self.usage.prompt_tokens,
+            completion_tokens: self.usage.completion_tokens,
+        });
+        Recorded {
+            finish,
+            content,
+            detail,
+            status: None,
+            usage,
+        }
+    }
+
+    /// The answer a cassette recorded: judged exactly like the server's.
+    pub(crate) fn replayed(recorded: &Recorded) -> Answer<'_> {
+        let usage = recorded.usage.unwrap_or_default();
+        let mut answer = Answer {
+            usage: Usage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+            },
+            ..Answer::default()
+        };
+        let content = recorded.content.as_deref().map(Cow::Borrowed);
+        match recorded.finish {
+            Finish::Refused => {
+                answer.refused = Some(
+                    recorded
+                        .detail
+                        .clone()
+                        .unwrap_or_else(|| "the model refused".to_owned()),
+                );
+                answer.reply_otherwise = content;
+            }
+            Finish::Length => {
+                let how = recorded.detail.as_deref().unwrap_or_default();
+                answer.truncated = Some(
+                    TRUNCATIONS
+                        .into_iter()
+                        .find(|t| *t == how)
+                        .unwrap_or("as recorded"),
+                );
+                answer.content = content;
+            }
+            _ => answer.content = content,
+        }
+        answer
     }
 }
 
