@@ -389,6 +389,40 @@ fn an_editor_session_over_stdio() {
     );
     assert_eq!(edits[0]["newText"], MAIN, "{edits}");
 
+    // A file changed on disk is re-read when the editor's watcher says so
+    // (and only then: the cached text stands in until it does).
+    std::fs::write(
+        root.join("types.vox"),
+        TYPES.replace("    total: int\n", "    total: int\n    note: str\n"),
+    )
+    .unwrap();
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": a, "version": 8}, "contentChanges": [{"text": dotted}]}),
+    );
+    let fields = |c: &mut Client| -> Vec<String> {
+        let comp = c.request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": a}, "position": pos(&dotted, "inv.\n", 0, 4)}),
+        );
+        comp["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(fields(&mut c), ["vendor", "total"]);
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": types_uri, "type": 2}]}),
+    );
+    assert_eq!(fields(&mut c), ["vendor", "total", "note"]);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": a, "version": 9}, "contentChanges": [{"text": MAIN}]}),
+    );
+
     // Outline and semantic tokens.
     let syms = c.request(
         "textDocument/documentSymbol",

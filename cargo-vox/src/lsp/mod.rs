@@ -29,8 +29,8 @@ use anyhow::Context as _;
 use clap::Args;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Notification as _,
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Notification as _,
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
@@ -302,6 +302,20 @@ impl Server {
                     // The file on disk is what counts again.
                     self.store.modules[m].forget_disk(&path);
                     self.recheck_and_publish(m);
+                }
+            }
+            DidChangeWatchedFiles::METHOD => {
+                let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidChangeWatchedFilesParams>(n.params)
+                else {
+                    return;
+                };
+                for change in p.changes {
+                    let Some(path) = position::uri_to_path(&change.uri) else {
+                        continue;
+                    };
+                    let deleted = change.typ == lsp_types::FileChangeType::DELETED;
+                    self.store.disk_changed(&path, deleted);
                 }
             }
             _ => {}

@@ -168,6 +168,36 @@ impl Store {
         self.modules.len() - 1
     }
 
+    /// A file changed on disk (the editor's file watcher says so): its
+    /// module forgets the cached text, drops a deleted file that is not
+    /// open, takes in a new `.vox` file beside its files, and is re-checked
+    /// once edits pause.
+    pub fn disk_changed(&mut self, path: &Path, deleted: bool) {
+        let is_open = self.open.contains_key(path);
+        if let Some(i) = self.find(path) {
+            let m = &mut self.modules[i];
+            m.forget_disk(path);
+            if deleted && !is_open {
+                m.files.retain(|f| f != path);
+            }
+            m.dirty_since.get_or_insert_with(Instant::now);
+            return;
+        }
+        if deleted || !vox_build::layout::is_vox_file(path) {
+            return;
+        }
+        let dir = path.parent();
+        if let Some(m) = self
+            .modules
+            .iter_mut()
+            .find(|m| m.files.iter().any(|f| f.parent() == dir))
+        {
+            m.files.push(path.to_path_buf());
+            m.files.sort();
+            m.dirty_since.get_or_insert_with(Instant::now);
+        }
+    }
+
     /// The module holding `path`, if it is known.
     pub fn find(&self, path: &Path) -> Option<usize> {
         self.modules
