@@ -122,3 +122,156 @@ fn another() {{}}
     );
     assert!(took < Duration::from_secs(120), "{took:?}\n{}", r.dump());
 }
+
+/// What a user configured: (what, config file, extra environment, extra
+/// cargo arguments, the tag the runner logs).
+type Case<'a> = (
+    &'a str,
+    String,
+    Vec<(&'a str, &'a str)>,
+    Vec<&'a str>,
+    &'a str,
+);
+
+/// The host triple, from `rustc -vV`.
+fn host() -> String {
+    let out =
+        std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+            .arg("-vV")
+            .output()
+            .expect("run rustc -vV");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("a host line")
+        .trim()
+        .to_string()
+}
+
+const USER_RUNNER_TESTS: &str = r#"
+#[test]
+fn passes() {}
+
+#[test]
+fn fails() {
+    panic!("this one fails");
+}
+"#;
+
+/// Each way a user can configure a test runner for cargo. The runner (a
+/// shell script) logs its tag, its arguments and its parent process, then
+/// runs the binary. `cargo vox test` must run it — as cargo would — and
+/// still read each binary on its own through its own runner: the user's
+/// runner's parent is `cargo-vox`, and failures name their target (which
+/// only the records of `cargo vox`'s runner know).
+#[test]
+fn a_users_own_test_runner_runs_inside_cargo_vox_s() {
+    let root = tiny_crate("lane-user-runner", "user-runner", USER_RUNNER_TESTS);
+    let log = root.join("runner.log");
+    let script = format!(
+        "#!/bin/sh\ntag=none\nif [ \"$1\" = --tag ]; then tag=$2; shift 2; fi\nparent=$(ps -o comm= -p $PPID)\necho \"tag=$tag parent=$parent binary=$(basename \"$1\")\" >> '{}'\nexec \"$@\"\n",
+        log.display()
+    );
+    vox_e2e::write_executable(&root.join("tools/w.sh"), &script);
+    let bin = root.join("bin");
+    vox_e2e::write_executable(&bin.join("w.sh"), &script);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let host = host();
+    let config = root.join(".cargo/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).expect("create .cargo");
+    lane_with(&root, &["--json", "build", "--", "--tests"], &[], BUILD).assert_code(0);
+
+    let env_key = format!(
+        "CARGO_TARGET_{}_RUNNER",
+        host.to_uppercase().replace(['-', '.'], "_")
+    );
+    let cli = format!("target.{host}.runner=[\"./tools/w.sh\",\"--tag\",\"cli\"]");
+    let cases: Vec<Case> = vec![
+        (
+            "cfg(all()) string, a name found in PATH",
+            "[target.'cfg(all())']\nrunner = \"w.sh\"\n".into(),
+            vec![],
+            vec![],
+            "none",
+        ),
+        (
+            "cfg(all()) array, a relative path with arguments",
+            "[target.'cfg(all())']\nrunner = [\"./tools/w.sh\", \"--tag\", \"cfg-array\"]\n".into(),
+            vec![],
+            vec![],
+            "cfg-array",
+        ),
+        (
+            "cfg(unix) string with arguments",
+            "[target.'cfg(unix)']\nrunner = \"tools/w.sh --tag cfg-unix\"\n".into(),
+            vec![],
+            vec![],
+            "cfg-unix",
+        ),
+        (
+            "the host triple, string",
+            format!("[target.{host}]\nrunner = \"./tools/w.sh --tag triple-string\"\n"),
+            vec![],
+            vec![],
+            "triple-string",
+        ),
+        (
+            "the host triple, array, beside a cfg runner it wins over",
+            format!("[target.'cfg(unix)']\nrunner = \"false\"\n[target.{host}]\nrunner = [\"./tools/w.sh\", \"--tag\", \"triple-array\"]\n"),
+            vec![],
+            vec![],
+            "triple-array",
+        ),
+        (
+            "CARGO_TARGET_<TRIPLE>_RUNNER over a string in the file",
+            format!("[target.{host}]\nrunner = \"false\"\n"),
+            vec![(env_key.as_str(), "./tools/w.sh --tag env")],
+            vec![],
+            "env",
+        ),
+        (
+            "--config among the user's cargo arguments",
+            String::new(),
+            vec![],
+            vec!["--config", cli.as_str()],
+            "cli",
+        ),
+    ];
+    for (what, file, env, extra, tag) in cases {
+        std::fs::write(&config, &file).expect("write config");
+        let _ = std::fs::remove_file(&log);
+        let mut env = env;
+        env.push(("PATH", path.as_str()));
+        let mut args = vec!["--json", "test"];
+        if !extra.is_empty() {
+            args.push("--");
+            args.extend(extra);
+        }
+        let r = lane_with(&root, &args, &env, BUILD);
+        r.assert_code(1);
+        let t = test_envelope(&r);
+        assert_eq!(counts(&t), (1, 1, 0), "{what}: {t:?}\n{}", r.dump());
+        let failure = &t.failures.as_ref().expect("failures")[0];
+        assert_eq!(failure.name, "fails", "{what}: {t:?}");
+        assert_eq!(
+            failure.target.as_deref(),
+            Some("user_runner"),
+            "{what}: the binary was not read on its own\n{}",
+            r.dump()
+        );
+        assert!(failure.message.contains("this one fails"), "{what}: {t:?}");
+        let logged = std::fs::read_to_string(&log)
+            .unwrap_or_else(|_| panic!("{what}: the user's runner did not run\n{}", r.dump()));
+        let lines: Vec<&str> = logged.lines().collect();
+        assert_eq!(lines.len(), 1, "{what}: one test binary: {logged}");
+        assert!(
+            lines[0].starts_with(&format!("tag={tag} parent=cargo-vox binary=user_runner-")),
+            "{what}: {logged}\n{}",
+            r.dump()
+        );
+    }
+}

@@ -476,22 +476,18 @@ fn run_binaries(
         .ok()
         .and_then(|exe| exe.to_str().map(str::to_string))
         .filter(|_| std::fs::create_dir_all(&records).is_ok());
+    let injected = runner
+        .as_deref()
+        .and_then(|exe| runner_config(exe, cargo_args));
     let args = |with_runner: bool| {
         let mut args = common_args("test", global, true);
         args.push("--no-fail-fast".into());
         args.extend(cargo_args.iter().cloned());
-        if let (true, Some(exe)) = (with_runner, &runner) {
-            // A TOML array of TOML strings (JSON strings are valid ones).
-            let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
-            args.push("--config".into());
-            args.push(
-                format!(
-                    "target.'cfg(all())'.runner=[{},{}]",
-                    quote(exe),
-                    quote(testrun::RUNNER_ARG)
-                )
-                .into(),
-            );
+        if let (true, Some((config, _))) = (with_runner, &injected) {
+            for c in config {
+                args.push("--config".into());
+                args.push(c.into());
+            }
         }
         if !test_args.is_empty() {
             args.push("--".into());
@@ -499,25 +495,35 @@ fn run_binaries(
         }
         args
     };
-    let env: Vec<(&str, OsString)> = vec![
+    let mut env: Vec<(&str, OsString)> = vec![
         (testrun::RECORDS_ENV, records.clone().into_os_string()),
         (testrun::MARKER_ENV, marker.clone().into()),
     ];
+    if let Some((_, users)) = &injected {
+        env.push((testrun::USER_RUNNERS_ENV, users.into()));
+    }
     let mut run = run_cargo_with(
-        &args(runner.is_some()),
+        &args(injected.is_some()),
         &env,
         ws.root.as_path(),
         global.json,
         Some(&marker),
     );
-    // A runner the user configured for `cfg(…)` clashes with ours: run
-    // without ours and read cargo's output as it comes.
-    if runner.is_some()
+    // Cargo could not merge the runner with the user's configuration after
+    // all (see `user_runner` for what is not followed): run without it and
+    // read cargo's output as it comes.
+    if injected.is_some()
         && !run.status.success()
-        && run
+        && (run
             .stderr_tail
             .contains("several matching instances of `target.'cfg(..)'.runner`")
+            || (run.stderr_tail.contains("failed to merge")
+                && run.stderr_tail.contains("--config cli option")))
     {
+        eprintln!(
+            "warning: cargo vox: cargo refused to combine its test runner with your configuration; \
+             running the tests without it (counts come from cargo's output)"
+        );
         run = run_cargo(&args(false), ws.root.as_path(), global.json);
     }
     let testrun::Records {
@@ -572,6 +578,69 @@ fn run_binaries(
         });
     }
     (report, run.status, run.stderr_tail)
+}
+
+/// The `--config` values that make cargo run test binaries through
+/// `exe`, and the user runners it then runs them through (JSON, for
+/// [`testrun::USER_RUNNERS_ENV`]); `None` (after a warning) to pass no
+/// runner. See `lane::user_runner`.
+fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, String)> {
+    use super::user_runner::{self, Plan};
+    let env: Vec<(String, OsString)> = std::env::vars_os()
+        .filter_map(|(k, v)| k.into_string().ok().map(|k| (k, v)))
+        .collect();
+    let cwd = std::env::current_dir().ok()?;
+    let plan = user_runner::plan(&user_runner::Context {
+        cwd,
+        cargo_args,
+        env: &env,
+        target_cfg: &user_runner::rustc_cfg,
+        host: &user_runner::host_triple,
+    });
+    // TOML strings (JSON strings are valid ones).
+    let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let warn = |why: &str| {
+        eprintln!("warning: cargo vox: {why}; running the tests without its test runner (counts come from cargo's output)");
+    };
+    let array = |key: &str, index: usize| {
+        format!(
+            "{key}.runner=[{},{},{}]",
+            quote(exe),
+            quote(testrun::RUNNER_ARG),
+            quote(&index.to_string())
+        )
+    };
+    match plan {
+        Plan::Everywhere => Some((vec![array("target.'cfg(all())'", 0)], "[null]".into())),
+        Plan::None(why) => {
+            warn(&why);
+            None
+        }
+        Plan::PerTarget(targets) => {
+            let mut config = Vec::new();
+            for (i, t) in targets.iter().enumerate() {
+                let key = format!("target.{}", quote(&t.triple));
+                if !t.string_form {
+                    config.push(array(&key, i));
+                } else if exe.contains(char::is_whitespace) {
+                    // Cargo splits a string runner on whitespace.
+                    warn(&format!(
+                        "your configuration sets the runner for `{}` as a string, and cargo-vox's path ({exe}) has whitespace in it; write the runner as an array",
+                        t.triple
+                    ));
+                    return None;
+                } else {
+                    config.push(format!(
+                        "{key}.runner={}",
+                        quote(&format!("{exe} {} {i}", testrun::RUNNER_ARG))
+                    ));
+                }
+            }
+            let users: Vec<Option<&user_runner::UserRunner>> =
+                targets.iter().map(|t| t.user.as_ref()).collect();
+            Some((config, serde_json::to_string(&users).ok()?))
+        }
+    }
 }
 
 fn file_stem(path: &Path) -> String {

@@ -22,6 +22,7 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 use super::child_output::{ChildOutput, Exited};
+use super::user_runner::UserRunner;
 use super::ChildStatus;
 
 /// The first argument that makes `cargo-vox` a test runner.
@@ -30,6 +31,10 @@ pub const RUNNER_ARG: &str = "__vox-test-runner";
 pub const RECORDS_ENV: &str = "VOX_TEST_RECORDS";
 /// The marker around each binary's stdout.
 pub const MARKER_ENV: &str = "VOX_TEST_MARKER";
+/// The user's own runners (JSON, one per target, `null` for none), which
+/// the runner runs the binary through (see `lane::user_runner`). The
+/// argument after [`RUNNER_ARG`] is the index of the target's.
+pub const USER_RUNNERS_ENV: &str = "VOX_TEST_USER_RUNNERS";
 
 /// Keep this much of a binary's stdout (the end: libtest's summary is last).
 const STDOUT_KEEP: usize = 16 * 1024 * 1024;
@@ -66,9 +71,17 @@ pub fn marker_lines(marker: &str) -> (String, String) {
     (format!("{marker} begin"), format!("{marker} end"))
 }
 
-/// `cargo-vox __vox-test-runner BINARY ARGS…`: runs the binary, records it,
-/// and exits as it did.
+/// `cargo-vox __vox-test-runner INDEX BINARY ARGS…`: runs the binary
+/// (through the user's runner for target INDEX, if any), records it, and
+/// exits as it did.
 pub fn runner_main(args: &[OsString]) -> i32 {
+    let (user, args) = match args.split_first() {
+        Some((index, rest)) if !rest.is_empty() => match index.to_str().map(str::parse::<usize>) {
+            Some(Ok(i)) => (user_runner(i), rest),
+            _ => (None, args),
+        },
+        _ => (None, args),
+    };
     let Some((exe, rest)) = args.split_first() else {
         eprintln!("cargo-vox: {RUNNER_ARG} needs a program to run");
         return 101;
@@ -76,17 +89,34 @@ pub fn runner_main(args: &[OsString]) -> i32 {
     let records = std::env::var_os(RECORDS_ENV).map(PathBuf::from);
     let marker = std::env::var(MARKER_ENV).ok();
     super::ignore_interrupts_while_children_run();
-    let mut cmd = Command::new(exe);
+    let mut cmd = match &user {
+        Some(u) => {
+            let mut cmd = Command::new(&u.program);
+            cmd.args(&u.args).arg(exe);
+            cmd
+        }
+        None => Command::new(exe),
+    };
     cmd.args(rest)
         .env_remove(RECORDS_ENV)
         .env_remove(MARKER_ENV)
+        .env_remove(USER_RUNNERS_ENV)
         .stdin(Stdio::inherit());
+    let cannot_run = |e: &str| match &user {
+        Some(u) => eprintln!(
+            "cargo-vox: cannot run the test runner {} (set in {}) for {}: {e}",
+            u.program.display(),
+            u.origin,
+            Path::new(exe).display()
+        ),
+        None => eprintln!("cargo-vox: cannot run {}: {e}", Path::new(exe).display()),
+    };
     let Some(records) = records else {
         // Not under `cargo vox test`: stay out of the way.
         return match cmd.status() {
             Ok(st) => exit_like(ChildStatus::from_status(st)),
             Err(e) => {
-                eprintln!("cargo-vox: cannot run {}: {e}", Path::new(exe).display());
+                cannot_run(&e.to_string());
                 101
             }
         };
@@ -100,7 +130,7 @@ pub fn runner_main(args: &[OsString]) -> i32 {
         ChildStatus::Exited(c) => record.code = Some(*c),
         ChildStatus::Signaled(s) => record.signal = Some(*s),
         ChildStatus::SpawnFailed(e) => {
-            eprintln!("cargo-vox: cannot run {}: {e}", Path::new(exe).display());
+            cannot_run(e);
             record.spawn_error = Some(e.clone());
         }
     }
@@ -112,6 +142,13 @@ pub fn runner_main(args: &[OsString]) -> i32 {
         );
     }
     exit_like(status)
+}
+
+/// The user's runner for target `index`, from [`USER_RUNNERS_ENV`].
+fn user_runner(index: usize) -> Option<UserRunner> {
+    let text = std::env::var(USER_RUNNERS_ENV).ok()?;
+    let all: Vec<Option<UserRunner>> = serde_json::from_str(&text).ok()?;
+    all.into_iter().nth(index).flatten()
 }
 
 fn run_recorded(cmd: &mut Command, marker: Option<&str>, record: &mut BinaryRun) -> ChildStatus {
