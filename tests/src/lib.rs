@@ -424,6 +424,26 @@ fn copy_tree(src: &Path, dest: &Path) {
     }
 }
 
+/// A package `name` without dependencies in a fresh `work_dir(tag)`, with
+/// `files` (relative path, content) written into it; returns its root.
+pub fn tiny_crate(tag: &str, name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let root = work_dir(tag).join(name);
+    std::fs::create_dir_all(&root).expect("create crate dir");
+    std::fs::write(
+        root.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n"
+        ),
+    )
+    .expect("write Cargo.toml");
+    for (path, content) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dir");
+        std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    }
+    root
+}
+
 /// The `.vox` files directly in `dir`, sorted.
 pub fn vox_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -245,3 +245,80 @@ fn counts_are_exact_whatever_the_tests_print() {
     assert!(r.stdout.contains("test result:"), "{}", r.dump());
     assert!(!r.stdout.contains("vox-test-output"), "{}", r.dump());
 }
+
+/// A test that prints a whole nested libtest run straight to the binary's
+/// stdout (as a test running another test binary does), then aborts.
+const NESTED_THEN_ABORT: &str = r#"
+use std::io::Write as _;
+
+#[test]
+fn prints_a_nested_run_then_aborts() {
+    let mut nested = String::from("\nrunning 40 tests\n");
+    for i in 0..40 {
+        nested.push_str(&format!("test nested::t{i} ... ok\n"));
+    }
+    nested.push_str("\ntest result: ok. 40 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n");
+    let mut out = std::io::stdout().lock();
+    out.write_all(nested.as_bytes()).unwrap();
+    out.flush().unwrap();
+    std::process::abort();
+}
+"#;
+
+/// A test whose binary prints a summary after libtest's, as it exits.
+const SUMMARY_AFTER_EXIT: &str = r#"
+extern "C" {
+    fn atexit(f: extern "C" fn()) -> i32;
+    fn write(fd: i32, buf: *const u8, n: usize) -> isize;
+}
+
+extern "C" fn late() {
+    let text = b"\ntest result: ok. 500 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+    // SAFETY: writing a static buffer to stdout.
+    unsafe {
+        write(1, text.as_ptr(), text.len());
+    }
+}
+
+#[test]
+fn registers_a_late_summary() {
+    // SAFETY: registering a handler that only writes.
+    assert_eq!(unsafe { atexit(late) }, 0);
+}
+"#;
+
+/// Test binaries whose stdout holds summaries that are not their own: the
+/// counts are those of the binaries' own runs (before: 40 passed for the
+/// binary that aborted, 500 for the one that printed late).
+#[test]
+fn only_the_binarys_own_summary_counts() {
+    let root = vox_e2e::tiny_crate(
+        "lane-counts-nested",
+        "nested-summaries",
+        &[
+            ("src/lib.rs", ""),
+            ("tests/nested_abort.rs", NESTED_THEN_ABORT),
+            ("tests/late_summary.rs", SUMMARY_AFTER_EXIT),
+        ],
+    );
+    for args in [
+        &["--json", "test"][..],
+        &["--json", "test", "--", "--", "--nocapture"][..],
+    ] {
+        let r = lane(&root, args);
+        r.assert_code(1);
+        let (build, t) = build_and_test(&r);
+        assert!(build.ok, "{}", r.dump());
+        assert_eq!(counts(&t), (1, 1, 0), "{args:?}: {t:?}\n{}", r.dump());
+        let list = t.failures.as_deref().unwrap_or_default();
+        assert_eq!(list.len(), 1, "{t:?}");
+        assert_eq!(
+            list[0].package.as_deref(),
+            Some("nested-summaries"),
+            "{t:?}"
+        );
+        assert_eq!(list[0].target.as_deref(), Some("nested_abort"), "{t:?}");
+        assert!(list[0].message.contains("signal 6"), "{t:?}");
+        assert_eq!(t.warning_count, 0, "{t:?}");
+    }
+}

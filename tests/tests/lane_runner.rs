@@ -19,19 +19,8 @@ use std::time::{Duration, Instant};
 use vox_e2e::{envelopes, lane_with, work_dir, Run, BUILD};
 use vox_metadata::Envelope;
 
-/// A package `name` in `work_dir(tag)` whose `src/lib.rs` is `lib_rs`.
 fn tiny_crate(tag: &str, name: &str, lib_rs: &str) -> PathBuf {
-    let root = work_dir(tag).join(name);
-    std::fs::create_dir_all(root.join("src")).expect("create src");
-    std::fs::write(
-        root.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n"
-        ),
-    )
-    .expect("write Cargo.toml");
-    std::fs::write(root.join("src/lib.rs"), lib_rs).expect("write lib.rs");
-    root
+    vox_e2e::tiny_crate(tag, name, &[("src/lib.rs", lib_rs)])
 }
 
 /// The `test` envelope of a `--json` run.

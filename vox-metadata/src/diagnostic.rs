@@ -47,6 +47,11 @@ pub mod codes {
     /// payload (a mismatch between vox-codegen and `cargo vox`); the
     /// message says what was wrong and which diagnostic it was.
     pub const INVALID_PAYLOAD: &str = "cargo-vox/invalid-payload";
+    /// A warning in a `test` envelope: a test binary's libtest summary
+    /// disagreed with its `test NAME ... RESULT` lines, or it printed none
+    /// for its own run, so its counts are those lines' (test output can
+    /// imitate libtest; the message names the binary and what was seen).
+    pub const TEST_COUNTS: &str = "cargo-vox/test-counts";
 }
 
 /// One diagnostic: from the Vox frontend (`"source":"vox"`), rustc

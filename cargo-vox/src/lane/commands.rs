@@ -10,7 +10,7 @@ use super::libtest::{TestFailure, TestReport};
 use super::testrun::{self, BinaryRun};
 use super::{failure_summary, libtest, reports, run_cargo, run_cargo_with, CargoRun, ChildStatus};
 use crate::cli::GlobalArgs;
-use crate::envelope::Envelope;
+use crate::envelope::{DiagnosticPayload, Envelope};
 use crate::workspace::{self, Member, PendingWorkspace, Workspace, WorkspaceError};
 use crate::{exit, output};
 
@@ -223,7 +223,20 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 
     let tests = run_tests(&args.cargo_args, global, &ws, &build_run);
     let report = tests.report;
-    let mut env = Envelope::new("test", ws.manifest_label.clone(), Vec::new());
+    let notes: Vec<DiagnosticPayload> = report
+        .notes
+        .iter()
+        .map(|note| {
+            let mut d = DiagnosticPayload::tool_error(
+                vox_metadata::codes::TEST_COUNTS,
+                ws.manifest_label.clone(),
+                note.clone(),
+            );
+            d.severity = vox_metadata::severity::WARNING.to_string();
+            d
+        })
+        .collect();
+    let mut env = Envelope::new("test", ws.manifest_label.clone(), notes);
     env.exit_code = tests.status.code();
     env.passed = Some(report.passed);
     env.failed = Some(report.failed);
@@ -690,6 +703,12 @@ fn binary_report(
     for f in &mut report.failures {
         f.package = package.clone();
         f.target = Some(target.clone());
+    }
+    for note in &mut report.notes {
+        *note = format!(
+            "test binary `{target}` ({}): {note}; its counts are taken from its `test NAME ... RESULT` lines",
+            run.executable.display()
+        );
     }
     report
 }

@@ -32,6 +32,9 @@ pub struct TestReport {
     pub failures: Vec<TestFailure>,
     /// Number of libtest runs read (one per test binary or doctest run).
     pub suites: usize,
+    /// Runs whose counts come from their `test NAME ... RESULT` lines
+    /// because no summary agreed with them: why, one line each.
+    pub notes: Vec<String>,
 }
 
 impl TestReport {
@@ -42,6 +45,7 @@ impl TestReport {
         self.ignored += other.ignored;
         self.failures.extend(other.failures);
         self.suites += other.suites;
+        self.notes.extend(other.notes);
     }
 }
 
@@ -53,14 +57,131 @@ pub fn vox_test_name(name: &str) -> Option<String> {
     (!rest.contains("::")).then(|| rest.to_string())
 }
 
-/// One test binary's run, read from the end of its stdout. `None` when it
-/// printed no libtest summary (it crashed, is not a libtest harness, or
+/// One test binary's run. `None` when it printed no libtest summary for
+/// its own run and no test lines (it crashed, is not a libtest harness, or
 /// was asked for `--list`). `stderr` supplies the failure messages that
 /// were not captured (`--nocapture`).
+///
+/// The binary's own run starts at its first line, `running N tests`
+/// (nothing runs before libtest prints it). Its summary is a `test result:`
+/// line that accounts for exactly N tests, outside any nested run a test
+/// printed (a `running M tests` header up to its own summary), and that
+/// agrees with the first N `test NAME ... RESULT` lines of the run: so a
+/// nested summary, or one printed after libtest's (by a thread or process
+/// a test left behind), is not taken for it. With no per-test lines
+/// (`--quiet`) the last summary accounting for N tests is the run's. When
+/// no summary agrees with the per-test lines, the counts are the lines',
+/// and [`TestReport::notes`] says so.
 pub fn parse_binary(stdout: &str, stderr: &str) -> Option<TestReport> {
     let lines: Vec<&str> = stdout.lines().collect();
-    let summary = lines.iter().rposition(|l| l.starts_with("test result: "))?;
-    Some(run_report(&lines, 0, summary, stderr))
+    let Some(header) = lines.iter().position(|l| running_count(l).is_some()) else {
+        // Not libtest's layout (a `harness = false` target that prints a
+        // summary of its own): its last summary.
+        let summary = lines.iter().rposition(|l| l.starts_with("test result: "))?;
+        return Some(run_report(&lines, 0, summary, stderr));
+    };
+    let expected = running_count(lines[header])?;
+    let start = header + 1;
+    // Expected counts of the nested runs still open.
+    let mut nested: Vec<usize> = Vec::new();
+    // The first N outcome lines (libtest's own, unless a test printed
+    // some while the run was going), and every name's last outcome.
+    let mut seen = Outcomes::default();
+    let mut by_name: std::collections::BTreeMap<&str, &str> = Default::default();
+    let mut agreeing = None;
+    // Summaries accounting for N tests, each with the names seen before it.
+    let mut accounting: Vec<(usize, Outcomes, usize)> = Vec::new();
+    for (j, line) in lines.iter().enumerate().skip(start) {
+        if let Some(m) = running_count(line) {
+            nested.push(m);
+            continue;
+        }
+        if let Some(text) = line.strip_prefix("test result: ") {
+            let total = summary_total(text);
+            if let Some(&m) = nested.last() {
+                if total == m || total != expected {
+                    nested.pop();
+                    continue;
+                }
+                // Accounts for this run, not the nested one: that one was
+                // cut short (its test died), and so were any inside it.
+                nested.clear();
+            }
+            if total == expected {
+                if seen.total() == expected && seen.agrees_with(line) {
+                    agreeing = Some(j);
+                    break;
+                }
+                let mut named = Outcomes::default();
+                for outcome in by_name.values() {
+                    named.record_outcome(outcome);
+                }
+                accounting.push((j, named, by_name.len()));
+            }
+            continue;
+        }
+        if !nested.is_empty() {
+            continue;
+        }
+        if seen.total() < expected {
+            seen.record(line);
+        }
+        if let Some((name, outcome)) = outcome_line(line) {
+            by_name.insert(name, outcome);
+        }
+    }
+    if let Some(j) = agreeing {
+        return Some(run_report(&lines, start, j, stderr));
+    }
+    // A summary the test lines do not contradict: lines missing (`--quiet`,
+    // or lost inside a nested run cut short), or more names than tests (a
+    // test printed some: the lines cannot be trusted over the summary).
+    let allowed = accounting
+        .iter()
+        .rev()
+        .find(|(j, named, names)| *names > expected || named.allows(lines[*j]));
+    if let Some((j, _, _)) = allowed {
+        return Some(run_report(&lines, start, *j, stderr));
+    }
+    if by_name.is_empty() {
+        return None;
+    }
+    // The lines name at most N tests and no summary agrees with them.
+    let mut named = Outcomes::default();
+    for outcome in by_name.values() {
+        named.record_outcome(outcome);
+    }
+    let mut report = match accounting.last() {
+        Some((j, _, _)) => run_report(&lines, start, *j, stderr),
+        None => TestReport {
+            suites: 1,
+            ..TestReport::default()
+        },
+    };
+    report.notes.push(match accounting.last() {
+        Some((j, _, _)) => format!(
+            "its summary ({}) disagrees with its test lines",
+            lines[*j].trim_start_matches("test result: ")
+        ),
+        None => format!("it printed no summary for its {expected} tests"),
+    });
+    report.passed = named.ok;
+    report.failed = named.failed;
+    report.ignored = named.ignored;
+    Some(report)
+}
+
+/// `passed + failed + ignored + measured` of a summary: the tests it accounts for.
+fn summary_total(text: &str) -> usize {
+    let (p, f, i) = summary_counts(text);
+    let measured = text
+        .split(';')
+        .find_map(|part| {
+            let mut words = part.split_whitespace().rev();
+            (words.next()? == "measured").then(|| words.next()?.parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    p + f + i + measured
 }
 
 /// Every libtest run in `output`, printed one after the other with the
@@ -116,7 +237,7 @@ fn running_count(line: &str) -> Option<usize> {
 }
 
 /// The `test NAME ... RESULT` lines of one run.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Outcomes {
     ok: usize,
     failed: usize,
@@ -124,14 +245,19 @@ struct Outcomes {
     other: usize,
 }
 
+/// `test NAME ... RESULT` → (NAME, RESULT).
+fn outcome_line(line: &str) -> Option<(&str, &str)> {
+    line.strip_prefix("test ")?.rsplit_once(" ... ")
+}
+
 impl Outcomes {
     fn record(&mut self, line: &str) {
-        let Some((_, outcome)) = line
-            .strip_prefix("test ")
-            .and_then(|rest| rest.rsplit_once(" ... "))
-        else {
-            return;
-        };
+        if let Some((_, outcome)) = outcome_line(line) {
+            self.record_outcome(outcome);
+        }
+    }
+
+    fn record_outcome(&mut self, outcome: &str) {
         if outcome == "ok" {
             self.ok += 1;
         } else if outcome.starts_with("FAILED") {
@@ -145,6 +271,12 @@ impl Outcomes {
 
     fn total(&self) -> usize {
         self.ok + self.failed + self.ignored + self.other
+    }
+
+    /// Whether `summary` could count these lines and more (some not seen).
+    fn allows(&self, summary: &str) -> bool {
+        let (p, f, i) = summary_counts(summary.trim_start_matches("test result: "));
+        self.ok <= p && self.failed <= f && self.ignored <= i
     }
 
     fn agrees_with(&self, summary: &str) -> bool {
@@ -201,6 +333,7 @@ fn run_report(lines: &[&str], start: usize, summary: usize, stderr: &str) -> Tes
         ignored,
         failures,
         suites: 1,
+        notes: Vec::new(),
     }
 }
 
@@ -527,6 +660,99 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         assert_eq!((r.passed, r.failed, r.ignored), (1, 1, 0));
         assert_eq!(r.failures.len(), 1);
         assert_eq!(r.failures[0].message, "boom\n  left: 1");
+    }
+
+    fn summary(p: usize, f: usize) -> String {
+        format!("test result: ok. {p} passed; {f} failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n")
+    }
+
+    /// A nested run's lines and summary, as a test running another test
+    /// binary (or printing one's output) writes them.
+    fn nested(n: usize) -> String {
+        let mut out = format!("\nrunning {n} tests\n");
+        for i in 0..n {
+            out.push_str(&format!("test nested::t{i} ... ok\n"));
+        }
+        out + "\n" + &summary(n, 0)
+    }
+
+    fn counts(r: &TestReport) -> (usize, usize, usize) {
+        (r.passed, r.failed, r.ignored)
+    }
+
+    #[test]
+    fn a_nested_summary_is_not_the_runs() {
+        // The binary's one test prints a nested run of 40, then aborts: no summary of its own.
+        let aborted = format!("\nrunning 1 test\n{}", nested(40));
+        assert_eq!(parse_binary(&aborted, ""), None);
+        // The same, and the run finishes: its own summary counts.
+        let finished = format!(
+            "\nrunning 2 tests\n{}test a ... ok\ntest b ... ok\n\n{}",
+            nested(40),
+            summary(2, 0)
+        );
+        let r = parse_binary(&finished, "").expect("a summary");
+        assert_eq!((counts(&r), r.notes.len()), ((2, 0, 0), 0), "{r:?}");
+        // A nested run of the same size as the binary's.
+        let same = format!(
+            "\nrunning 2 tests\ntest a ... ok\n{}test b ... FAILED\n\nfailures:\n    b\n\n{}",
+            nested(2),
+            "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n"
+        );
+        let r = parse_binary(&same, "").expect("a summary");
+        assert_eq!(counts(&r), (1, 1, 0), "{r:?}");
+        assert_eq!(r.failures.len(), 1);
+        // A nested run cut short inside: the run's summary still counts.
+        let cut = format!(
+            "\nrunning 2 tests\ntest a ... ok\n\nrunning 9 tests\ntest x ... ok\ntest b ... ok\n\n{}",
+            summary(2, 0)
+        );
+        let r = parse_binary(&cut, "").expect("a summary");
+        assert_eq!((counts(&r), r.notes.len()), ((2, 0, 0), 0), "{r:?}");
+    }
+
+    #[test]
+    fn a_summary_printed_after_the_runs_is_not_the_runs() {
+        // A thread or process the test left behind prints after libtest's summary.
+        for late in [summary(500, 0), nested(500), summary(0, 1)] {
+            let text = format!(
+                "\nrunning 1 test\ntest a ... ok\n\n{}\n{late}",
+                summary(1, 0)
+            );
+            let r = parse_binary(&text, "").expect("a summary");
+            assert_eq!((counts(&r), r.notes.len()), ((1, 0, 0), 0), "{late}: {r:?}");
+        }
+        // `--quiet`: no test lines; the last summary accounting for the run.
+        let quiet = format!(
+            "\nrunning 3 tests\n...\n{}\n{}",
+            summary(3, 0),
+            summary(500, 0)
+        );
+        assert_eq!(counts(&parse_binary(&quiet, "").unwrap()), (3, 0, 0));
+    }
+
+    #[test]
+    fn summaries_that_contradict_the_test_lines_are_flagged() {
+        let forged = format!(
+            "\nrunning 2 tests\ntest a ... ok\ntest b ... FAILED\n\n{}",
+            summary(2, 0)
+        );
+        let r = parse_binary(&forged, "").expect("a report");
+        assert_eq!(counts(&r), (1, 1, 0), "{r:?}");
+        assert!(r.notes[0].contains("disagrees"), "{r:?}");
+        // A test printed a test line first (`--nocapture`): more names
+        // than tests, so the lines do not overrule the summary.
+        let early = format!(
+            "\nrunning 2 tests\ntest fake ... FAILED\ntest a ... ok\ntest b ... ok\n\n{}",
+            summary(2, 0)
+        );
+        let r = parse_binary(&early, "").expect("a report");
+        assert_eq!((counts(&r), r.notes.len()), ((2, 0, 0), 0), "{r:?}");
+        // Lines but no summary (the binary died after two of its tests).
+        let died = "\nrunning 3 tests\ntest a ... ok\ntest b ... ignored\n";
+        let r = parse_binary(died, "").expect("a report");
+        assert_eq!(counts(&r), (1, 0, 1), "{r:?}");
+        assert!(r.notes[0].contains("no summary for its 3 tests"), "{r:?}");
     }
 
     #[test]
