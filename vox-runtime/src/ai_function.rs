@@ -375,6 +375,21 @@ impl Args {
         std::str::from_utf8(&self.json).unwrap_or("{}")
     }
 
+    /// The text of the only argument, when there is one and it is a
+    /// string (a `str`): the model is given it plainly, as the user message
+    /// (docs/runtime.md, "What the model sees").
+    pub(crate) fn single_text(&self) -> Option<String> {
+        if self.len != 1 {
+            return None;
+        }
+        let object: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(&self.json).ok()?;
+        match object.into_iter().next() {
+            Some((_, serde_json::Value::String(text))) => Some(text),
+            _ => None,
+        }
+    }
+
     /// Number of arguments.
     pub fn len(&self) -> usize {
         self.len

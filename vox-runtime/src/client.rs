@@ -657,6 +657,8 @@ struct Call<'a> {
     parts: Cow<'a, RequestParts>,
     conversation: Conversation,
     attempt: u32,
+    /// The previous rejected reply, to notice the model repeating it.
+    previous_reply: Option<String>,
     span: tracing::Span,
 }
 
@@ -676,6 +678,7 @@ impl<'a> Call<'a> {
             parts: function.request_parts(wire, target.model, max_tokens)?,
             conversation: Conversation::start(wire, args),
             attempt: 0,
+            previous_reply: None,
             span: tracing::info_span!(
                 "vox.ai_call",
                 function = function.name(),
@@ -751,14 +754,30 @@ impl<'a> Call<'a> {
             tracing::warn!(attempt, error = %error, "vox.ai_attempt_rejected");
         });
         let attempts_allowed = self.function.attempts_allowed();
-        if attempt < attempts_allowed {
+        // The same reply, word for word, after a correction: asking again
+        // would get it once more (docs/runtime.md, "What the model sees").
+        let repeated = self.previous_reply.as_deref() == Some(rejection.reply.as_str());
+        if attempt < attempts_allowed && !repeated {
             self.conversation.push_correction(&rejection);
+            self.previous_reply = Some(rejection.reply);
             return Ok(());
         }
+        let last_error = if repeated && attempt < attempts_allowed {
+            redactor.shown_message(
+                &format!(
+                    "{}\n(the model repeated its previous reply word for word after the \
+                     correction; not asked again)",
+                    rejection.error
+                ),
+                LAST_ERROR_CHARS,
+            )
+        } else {
+            error
+        };
         Err(Error::InvalidOutput {
             function: self.function.name().to_owned(),
-            attempts: attempts_allowed,
-            last_error: error,
+            attempts: attempt,
+            last_error,
             last_reply: redactor.shown(&rejection.reply, LAST_REPLY_CHARS),
         })
     }

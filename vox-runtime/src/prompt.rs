@@ -16,10 +16,12 @@ use crate::error::Error;
 pub(crate) enum Wire {
     /// OpenAI's chat completions (`openai`, `openrouter`, `compatible`):
     /// `limit` names the completion limit field, `format` is how the schema
-    /// is given.
+    /// is given, `stated` whether the prompt also states the expected
+    /// shape (for servers that may not enforce `response_format`).
     Chat {
         limit: &'static str,
         format: ResponseFormat,
+        stated: bool,
     },
     /// Anthropic's Messages API, structured output through a forced tool
     /// call.
@@ -42,14 +44,20 @@ impl Wire {
             Provider::OpenAi => Wire::Chat {
                 limit: "max_completion_tokens",
                 format: ResponseFormat::JsonSchema,
+                stated: false,
             },
+            // OpenRouter passes `response_format` only to models that take
+            // it, and compatible servers may drop it: the prompt states the
+            // shape (docs/runtime.md, "What the model sees").
             Provider::OpenRouter => Wire::Chat {
                 limit: "max_tokens",
                 format: ResponseFormat::JsonSchema,
+                stated: true,
             },
             Provider::Compatible | Provider::Fixture => Wire::Chat {
                 limit: "max_tokens",
                 format: config.response_format,
+                stated: true,
             },
         }
     }
@@ -79,15 +87,171 @@ pub(crate) struct RequestParts {
     tail: Box<[u8]>,
 }
 
-/// The system message for APIs that enforce the schema on the reply.
-fn system_text<'a>(name: &'a str, schema_name: &'a str) -> [&'a str; 5] {
-    [
-        "You are the implementation of the function `",
-        name,
-        "`. Answer only with one JSON value that matches the JSON Schema `",
-        schema_name,
-        "` of the response format: no prose, no Markdown, no code fences.",
-    ]
+/// How a reply is asked for, after the task.
+const ANSWER_RULE: &str =
+    "Answer with only one JSON value, with no prose, Markdown or code fences around it.";
+
+/// The system message (docs/runtime.md, "What the model sees"): the task —
+/// the function's doc comment — then how to answer; when `shape` is given
+/// (a provider that may not enforce the schema, or whose model never sees
+/// it), the schema as a picture of the value, with the fields' docs.
+fn system_text(function: &AiFunction, shape: Option<&str>) -> String {
+    let instruction = function.instruction().trim();
+    let mut text = if instruction.is_empty() {
+        format!("Give the result of `{}` for the input.", function.name())
+    } else {
+        instruction.to_owned()
+    };
+    text.push_str("\n\n");
+    match shape {
+        None => text.push_str(ANSWER_RULE),
+        Some(shape) => {
+            text.push_str(
+                "Answer with only one JSON value that matches this schema, with no prose, \
+                 Markdown or code fences around it:\n",
+            );
+            text.push_str(shape);
+        }
+    }
+    text
+}
+
+/// The schema of `function`'s output as the prompt states it: a picture of
+/// the value (`{"vendor": <string>, "due_date": <string or null>}`), then
+/// the fields' descriptions; the schema's JSON text when the picture would
+/// be long.
+fn stated_shape(function: &AiFunction) -> Result<String, Error> {
+    let schema = function.output().try_value()?;
+    let mut notes = Vec::new();
+    let mut picture = String::new();
+    Picture {
+        doc: crate::correction::Doc::of(schema),
+        following: Vec::new(),
+        notes: &mut notes,
+    }
+    .draw(schema, &mut picture, "$", 0);
+    if picture.len() + notes.iter().map(String::len).sum::<usize>() > MAX_PICTURE_CHARS {
+        return Ok(function.output().json_text().to_owned());
+    }
+    for note in notes {
+        picture.push('\n');
+        picture.push_str(&note);
+    }
+    Ok(picture)
+}
+
+/// Longest picture of a schema in a prompt; a longer one is sent as the
+/// schema's JSON text.
+const MAX_PICTURE_CHARS: usize = 4000;
+
+/// Draws a schema as a picture of its value.
+struct Picture<'s, 'n> {
+    doc: crate::correction::Doc<'s>,
+    /// `$ref`s being drawn (a recursive type is drawn once).
+    following: Vec<&'s str>,
+    /// `- $.path: description` lines.
+    notes: &'n mut Vec<String>,
+}
+
+impl<'s> Picture<'s, '_> {
+    fn draw(&mut self, schema: &'s serde_json::Value, out: &mut String, path: &str, depth: usize) {
+        use serde_json::Value;
+        if depth > 12 || out.len() > MAX_PICTURE_CHARS {
+            out.push_str("<value>");
+            return;
+        }
+        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            let name = r.rsplit('/').next().unwrap_or(r);
+            if self.following.contains(&r) {
+                out.push('<');
+                out.push_str(name);
+                out.push_str(", as above>");
+                return;
+            }
+            self.following.push(r);
+            self.draw(self.doc.resolve(schema), out, path, depth);
+            self.following.pop();
+            return;
+        }
+        if let Some(d) = schema.get("description").and_then(Value::as_str) {
+            let d = d.split_whitespace().collect::<Vec<_>>().join(" ");
+            let note = format!("- {path}: {d}");
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
+        if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+            for (i, b) in branches.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(" or ");
+                }
+                self.draw(b, out, path, depth + 1);
+            }
+            return;
+        }
+        if let Some(cases) = schema.get("enum").and_then(Value::as_array) {
+            if let [one] = cases.as_slice() {
+                out.push_str(&one.to_string());
+                return;
+            }
+            out.push_str("<one of ");
+            let list: Vec<String> = cases.iter().map(Value::to_string).collect();
+            out.push_str(&list.join(", "));
+            out.push('>');
+            return;
+        }
+        match schema.get("type").and_then(Value::as_str) {
+            Some("object") => {
+                out.push('{');
+                let props = schema.get("properties").and_then(Value::as_object);
+                let names: Vec<&str> = schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                for (i, name) in names.iter().enumerate() {
+                    let Some(p) = props.and_then(|p| p.get(*name)) else {
+                        continue;
+                    };
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&serde_json::Value::from(*name).to_string());
+                    out.push_str(": ");
+                    let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    let inner = if plain {
+                        format!("{path}.{name}")
+                    } else {
+                        format!("{path}[{}]", serde_json::Value::from(*name))
+                    };
+                    self.draw(p, out, &inner, depth + 1);
+                }
+                out.push('}');
+            }
+            Some("array") => {
+                out.push('[');
+                match schema.get("items") {
+                    Some(items) => self.draw(items, out, &format!("{path}[i]"), depth + 1),
+                    None => out.push_str("<value>"),
+                }
+                out.push_str(", …]");
+            }
+            Some("string")
+                if schema.get("pattern").and_then(Value::as_str)
+                    == Some(crate::correction::DECIMAL_PATTERN) =>
+            {
+                out.push_str("<decimal number as a string, like \"12.50\">");
+            }
+            Some("null") => out.push_str("null"),
+            Some("boolean") => out.push_str("<true or false>"),
+            Some(ty) => {
+                out.push('<');
+                out.push_str(ty);
+                out.push('>');
+            }
+            None => out.push_str("<value>"),
+        }
+    }
 }
 
 impl RequestParts {
@@ -100,20 +264,14 @@ impl RequestParts {
         max_tokens: u32,
     ) -> Result<RequestParts, Error> {
         let name = function.name();
-        let instruction = function.instruction().trim();
         let schema_name = function.output().name();
         let schema = function.output().raw()?.get().as_bytes();
-        let mut head = Vec::with_capacity(
-            instruction.len() + 2 * name.len() + model.len() + 300 + schema.len(),
-        );
-        let separator = if instruction.is_empty() { "" } else { "\n\n" };
-        let user_start = [
-            instruction,
-            separator,
-            "Function: ",
-            name,
-            "\nArguments (JSON): ",
-        ];
+        let stated = match wire {
+            Wire::Chat { stated: true, .. } | Wire::Ollama => Some(stated_shape(function)?),
+            _ => None,
+        };
+        let system = system_text(function, stated.as_deref());
+        let mut head = Vec::with_capacity(system.len() + model.len() + 300 + schema.len());
         let mut tail = Vec::with_capacity(schema.len() + schema_name.len() + 160);
         let temperature = |out: &mut Vec<u8>, key: &[u8], max: f64| -> Result<(), Error> {
             if let Some(t) = function.temperature() {
@@ -132,16 +290,16 @@ impl RequestParts {
             Wire::Chat {
                 limit: field,
                 format,
+                ..
             } => {
                 head.extend_from_slice(br#"{"model":""#);
                 push_escaped(&mut head, model.as_bytes());
                 head.extend_from_slice(br#"","messages":["#);
-                // The schema itself travels in `response_format`, which
-                // OpenAI, OpenRouter and the common compatible servers
-                // enforce; repeating it here would double its prompt tokens.
-                push_message(&mut head, "system", &system_text(name, schema_name));
+                // The schema travels in `response_format`; the system
+                // message states its shape too where it may not be enforced.
+                push_message(&mut head, "system", &[&system]);
                 head.push(b',');
-                open_message(&mut head, "user", &user_start);
+                open_message(&mut head, "user", &[]);
 
                 tail.push(b']');
                 temperature(&mut tail, br#","temperature":"#, f64::MAX)?;
@@ -182,15 +340,17 @@ impl RequestParts {
                 head.extend_from_slice(br#"","max_tokens":"#);
                 head.extend_from_slice(limit.as_bytes());
                 head.extend_from_slice(br#","system":""#);
+                let instruction = function.instruction().trim();
+                let task = if instruction.is_empty() {
+                    format!("Give the result of `{name}` for the input.")
+                } else {
+                    instruction.to_owned()
+                };
                 for part in [
-                    "You are the implementation of the function `",
-                    name,
-                    "`. Answer by calling the tool `",
+                    task.as_str(),
+                    "\n\nAnswer by calling the tool `",
                     &tool,
-                    "` once: its input is the function's result, which must match the tool's \
-                     input schema `",
-                    schema_name,
-                    "`.",
+                    "` once: its input is the result.",
                 ] {
                     push_escaped(&mut head, part.as_bytes());
                 }
@@ -205,7 +365,7 @@ impl RequestParts {
                 head.extend_from_slice(br#"}],"tool_choice":{"type":"tool","name":""#);
                 push_escaped(&mut head, tool.as_bytes());
                 head.extend_from_slice(br#""},"messages":["#);
-                open_message(&mut head, "user", &user_start);
+                open_message(&mut head, "user", &[]);
 
                 tail.push(b']');
                 // The Messages API takes temperatures from 0 to 1.
@@ -218,13 +378,8 @@ impl RequestParts {
                 // (the JSON Schema field; `responseSchema` takes OpenAPI's).
                 // The model is in the URL, not the body.
                 head.extend_from_slice(br#"{"systemInstruction":{"parts":[{"text":""#);
-                for part in system_text(name, schema_name) {
-                    push_escaped(&mut head, part.as_bytes());
-                }
+                push_escaped(&mut head, system.as_bytes());
                 head.extend_from_slice(br#""}]},"contents":[{"role":"user","parts":[{"text":""#);
-                for part in user_start {
-                    push_escaped(&mut head, part.as_bytes());
-                }
 
                 let ordered: Ordered = serde_json::from_slice(schema).map_err(|e| {
                     Error::Config(format!("the schema `{schema_name}` is invalid JSON: {e}"))
@@ -250,9 +405,9 @@ impl RequestParts {
                 head.extend_from_slice(br#"{"model":""#);
                 push_escaped(&mut head, model.as_bytes());
                 head.extend_from_slice(br#"","stream":false,"messages":["#);
-                push_message(&mut head, "system", &system_text(name, schema_name));
+                push_message(&mut head, "system", &[&system]);
                 head.push(b',');
-                open_message(&mut head, "user", &user_start);
+                open_message(&mut head, "user", &[]);
 
                 tail.extend_from_slice(br#"],"format":"#);
                 tail.extend_from_slice(schema);
@@ -531,7 +686,7 @@ pub(crate) struct Conversation {
 }
 
 const CORRECTION_START: &str = "Your previous reply was rejected: ";
-const CORRECTION_END: &str = "\nAnswer again with only one JSON value that matches the schema.";
+const CORRECTION_END: &str = "\nAnswer again with only the corrected JSON value.";
 
 impl Conversation {
     /// The call's arguments, closing the first user message (whose start,
@@ -539,7 +694,16 @@ impl Conversation {
     pub fn start(wire: Wire, args: &Args) -> Conversation {
         let args_json = args.as_json();
         let mut after_head = Vec::with_capacity(args_json.len() * 5 / 4 + 16);
-        push_escaped(&mut after_head, args_json.as_bytes());
+        // One `str` argument is the message itself; other arguments are
+        // their JSON object (docs/runtime.md, "What the model sees").
+        match args.single_text() {
+            Some(text) if !text.trim().is_empty() => push_escaped(&mut after_head, text.as_bytes()),
+            _ if args.is_empty() => push_escaped(&mut after_head, b"(no input)"),
+            _ => {
+                push_escaped(&mut after_head, b"Input (JSON): ");
+                push_escaped(&mut after_head, args_json.as_bytes());
+            }
+        }
         match wire {
             Wire::Gemini => after_head.extend_from_slice(b"\"}]}"),
             _ => after_head.extend_from_slice(b"\"}"),
@@ -717,6 +881,13 @@ mod tests {
     const CHAT: Wire = Wire::Chat {
         limit: "max_tokens",
         format: ResponseFormat::JsonSchema,
+        stated: false,
+    };
+    /// A compatible server: the prompt states the schema's shape.
+    const STATED: Wire = Wire::Chat {
+        limit: "max_tokens",
+        format: ResponseFormat::JsonSchema,
+        stated: true,
     };
 
     fn rejected(reply: &str, error: &str) -> crate::reply::RejectedReply {
@@ -757,27 +928,84 @@ mod tests {
     }
 
     #[test]
-    fn first_user_message_starts_with_instruction_then_json_arguments() {
+    fn the_task_is_the_system_message_and_one_str_argument_the_user_message() {
         let args = Args::new().arg("ocr_text", "ACME, 2 widgets").unwrap();
         let conversation = Conversation::start(CHAT, &args);
-        let body = body(&EXTRACT, "gpt-4o-mini", &conversation);
-        let [(system_role, system), (user_role, user)] = &messages(&body)[..] else {
+        let first = body(&EXTRACT, "gpt-4o-mini", &conversation);
+        let [(system_role, system), (user_role, user)] = &messages(&first)[..] else {
             panic!("two messages expected")
         };
         assert_eq!(system_role, "system");
         assert_eq!(
             system,
-            "You are the implementation of the function `extract_invoice`. Answer only with one \
-             JSON value that matches the JSON Schema `Invoice` of the response format: no prose, \
-             no Markdown, no code fences."
+            "Extract the invoice fields from OCR text.\n\nAnswer with only one JSON value, \
+             with no prose, Markdown or code fences around it."
         );
-        assert_eq!(user_role, "user");
-        assert!(user.starts_with(
-            "Extract the invoice fields from OCR text.\n\nFunction: extract_invoice\n"
-        ));
-        let json_start = user.find('{').unwrap();
-        let rendered: serde_json::Value = serde_json::from_str(&user[json_start..]).unwrap();
-        assert_eq!(rendered, serde_json::json!({"ocr_text": "ACME, 2 widgets"}));
+        assert_eq!(
+            (user_role.as_str(), user.as_str()),
+            ("user", "ACME, 2 widgets")
+        );
+        // Several arguments, or one that is not a string: their JSON object.
+        let args = Args::new().arg("text", "x").unwrap().arg("n", &2).unwrap();
+        let messages_of =
+            |args: &Args| messages(&body(&EXTRACT, "m", &Conversation::start(CHAT, args)));
+        assert_eq!(
+            messages_of(&args)[1].1,
+            r#"Input (JSON): {"text":"x","n":2}"#
+        );
+        let args = Args::new().arg("n", &2).unwrap();
+        assert_eq!(messages_of(&args)[1].1, r#"Input (JSON): {"n":2}"#);
+    }
+
+    #[test]
+    fn a_server_that_may_not_enforce_the_schema_is_told_its_shape() {
+        static BILL: OutputSchema = OutputSchema::new(
+            "Bill",
+            r##"{"type":"object","properties":{"vendor":{"type":"string","description":"Who sent it."},"total":{"type":"string","pattern":"^-?[0-9]+(\\.[0-9]+)?$"},"currency":{"type":"string","enum":["USD","EUR"]},"due":{"anyOf":[{"type":"string"},{"type":"null"}]},"lines":{"type":"array","items":{"$ref":"#/$defs/Line"}},"status":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["Paid"]}},"required":["kind"],"additionalProperties":false},{"type":"object","properties":{"kind":{"type":"string","enum":["Open"]},"days":{"type":"integer"}},"required":["kind","days"],"additionalProperties":false}]}},"required":["vendor","total","currency","due","lines","status"],"additionalProperties":false,"$defs":{"Line":{"type":"object","properties":{"qty":{"type":"integer"},"sub":{"anyOf":[{"$ref":"#/$defs/Line"},{"type":"null"}]}},"required":["qty","sub"],"additionalProperties":false}}}"##,
+            false,
+        );
+        static EXTRACT_BILL: AiFunction = AiFunction::new("extract_bill", "Read the bill.", &BILL);
+        let args = Args::new().arg("text", "ACME 12.50 EUR").unwrap();
+        for wire in [STATED, Wire::Ollama] {
+            let body = body_of(wire, &EXTRACT_BILL, "m", &Conversation::start(wire, &args));
+            let messages = messages(&body);
+            assert_eq!(
+                messages[0].1,
+                "Read the bill.\n\nAnswer with only one JSON value that matches this schema, \
+                 with no prose, Markdown or code fences around it:\n\
+                 {\"vendor\": <string>, \"total\": <decimal number as a string, like \"12.50\">, \
+                 \"currency\": <one of \"USD\", \"EUR\">, \"due\": <string> or null, \
+                 \"lines\": [{\"qty\": <integer>, \"sub\": <Line, as above> or null}, …], \
+                 \"status\": {\"kind\": \"Paid\"} or {\"kind\": \"Open\", \"days\": <integer>}}\n\
+                 - $.vendor: Who sent it."
+            );
+            assert_eq!(messages[1].1, "ACME 12.50 EUR");
+        }
+        // A long picture gives way to the schema's text.
+        let props: Vec<String> = (0..400)
+            .map(|i| format!(r#""field_{i}":{{"type":"string"}}"#))
+            .collect();
+        let names: Vec<String> = (0..400).map(|i| format!(r#""field_{i}""#)).collect();
+        let json: &'static str = Box::leak(
+            format!(
+                r#"{{"type":"object","properties":{{{}}},"required":[{}],"additionalProperties":false}}"#,
+                props.join(","),
+                names.join(",")
+            )
+            .into_boxed_str(),
+        );
+        let wide: &'static OutputSchema =
+            Box::leak(Box::new(OutputSchema::new("Wide", json, false)));
+        let f: &'static AiFunction = Box::leak(Box::new(AiFunction::new("f", "Do.", wide)));
+        let system = messages(&body_of(
+            STATED,
+            f,
+            "m",
+            &Conversation::start(STATED, &Args::new()),
+        ))
+        .remove(0)
+        .1;
+        assert!(system.ends_with(json), "{system}");
     }
 
     #[test]
@@ -841,12 +1069,8 @@ mod tests {
         assert!(messages[0]["content"]
             .as_str()
             .unwrap()
-            .contains("`odd\"fn`"));
-        let user = messages[1]["content"].as_str().unwrap();
-        assert!(user.starts_with("line one\n\ttab \"q\" \\ \u{1}\n\nFunction: odd\"fn\n"));
-        let json_start = user.find('{').unwrap();
-        let rendered: serde_json::Value = serde_json::from_str(&user[json_start..]).unwrap();
-        assert_eq!(rendered["text"], tricky.as_str());
+            .starts_with("line one\n\ttab \"q\" \\ \u{1}\n\n"));
+        assert_eq!(messages[1]["content"], tricky.as_str());
         assert_eq!(messages[2]["content"], tricky.as_str());
         assert!(messages[3]["content"].as_str().unwrap().contains(&tricky));
         // The escaper agrees with serde_json byte for byte.
@@ -919,17 +1143,24 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_instruction_starts_the_user_message_with_the_function() {
+    fn an_empty_instruction_names_the_function_as_the_task() {
         static BARE: AiFunction = AiFunction::new("bare", "  ", &INVOICE);
         let args = Args::new().arg("n", &1).unwrap();
-        let messages = messages(&body(&BARE, "m", &Conversation::start(CHAT, &args)));
-        assert_eq!(
-            messages[1],
-            (
-                "user".to_owned(),
-                "Function: bare\nArguments (JSON): {\"n\":1}".to_owned()
-            )
+        let messages_of =
+            |args: &Args| messages(&body(&BARE, "m", &Conversation::start(CHAT, args)));
+        let with_n = messages_of(&args);
+        assert!(
+            with_n[0]
+                .1
+                .starts_with("Give the result of `bare` for the input.\n\n"),
+            "{}",
+            with_n[0].1
         );
+        assert_eq!(
+            with_n[1],
+            ("user".to_owned(), "Input (JSON): {\"n\":1}".to_owned())
+        );
+        assert_eq!(messages_of(&Args::new())[1].1, "(no input)");
     }
 
     #[test]
@@ -943,7 +1174,7 @@ mod tests {
         assert_eq!(
             messages[3].1,
             "Your previous reply was rejected: missing field `vendor` at line 1 column 2\n\
-             Answer again with only one JSON value that matches the schema."
+             Answer again with only the corrected JSON value."
         );
     }
 
@@ -954,10 +1185,12 @@ mod tests {
         let openai = Wire::Chat {
             limit: "max_completion_tokens",
             format: ResponseFormat::JsonSchema,
+            stated: false,
         };
         let object = Wire::Chat {
             limit: "max_tokens",
             format: ResponseFormat::JsonObject,
+            stated: true,
         };
         for wire in [openai, object, Wire::Anthropic, Wire::Gemini, Wire::Ollama] {
             let mut conversation = Conversation::start(wire, &args);
@@ -966,7 +1199,7 @@ mod tests {
             let body = body_of(wire, &EXTRACT, "m", &conversation);
             let schema = INVOICE.value().clone();
             match wire {
-                Wire::Chat { limit, format } => {
+                Wire::Chat { limit, format, .. } => {
                     assert_eq!(body[limit], 4096, "{body}");
                     assert_eq!(body["messages"].as_array().unwrap().len(), 6);
                     if format == ResponseFormat::JsonObject {
@@ -1036,7 +1269,7 @@ mod tests {
             messages[2],
             serde_json::json!({"role": "user", "content": [{"type": "tool_result",
                 "tool_use_id": "toolu_9", "is_error": true,
-                "content": "Your previous reply was rejected: missing field `vendor`\nAnswer again with only one JSON value that matches the schema."}]})
+                "content": "Your previous reply was rejected: missing field `vendor`\nAnswer again with only the corrected JSON value."}]})
         );
         // Temperatures above Anthropic's range of 0 to 1 are clamped.
         static HOT: AiFunction = AiFunction::new("hot", "", &INVOICE).with_temperature(1.7);

@@ -524,6 +524,7 @@ mod tests {
     const CHAT: Wire = Wire::Chat {
         limit: "max_tokens",
         format: crate::config::ResponseFormat::JsonSchema,
+        stated: true,
     };
 
     #[test]

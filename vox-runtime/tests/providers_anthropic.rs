@@ -109,10 +109,12 @@ async fn forced_tool_call_is_the_answer_and_the_request_is_a_messages_request() 
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0]["role"], "user");
-    assert!(messages[0]["content"]
+    // The task is the system prompt; the one `str` argument the user turn.
+    assert!(body["system"]
         .as_str()
         .unwrap()
-        .starts_with("Extract the invoice fields from OCR text.\n\nFunction: extract_invoice"));
+        .starts_with("Extract the invoice fields from OCR text.\n\n"));
+    assert_eq!(messages[0]["content"], "ACME, 7.00");
 }
 
 #[tokio::test]
