@@ -120,3 +120,34 @@ fn two_builders_keep_their_own_reports() {
         human.dump()
     );
 }
+
+/// A `.vox` file whose name holds line breaks spelling a build-script
+/// instruction: vox-build must not pass it to cargo as one (it used to print
+/// `cargo:rerun-if-changed=` with the raw name, so the name's second line
+/// set a cfg that fails this crate's build), and the build compiles it.
+#[cfg(unix)]
+#[test]
+fn a_file_name_cannot_smuggle_a_build_instruction() {
+    let root = copy_fixture("lane/app", "build-reports-newline-name");
+    std::fs::write(
+        root.join("vox")
+            .join("x\ncargo:rustc-cfg=vox_injected\ny.vox"),
+        "fn smuggled() to int {\n    1\n}\n",
+    )
+    .expect("write the oddly named source");
+    let main_rs = root.join("src").join("main.rs");
+    let text = std::fs::read_to_string(&main_rs).expect("read main.rs");
+    std::fs::write(
+        &main_rs,
+        format!("{text}\n#[cfg(vox_injected)]\ncompile_error!(\"a file name set a cfg\");\n"),
+    )
+    .expect("write main.rs");
+    let (r, env) = build(&root);
+    assert!(env.ok, "{env:?}\n{}", r.dump());
+    assert!(!r.stderr.contains("a file name set a cfg"), "{}", r.dump());
+    assert!(
+        r.stderr.contains("cannot ask cargo to watch"),
+        "the unwatchable file is named in a warning\n{}",
+        r.dump()
+    );
+}

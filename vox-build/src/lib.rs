@@ -233,29 +233,29 @@ impl Builder {
         let files = layout.vox_files()?;
         if !self.quiet {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "cargo:rerun-if-changed={}", manifest_path.display());
+            watch(&mut out, &manifest_path);
             // A missing path would make cargo rerun the script on every
             // build, so only existing directories are watched; a directory
             // created later is picked up once `Cargo.toml` or a watched file changes.
             for dir in layout.dir_paths() {
                 if dir.exists() {
-                    let _ = writeln!(out, "cargo:rerun-if-changed={}", dir.display());
+                    watch(&mut out, &dir);
                 } else if !self.source_dirs.is_empty() || configured {
                     let _ = writeln!(
                         out,
                         "cargo:warning=vox-build: source directory {} does not exist",
-                        dir.display()
+                        one_line(&dir.display().to_string())
                     );
                 }
             }
             for f in &files {
-                let _ = writeln!(out, "cargo:rerun-if-changed={}", f.display());
+                watch(&mut out, f);
             }
             if files.is_empty() {
                 let _ = writeln!(
                     out,
                     "cargo:warning=vox-build: no .vox files found in {}",
-                    layout.dirs.join(", ")
+                    one_line(&layout.dirs.join(", "))
                 );
             }
         }
@@ -472,9 +472,54 @@ fn write_via_temp(
     )))
 }
 
+/// Prints `cargo:rerun-if-changed=PATH`. Cargo reads a build script's
+/// instructions line by line, without escapes: a path with a line break
+/// would end the instruction and start another (a file named
+/// `x\ncargo:rustc-cfg=y.vox` would set a cfg). Such a path is not watched;
+/// a warning names it, escaped.
+fn watch(out: &mut impl std::io::Write, path: &Path) {
+    let text = path.display().to_string();
+    if text.contains(['\n', '\r']) {
+        let _ = writeln!(
+            out,
+            "cargo:warning=vox-build: cannot ask cargo to watch {} for changes: its name has a line break",
+            one_line(&text)
+        );
+    } else {
+        let _ = writeln!(out, "cargo:rerun-if-changed={text}");
+    }
+}
+
+/// `text` on one line: escaped (`\n`, `\u{1}`) when it holds control characters.
+fn one_line(text: &str) -> String {
+    if text.contains(char::is_control) {
+        text.escape_debug().to_string()
+    } else {
+        text.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_with_a_line_break_is_one_warning_line() {
+        let mut out = Vec::new();
+        watch(&mut out, Path::new("/p/vox/a.vox"));
+        watch(
+            &mut out,
+            Path::new("/p/vox/x\ncargo:rustc-cfg=injected\ny.vox"),
+        );
+        watch(&mut out, Path::new("/p/vox/cr\r.vox"));
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(lines[0], "cargo:rerun-if-changed=/p/vox/a.vox");
+        assert!(lines[1].starts_with("cargo:warning=vox-build: cannot ask cargo to watch /p/vox/x\\ncargo:rustc-cfg=injected\\ny.vox"), "{text}");
+        assert!(lines[2].contains("cr\\r.vox"), "{text}");
+        assert_eq!(one_line("C:\\src\\vox"), "C:\\src\\vox");
+    }
 
     fn temp_dir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("vox-build-test-{tag}-{}", std::process::id()));
