@@ -248,6 +248,7 @@ fn counts_are_exact_whatever_the_tests_print() {
 
 /// A test that prints a whole nested libtest run straight to the binary's
 /// stdout (as a test running another test binary does), then aborts.
+#[cfg(unix)]
 const NESTED_THEN_ABORT: &str = r#"
 use std::io::Write as _;
 
@@ -266,6 +267,7 @@ fn prints_a_nested_run_then_aborts() {
 "#;
 
 /// A test whose binary prints a summary after libtest's, as it exits.
+#[cfg(unix)]
 const SUMMARY_AFTER_EXIT: &str = r#"
 extern "C" {
     fn atexit(f: extern "C" fn()) -> i32;
@@ -290,6 +292,7 @@ fn registers_a_late_summary() {
 /// Test binaries whose stdout holds summaries that are not their own: the
 /// counts are those of the binaries' own runs (before: 40 passed for the
 /// binary that aborted, 500 for the one that printed late).
+#[cfg(unix)]
 #[test]
 fn only_the_binarys_own_summary_counts() {
     let root = vox_e2e::tiny_crate(
