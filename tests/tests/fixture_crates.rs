@@ -107,6 +107,27 @@ fn kitchen_sink_builds_warning_free_and_passes_its_tests() {
 }
 
 #[test]
+fn invoice_app_tests_replay_the_committed_cassette() {
+    // `cargo test` offline (the fixture provider, no key): the Vox @test
+    // `reads_a_recorded_invoice` passes only on the replies recorded in
+    // vox/cassettes/extract_invoice.jsonl (a re-prompt included); the
+    // fixture body would say "ACME Corp".
+    let app = workspace_root().join("fixtures/invoice-app");
+    let cassette = app.join("vox/cassettes/extract_invoice.jsonl");
+    let before = std::fs::read(&cassette).expect("the committed cassette");
+    let mut cmd = cargo(&app);
+    cmd.args(["test", "--quiet"]);
+    let r = run(&mut cmd, BUILD);
+    r.assert_success();
+    assert!(r.stdout.contains("3 passed; 0 failed"), "{}", r.dump());
+    assert_eq!(
+        std::fs::read(&cassette).unwrap(),
+        before,
+        "replaying changed the cassette"
+    );
+}
+
+#[test]
 fn invoice_app_runs_offline() {
     let app = workspace_root().join("fixtures/invoice-app");
     // `cargo` runs it offline: the fixture provider, no key inherited.

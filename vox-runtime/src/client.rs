@@ -237,7 +237,8 @@ impl Client {
 
     /// Runs one `@ai` call: under the `fixture` provider (or for a function
     /// whose model says `fixture:`), returns `fixture.await` without any
-    /// request; otherwise asks the model, up to `function.max_iterations`
+    /// request, unless a cassette has the reply (docs/runtime.md,
+    /// "Cassettes"); otherwise asks the model, up to `function.max_iterations`
     /// times, for a value of type `T`, then its fallbacks if it could not
     /// be reached, and never polls `fixture`.
     pub async fn call_ai<T, F>(
@@ -308,13 +309,10 @@ impl Client {
             .model()
             .and_then(|m| Provider::split_model(m).0)
             .is_some_and(|p| p == Provider::Fixture);
-        let chosen_fixture = config.provider == Provider::Fixture && !config.fixture_by_default;
+        // Under the `fixture` provider there is no network: a cassette
+        // still replays (a test's committed replies), nothing is recorded.
         let untaped_test = test && recorder.is_none() && !config.live_in_tests;
-        if named_fixture
-            || chosen_fixture
-            || untaped_test
-            || (network.is_none() && recorder.is_none())
-        {
+        if named_fixture || untaped_test || (network.is_none() && recorder.is_none()) {
             if untaped_test && network.is_some() {
                 note_test_fixture();
             }

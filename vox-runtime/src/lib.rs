@@ -66,7 +66,7 @@ pub use tokio;
 /// Version of the contract between the code vox-build generates and this
 /// crate. Also recorded as `[package.metadata.vox] contract` in this crate's
 /// manifest, where `cargo vox doctor` reads it.
-pub const CONTRACT_VERSION: u32 = 3;
+pub const CONTRACT_VERSION: u32 = 4;
 
 /// Fails compilation when generated code was made for another contract
 /// version. Generated code contains `const _: () = vox_runtime::assert_contract(N);`.

@@ -148,6 +148,25 @@ async fn replay_needs_no_provider_and_no_key() {
         .await
         .unwrap_err();
     assert!(matches!(&miss, Error::CassetteMiss { .. }), "{miss}");
+    // Under the fixture provider too (what an offline test run sets): the
+    // cassette replays, and a miss is not recorded.
+    let config = Config::builder(Provider::Fixture)
+        .cassette(&dir)
+        .cassette_mode(CassetteMode::Auto)
+        .build()
+        .unwrap();
+    let client = Client::new(config).unwrap();
+    assert_eq!(
+        extract(&client, &EXTRACT_INVOICE, "ACME").await.unwrap(),
+        live
+    );
+    let miss = extract(&client, &EXTRACT_INVOICE, "Globex")
+        .await
+        .unwrap_err();
+    assert!(
+        miss.to_string().contains("no provider is configured"),
+        "{miss}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

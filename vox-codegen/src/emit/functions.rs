@@ -111,8 +111,14 @@ impl Emitter<'_> {
             }
             let _ = write!(
                 out,
-                "\n    .with_max_iterations({});\n",
+                "\n    .with_max_iterations({})",
                 ai.max_iterations.max(1)
+            );
+            // Compiled under `cfg(test)`, the function's calls never reach
+            // a provider by accident, and replay the package's cassettes
+            // (docs/runtime.md, "Tests").
+            out.push_str(
+                "\n    .in_test_build(if cfg!(test) {\n        ::std::option::Option::Some(::std::concat!(::std::env!(\"CARGO_MANIFEST_DIR\"), \"/vox/cassettes\"))\n    } else {\n        ::std::option::Option::None\n    });\n",
             );
             out.push_str("    let VOX_ARGS = ::vox_runtime::Args::new()");
             for (p, _) in &f.params {
