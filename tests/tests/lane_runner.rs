@@ -230,6 +230,8 @@ fn a_users_own_test_runner_runs_inside_cargo_vox_s() {
             "cli",
         ),
     ];
+    // Every configuration is tried; the failures are reported together.
+    let mut failed = Vec::new();
     for (what, file, env, extra, tag) in cases {
         std::fs::write(&config, &file).expect("write config");
         let _ = std::fs::remove_file(&log);
@@ -241,26 +243,42 @@ fn a_users_own_test_runner_runs_inside_cargo_vox_s() {
             args.extend(extra);
         }
         let r = lane_with(&root, &args, &env, BUILD);
-        r.assert_code(1);
-        let t = test_envelope(&r);
-        assert_eq!(counts(&t), (1, 1, 0), "{what}: {t:?}\n{}", r.dump());
-        let failure = &t.failures.as_ref().expect("failures")[0];
-        assert_eq!(failure.name, "fails", "{what}: {t:?}");
-        assert_eq!(
-            failure.target.as_deref(),
-            Some("user_runner"),
-            "{what}: the binary was not read on its own\n{}",
-            r.dump()
-        );
-        assert!(failure.message.contains("this one fails"), "{what}: {t:?}");
-        let logged = std::fs::read_to_string(&log)
-            .unwrap_or_else(|_| panic!("{what}: the user's runner did not run\n{}", r.dump()));
-        let lines: Vec<&str> = logged.lines().collect();
-        assert_eq!(lines.len(), 1, "{what}: one test binary: {logged}");
-        assert!(
-            lines[0].starts_with(&format!("tag={tag} parent=cargo-vox binary=user_runner-")),
-            "{what}: {logged}\n{}",
-            r.dump()
-        );
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Err(why) = check_user_runner_case(&r, &logged, tag) {
+            failed.push(format!(
+                "{what}: {why}
+{}",
+                r.dump()
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// What one configuration must give: the counts and the failure read from
+/// the binary's own record, and one run of the user's runner under `cargo-vox`.
+fn check_user_runner_case(r: &Run, logged: &str, tag: &str) -> Result<(), String> {
+    if r.code() != Some(1) {
+        return Err(format!("exit code {:?}, not 1", r.code()));
+    }
+    let t = test_envelope(r);
+    if counts(&t) != (1, 1, 0) {
+        return Err(format!("counts {:?}, not (1, 1, 0)", counts(&t)));
+    }
+    let failure = &t.failures.as_ref().expect("failures")[0];
+    if failure.name != "fails" || !failure.message.contains("this one fails") {
+        return Err(format!("failure {failure:?}"));
+    }
+    if failure.target.as_deref() != Some("user_runner") {
+        return Err("the binary was not read on its own (no target)".into());
+    }
+    let lines: Vec<&str> = logged.lines().collect();
+    let want = format!("tag={tag} parent=cargo-vox binary=user_runner-");
+    match lines.as_slice() {
+        [one] if one.starts_with(&want) => Ok(()),
+        [] => Err("the user's runner did not run".into()),
+        _ => Err(format!(
+            "runner log {logged:?}, want one line starting {want:?}"
+        )),
     }
 }
