@@ -598,7 +598,7 @@ fn run_binaries(
 /// [`testrun::USER_RUNNERS_ENV`]); `None` (after a warning) to pass no
 /// runner. See `lane::user_runner`.
 fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, String)> {
-    use super::user_runner::{self, Plan};
+    use super::user_runner;
     let env: Vec<(String, OsString)> = std::env::vars_os()
         .filter_map(|(k, v)| k.into_string().ok().map(|k| (k, v)))
         .collect();
@@ -610,11 +610,26 @@ fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, Str
         target_cfg: &user_runner::rustc_cfg,
         host: &user_runner::host_triple,
     });
+    match runner_options(plan, exe) {
+        Ok(config) => Some(config),
+        Err(why) => {
+            eprintln!(
+                "warning: cargo vox: {why}; running the tests without its test runner (counts come from cargo's output)"
+            );
+            None
+        }
+    }
+}
+
+/// [`runner_config`] for a known plan: the `--config` values and the user
+/// runners (JSON), or why no runner of `cargo vox`'s can be passed.
+fn runner_options(
+    plan: super::user_runner::Plan,
+    exe: &str,
+) -> Result<(Vec<String>, String), String> {
+    use super::user_runner::{Plan, UserRunner};
     // TOML strings (JSON strings are valid ones).
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
-    let warn = |why: &str| {
-        eprintln!("warning: cargo vox: {why}; running the tests without its test runner (counts come from cargo's output)");
-    };
     let array = |key: &str, index: usize| {
         format!(
             "{key}.runner=[{},{},{}]",
@@ -624,11 +639,8 @@ fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, Str
         )
     };
     match plan {
-        Plan::Everywhere => Some((vec![array("target.'cfg(all())'", 0)], "[null]".into())),
-        Plan::None(why) => {
-            warn(&why);
-            None
-        }
+        Plan::Everywhere => Ok((vec![array("target.'cfg(all())'", 0)], "[null]".into())),
+        Plan::None(why) => Err(why),
         Plan::PerTarget(targets) => {
             let mut config = Vec::new();
             for (i, t) in targets.iter().enumerate() {
@@ -637,11 +649,10 @@ fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, Str
                     config.push(array(&key, i));
                 } else if exe.contains(char::is_whitespace) {
                     // Cargo splits a string runner on whitespace.
-                    warn(&format!(
+                    return Err(format!(
                         "your configuration sets the runner for `{}` as a string, and cargo-vox's path ({exe}) has whitespace in it; write the runner as an array",
                         t.triple
                     ));
-                    return None;
                 } else {
                     config.push(format!(
                         "{key}.runner={}",
@@ -649,9 +660,9 @@ fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, Str
                     ));
                 }
             }
-            let users: Vec<Option<&user_runner::UserRunner>> =
-                targets.iter().map(|t| t.user.as_ref()).collect();
-            Some((config, serde_json::to_string(&users).ok()?))
+            let users: Vec<Option<&UserRunner>> = targets.iter().map(|t| t.user.as_ref()).collect();
+            let users = serde_json::to_string(&users).map_err(|e| e.to_string())?;
+            Ok((config, users))
         }
     }
 }
@@ -849,6 +860,57 @@ mod tests {
             false,
         );
         assert_eq!(counts(&r), (1, 0, 0));
+    }
+
+    #[test]
+    fn runner_options_match_the_users_form() {
+        use crate::lane::user_runner::{Plan, TargetRunner, UserRunner};
+        let (config, users) = runner_options(Plan::Everywhere, "/bin/cargo-vox").unwrap();
+        assert_eq!(
+            config,
+            [r#"target.'cfg(all())'.runner=["/bin/cargo-vox","__vox-test-runner","0"]"#]
+        );
+        assert_eq!(users, "[null]");
+        let user = UserRunner {
+            program: "/p/w.sh".into(),
+            args: vec!["--tag".into()],
+            origin: "/p/.cargo/config.toml".into(),
+        };
+        let targets = vec![
+            TargetRunner {
+                triple: "x86_64-unknown-linux-gnu".into(),
+                string_form: true,
+                user: Some(user.clone()),
+            },
+            TargetRunner {
+                triple: "my.target".into(),
+                string_form: false,
+                user: None,
+            },
+        ];
+        let (config, users) =
+            runner_options(Plan::PerTarget(targets.clone()), "/bin/cargo-vox").unwrap();
+        assert_eq!(
+            config,
+            [
+                r#"target."x86_64-unknown-linux-gnu".runner="/bin/cargo-vox __vox-test-runner 0""#,
+                r#"target."my.target".runner=["/bin/cargo-vox","__vox-test-runner","1"]"#,
+            ]
+        );
+        // Each value is what cargo parses: a dotted key and a TOML value.
+        for c in &config {
+            let table: toml::Table = c.parse().unwrap_or_else(|e| panic!("{c}: {e}"));
+            assert!(table["target"].as_table().is_some(), "{c}");
+        }
+        let back: Vec<Option<UserRunner>> = serde_json::from_str(&users).unwrap();
+        assert_eq!(back, [Some(user), None]);
+        // A string runner cannot name a program whose path has a space.
+        let err = runner_options(Plan::PerTarget(targets), "/my tools/cargo-vox").unwrap_err();
+        assert!(err.contains("as an array"), "{err}");
+        assert_eq!(
+            runner_options(Plan::None("why".into()), "/bin/x").unwrap_err(),
+            "why"
+        );
     }
 
     #[test]

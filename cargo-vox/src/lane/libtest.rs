@@ -768,6 +768,104 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         assert_eq!(vox_test_name("tests::a"), None);
     }
 
+    /// A small deterministic generator (LCG) for the property test below.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) as usize) % n.max(1)
+        }
+    }
+
+    /// Generated binaries: a libtest run of N tests (pretty or quiet output,
+    /// captured or not) into which the tests print whole nested runs of
+    /// another size, and after whose summary a leftover process prints a
+    /// summary of another size. The counts are always the run's own.
+    #[test]
+    fn generated_runs_count_only_their_own_summary() {
+        let mut g = Gen(0x5eed);
+        for case in 0..2000 {
+            let n = 1 + g.next(6);
+            let quiet = g.next(4) == 0;
+            let outcomes: Vec<usize> = (0..n).map(|_| g.next(3)).collect();
+            let (p, f, i) = (
+                outcomes.iter().filter(|o| **o == 0).count(),
+                outcomes.iter().filter(|o| **o == 1).count(),
+                outcomes.iter().filter(|o| **o == 2).count(),
+            );
+            let other_size = |g: &mut Gen| {
+                let m = 1 + g.next(40);
+                if m == n {
+                    m + 1
+                } else {
+                    m
+                }
+            };
+            let nested = |g: &mut Gen| {
+                let m = other_size(g);
+                let mut out = format!("\nrunning {m} tests\n");
+                for k in 0..m {
+                    out.push_str(&format!("test nested::n{k} ... ok\n"));
+                }
+                out + "\n" + &summary(m, 0)
+            };
+            let mut text = format!("\nrunning {n} test{}\n", if n == 1 { "" } else { "s" });
+            for (k, o) in outcomes.iter().enumerate() {
+                if g.next(3) == 0 {
+                    text.push_str(&nested(&mut g));
+                }
+                if quiet {
+                    text.push(['.', 'F', 'i'][*o]);
+                } else {
+                    let word = ["ok", "FAILED", "ignored"][*o];
+                    text.push_str(&format!("test t{k} ... {word}\n"));
+                }
+            }
+            if quiet {
+                text.push('\n');
+            }
+            let failed_names: Vec<String> = outcomes
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| **o == 1)
+                .map(|(k, _)| format!("t{k}"))
+                .collect();
+            if !failed_names.is_empty() {
+                text.push_str("\nfailures:\n\n");
+                for name in &failed_names {
+                    text.push_str(&format!("---- {name} stdout ----\n"));
+                    if g.next(2) == 0 {
+                        text.push_str(&nested(&mut g));
+                    }
+                    text.push_str("\nthread 'x' panicked at src/lib.rs:1:1:\nno\n\n");
+                }
+                text.push_str("\nfailures:\n");
+                for name in &failed_names {
+                    text.push_str(&format!("    {name}\n"));
+                }
+            }
+            let verdict = if f == 0 { "ok" } else { "FAILED" };
+            text.push_str(&format!(
+                "\ntest result: {verdict}. {p} passed; {f} failed; {i} ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n"
+            ));
+            if g.next(2) == 0 {
+                let m = other_size(&mut g);
+                text.push_str(&summary(m, 0));
+            }
+            let r =
+                parse_binary(&text, "").unwrap_or_else(|| panic!("case {case}: no report\n{text}"));
+            assert_eq!(
+                (counts(&r), r.failures.len(), r.notes.len()),
+                ((p, f, i), f, 0),
+                "case {case}\n{text}"
+            );
+        }
+    }
+
     #[test]
     fn garbage_is_harmless() {
         for text in [
