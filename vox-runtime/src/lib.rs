@@ -55,6 +55,17 @@ pub use error::{CassetteField, Error, ProviderFailure, TransportErrorKind};
 pub use prompt::gemini_schema_text;
 pub use reply::strip_code_fences;
 
+/// Judges one reply's content as a call does — parse, repair (when
+/// `repair`), correction — for the `correction` bench; not part of the API.
+#[doc(hidden)]
+pub fn __judge_reply<T: serde::de::DeserializeOwned>(
+    content: &str,
+    output: &OutputSchema,
+    repair: bool,
+) -> Result<T, String> {
+    repair::parse_reply::<T>(content, output, repair).map(|(value, _)| value)
+}
+
 /// Re-exported so generated code can write
 /// `#[serde(crate = "vox_runtime::serde")]` without its own dependency.
 pub use serde;
