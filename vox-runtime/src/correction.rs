@@ -1031,6 +1031,71 @@ mod tests {
     }
 
     #[test]
+    fn a_check_stops_at_its_step_budget_and_says_so() {
+        let schema = json!({"type":"object","properties":{"value":{"type":"array","items":{"type":"integer"}}},"required":["value"],"additionalProperties":false});
+        // A bad item first, then more items than the budget has steps.
+        let mut items = vec![json!("x")];
+        items.extend(std::iter::repeat_n(json!(1), MAX_VISITS));
+        let early = check(&schema, &json!({ "value": items }));
+        assert!(!early.complete);
+        assert_eq!(early.steps, MAX_VISITS);
+        assert_eq!(
+            early.describe(),
+            "the reply does not match the schema: $.value[0]: expected an integer, found the \
+             string \"x\"\n(the reply is too large to check in full; there may be more \
+             problems after these)"
+        );
+        // The bad item last: nothing found before the budget ran out, and
+        // the reply goes back with serde's message instead.
+        items.swap(0, MAX_VISITS);
+        let late = check(&schema, &json!({ "value": items }));
+        assert!(!late.complete && late.is_empty(), "{late:?}");
+        static OUT: crate::ai_function::OutputSchema = crate::ai_function::OutputSchema::new(
+            "list[int]",
+            r#"{"type":"object","properties":{"value":{"type":"array","items":{"type":"integer"}}},"required":["value"],"additionalProperties":false}"#,
+            true,
+        );
+        let text = json!({ "value": items }).to_string();
+        for repair in [true, false] {
+            let message = crate::repair::parse_reply::<Vec<i64>>(&text, &OUT, repair).unwrap_err();
+            assert!(
+                message.starts_with("the reply does not match the schema: invalid type: string \"x\", expected an integer at line 1 column"),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn quotes_of_large_values_and_names_are_clipped() {
+        let long = "k".repeat(100_000);
+        let schema = json!({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false});
+        let ps = problems(
+            &schema,
+            &json!({"a": [long.clone(), long.clone()], long.clone(): 1}),
+        );
+        assert_eq!(ps.len(), 2, "{ps:?}");
+        assert_eq!(ps[0].message, "expected an integer, found a list");
+        assert!(ps[1].message.len() < 200, "{}", ps[1].message);
+        assert!(ps[1].message.starts_with(r#"unexpected field "kkk"#));
+        let sum = json!({"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["A"]}},"required":["kind"],"additionalProperties":false},{"type":"object","properties":{"kind":{"type":"string","enum":["B"]}},"required":["kind"],"additionalProperties":false}]});
+        let ps = problems(&sum, &json!({"kind": "C", "x": [long.clone(), long]}));
+        let text = &ps[0].message;
+        assert!(text.contains(r#"found {"kind":"C","x":["kkk"#), "{text}");
+        assert!(text.ends_with('…') && text.chars().count() < 200, "{text}");
+    }
+
+    #[test]
+    fn option_of_option_says_or_null_once() {
+        let schema =
+            json!({"anyOf":[{"anyOf":[{"type":"integer"},{"type":"null"}]},{"type":"null"}]});
+        assert_eq!(
+            texts(&problems(&schema, &json!("1"))),
+            [r#"$: expected an integer or null, found the string "1""#]
+        );
+        assert!(problems(&schema, &Value::Null).is_empty());
+    }
+
+    #[test]
     fn a_result_picks_its_branch_by_keys() {
         let schema = json!({"type":"object","properties":{"value":{"anyOf":[
             {"type":"object","properties":{"Ok":{"type":"integer"}},"required":["Ok"],"additionalProperties":false},
