@@ -231,7 +231,15 @@ fn recover<T: DeserializeOwned>(
         Err(syntax) => return Err(format!("the reply is not valid JSON: {syntax}")),
     };
     let exact = numbers_are_exact(json);
-    let checked = correction::check(schema, &value);
+    // A bare value (not an object) where the type is wrapped: its problems
+    // under `$.value`, which also shows where it goes.
+    let checked = if wrapped && !value.is_object() {
+        let mut object = serde_json::Map::new();
+        object.insert("value".to_owned(), value.clone());
+        correction::check(schema, &Value::Object(object))
+    } else {
+        correction::check(schema, &value)
+    };
     if repair {
         let mut fixed = value;
         // `7` for `{"value": 7}`: a bare value (not itself an object with

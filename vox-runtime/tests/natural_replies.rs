@@ -420,7 +420,7 @@ async fn each_repair_and_each_hole_has_its_exact_outcome() {
     f.extend(run::<Bill>(r, &EXTRACT_BILL, "decimal with a comma", &swap(r#""12.50""#, r#""12,50""#), BILL, Reprompt(
         "the reply does not match the schema: $.total: expected a decimal number written as a string (such as \"12.50\" or \"-3\"), found the string \"12,50\""), c).await);
     f.extend(run::<String>(r, &TOTAL, "bare decimal in words", r#""twelve""#, r#"{"value":"1"}"#, Reprompt(
-        "the reply does not match the schema: $: expected an object, found the string \"twelve\""), c).await);
+        "the reply does not match the schema: $.value: expected a decimal number written as a string (such as \"12.50\" or \"-3\"), found the string \"twelve\""), c).await);
     f.extend(run::<Bill>(r, &EXTRACT_BILL, "decimal as a number with more digits than a float keeps", &swap(r#""12.50""#, "12.500000000000000001"), BILL, Reprompt(
         "the reply does not match the schema: $.total: expected a string, found the number 12.5"), c).await);
     f.extend(

@@ -118,7 +118,7 @@ async fn wrapped_values_are_repaired_under_value() {
             None => assert_eq!((n, server.request_count()), (1, 2), "{reply}"),
         }
     }
-    // A bare value that does not fit is named at the root.
+    // A bare value that does not fit is named under `value`, where it goes.
     let server =
         MemoryServer::start(vec![Reply::chat("7.5")], Reply::chat(r#"{"value": 1}"#)).await;
     let _: i64 = client(&server, true)
@@ -127,7 +127,7 @@ async fn wrapped_values_are_repaired_under_value() {
         .unwrap();
     let c = correction(&server).unwrap();
     assert!(
-        c.contains("$: expected an object, found the number 7.5"),
+        c.contains("$.value: expected an integer, found the number 7.5"),
         "{c}"
     );
 }
