@@ -1,0 +1,82 @@
+; Vox highlights (Neovim, Helix and Zed capture names).
+
+(comment) @comment
+(doc_comment) @comment.documentation
+
+[
+  "type"
+  "fn"
+  "let"
+] @keyword
+
+(visibility) @keyword.modifier
+(mutable) @keyword.modifier
+
+[
+  "if"
+  "else"
+  "match"
+] @keyword.conditional
+
+[
+  "for"
+  "in"
+  "while"
+] @keyword.repeat
+
+(break_statement) @keyword.repeat
+(continue_statement) @keyword.repeat
+
+"return" @keyword.return
+
+[
+  "to"
+  "is"
+  "isnt"
+  "and"
+  "or"
+  "not"
+] @keyword.operator
+
+[
+  "=" "==" "!=" "<" "<=" ">" ">=" "+" "-" "*" "/" "%" "=>" "|"
+] @operator
+
+[ "(" ")" "[" "]" "{" "}" ] @punctuation.bracket
+[ "," ":" ";" "." ] @punctuation.delimiter
+
+(decorator "@" @attribute)
+(decorator name: (identifier) @attribute)
+(decorator_argument name: (identifier) @property)
+
+(type_declaration name: (type_identifier) @type.definition)
+(variant name: (type_identifier) @constructor)
+(field_declaration name: (identifier) @variable.member)
+(field_initializer name: (identifier) @variable.member)
+(field_expression field: (identifier) @variable.member)
+
+(type name: (identifier) @type.builtin)
+(type name: (type_identifier) @type)
+
+(function_declaration name: (identifier) @function)
+(parameter name: (identifier) @variable.parameter)
+(call_expression
+  function: (identifier) @function.builtin
+  (#any-of? @function.builtin "len" "str" "int" "float" "decimal" "print" "assert" "assert_eq"))
+(call_expression function: (identifier) @function.call)
+(argument name: (identifier) @variable.parameter)
+
+(constructor_expression name: (type_identifier) @constructor)
+(constructor_pattern name: (type_identifier) @constructor)
+(record_expression name: (type_identifier) @type)
+
+(wildcard) @variable.builtin
+(identifier) @variable
+
+(number) @number
+(negative_number) @number
+(boolean) @boolean
+(string) @string
+(format_string) @string
+(escape_sequence) @string.escape
+(interpolation ["{" "}"] @punctuation.special)
