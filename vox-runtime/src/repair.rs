@@ -308,13 +308,22 @@ fn extract(text: &str, wanted: &dyn Fn(&Value) -> bool) -> Extracted {
     let mut found: Vec<(Value, Repairs)> = Vec::new();
     let mut count = 0;
     let bytes = text.as_bytes();
+    // A bracket that never closes is scanned to the end of the text; prose
+    // full of them (`{ a { a …`) would make this quadratic. Past this many
+    // bytes scanned no value is taken from the prose.
+    let mut scan_left = bytes.len().saturating_mul(4).saturating_add(1 << 20);
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] != b'{' && bytes[i] != b'[' {
             i += 1;
             continue;
         }
-        let Some(end) = balanced_end(text, i) else {
+        let end = balanced_end(text, i);
+        match scan_left.checked_sub(end.unwrap_or(bytes.len()) - i) {
+            Some(left) => scan_left = left,
+            None => return Extracted::None,
+        }
+        let Some(end) = end else {
             if opens_prose(text, i) {
                 // `{` in a sentence, never closed: look on after it.
                 i += 1;

@@ -59,6 +59,10 @@ fn deep_bad_leaf(depth: usize) -> (String, String) {
 /// the result, the correction the second request carried and how long
 /// the call took. Panics when the call does not finish within [`GUARD`].
 fn call_on_own_thread(bad: String, repair: bool) -> (Result<Expr, Error>, String, Duration) {
+    call_with_reply(Reply::chat(&bad), repair)
+}
+
+fn call_with_reply(bad: Reply, repair: bool) -> (Result<Expr, Error>, String, Duration) {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -67,7 +71,7 @@ fn call_on_own_thread(bad: String, repair: bool) -> (Result<Expr, Error>, String
             .expect("a tokio runtime");
         runtime.block_on(async move {
             let good = r#"{"value":{"kind":"Lit","v":7}}"#;
-            let server = FakeServer::start(vec![Reply::chat(&bad)], Reply::chat(good)).await;
+            let server = FakeServer::start(vec![bad], Reply::chat(good)).await;
             let client = Client::new(
                 Config::builder(Provider::Compatible)
                     .base_url(server.base_url())
@@ -130,6 +134,32 @@ fn one_bad_leaf_deep_in_a_recursive_sum_type_is_named_promptly() {
             assert!(
                 correction.contains(&want),
                 "depth {depth}, repairs {repair}: the correction {correction:?} lacks {want:?}"
+            );
+        }
+    }
+}
+
+/// Prose full of brackets that never close: looking for the one JSON value
+/// in it must not scan the rest of the reply from every bracket (quadratic:
+/// 64 KiB took a second unoptimized, 512 KiB over a minute).
+#[test]
+fn prose_with_unclosed_brackets_is_judged_promptly() {
+    for unit in ["{ a ", "[ x ", "{ don't ", "{ 'a "] {
+        let prose = unit.repeat(512 * 1024 / unit.len());
+        for repair in [true, false] {
+            let (result, correction, took) = call_on_own_thread(prose.clone(), repair);
+            eprintln!(
+                "{unit:?} x {} ({} bytes), repairs {repair}: {took:?}",
+                prose.len() / unit.len(),
+                prose.len()
+            );
+            assert_eq!(
+                result.expect("the second reply is good"),
+                Expr::Lit { v: 7 }
+            );
+            assert!(
+                correction.contains("the reply is not valid JSON"),
+                "{unit:?}: {correction:?}"
             );
         }
     }

@@ -804,3 +804,83 @@ fn replies_for_recursive_rust_types_deserialize_or_are_described_in_bounded_time
     failures.extend(typed_replies::<Node>(node, first..first + cases));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Replies that are not JSON, made of the tokens the repairs look for —
+/// brackets that never close, quotes of every kind, comments, keys, Python
+/// literals — repeated or mixed up to 64 KiB: each is judged (repairs on
+/// and off) within the time bound.
+#[test]
+fn prose_and_token_soup_replies_are_judged_in_bounded_time() {
+    static OUT: OutputSchema = OutputSchema::new(
+        "Expr",
+        r##"{"type":"object","properties":{"value":{"$ref":"#/$defs/Expr"}},"required":["value"],"additionalProperties":false,"$defs":{"Expr":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["Lit"]},"v":{"type":"integer"}},"required":["kind","v"],"additionalProperties":false},{"type":"object","properties":{"kind":{"type":"string","enum":["Add"]},"args":{"type":"array","items":{"$ref":"#/$defs/Expr"}}},"required":["kind","args"],"additionalProperties":false}]}}}"##,
+        true,
+    );
+    const TOKENS: &[&str] = &[
+        "{",
+        "[",
+        "}",
+        "]",
+        "\"",
+        "'",
+        "'''",
+        "\"\"\"",
+        "//",
+        "/*",
+        "*/",
+        "\\",
+        ":",
+        ",",
+        " ",
+        "\n",
+        "a",
+        "key:",
+        "\"kind\":",
+        "\"Lit\"",
+        "1",
+        "2.0",
+        "\"3\"",
+        "True",
+        "None",
+        "null",
+        "don't",
+        "```json\n",
+        "```",
+    ];
+    let cases = env_u64("VOX_BOUNDS_CASES", 200) / 4;
+    let first = env_u64("VOX_BOUNDS_SEED", 19);
+    let outcomes = guarded(first..first + cases, |seed| {
+        let mut rng = Rng(seed);
+        let bytes = 1024 + rng.below(63 * 1024);
+        // A few tokens repeated (the worst cases) or a random soup.
+        let unit: String = (0..1 + rng.below(4))
+            .map(|_| TOKENS[rng.below(TOKENS.len())])
+            .collect::<Vec<_>>()
+            .join(if rng.chance(50) { " " } else { "" });
+        let text = if rng.chance(50) {
+            unit.repeat(bytes / unit.len().max(1))
+        } else {
+            let mut t = String::new();
+            while t.len() < bytes {
+                t.push_str(TOKENS[rng.below(TOKENS.len())]);
+            }
+            t
+        };
+        let mut failures = Vec::new();
+        for repair in [true, false] {
+            let started = Clock::start();
+            let _ = parse_reply::<Never>(&text, &OUT, repair);
+            let took = started.elapsed();
+            if took > time_bound() {
+                failures.push(format!(
+                    "seed {seed}: {} bytes of {:?}… (repair {repair}) took {took:?}",
+                    text.len(),
+                    text.chars().take(40).collect::<String>()
+                ));
+            }
+        }
+        failures
+    });
+    let failures: Vec<String> = outcomes.into_iter().flatten().collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
