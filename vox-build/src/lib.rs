@@ -63,25 +63,20 @@ use vox_codegen::json::Json;
 /// `cargo vox check --json`, `file_path` relative to the package root). The
 /// `vox-metadata` crate defines the format as Rust types (`Report`); a test
 /// keeps the two in step.
-pub const REPORT_FILE: &str = "vox-report.json";
+pub const REPORT_FILE: &str = vox_metadata::DEFAULT_REPORT_FILE;
 
 /// Version of the report format: bumped only for incompatible changes.
-pub const REPORT_VERSION: u32 = 1;
+pub use vox_metadata::REPORT_VERSION;
 
 /// The report file of the output `out_name`: [`REPORT_FILE`] for
 /// [`DEFAULT_OUT_NAME`], `vox-report-<out_name>.json` for any other, so
 /// `Builder`s with different output names in one build script keep one
-/// report each.
-pub fn report_file_name(out_name: &str) -> String {
-    if out_name == DEFAULT_OUT_NAME {
-        REPORT_FILE.to_string()
-    } else {
-        format!("vox-report-{out_name}.json")
-    }
-}
+/// report each. (vox-metadata names them; `cargo vox` finds them with the
+/// same functions.)
+pub use vox_metadata::report_file_name;
 
 /// Default name of the generated file: `OUT_DIR/vox_generated.rs`.
-pub const DEFAULT_OUT_NAME: &str = "vox_generated";
+pub const DEFAULT_OUT_NAME: &str = vox_metadata::DEFAULT_OUT_NAME;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -10,6 +10,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use vox_metadata::providers::{self, Protocol};
+pub use vox_metadata::providers::{gemini_schema, tool_description, tool_name};
+
 use crate::json::Json;
 use crate::types::{FieldDef, Ty, TypeDefKind, TypeId, TypeTable};
 
@@ -40,16 +43,23 @@ impl OutputSchema {
     }
 }
 
-/// The providers vox-runtime speaks to, by the name `VOX_LLM_PROVIDER` and
-/// `provider:` model prefixes use (docs/runtime.md, "Providers").
-pub const PROVIDERS: [&str; 6] = [
-    "openai",
-    "openrouter",
-    "compatible",
-    "anthropic",
-    "gemini",
-    "ollama",
-];
+/// The providers vox-runtime speaks to over the network, by the name
+/// `VOX_LLM_PROVIDER` and `provider:` model prefixes use (docs/runtime.md,
+/// "Providers"), from the table vox-runtime shares.
+pub const PROVIDERS: [&str; 6] = {
+    let mut names = [""; 6];
+    let mut i = 0;
+    let mut n = 0;
+    while i < providers::PROVIDERS.len() {
+        if providers::PROVIDERS[i].protocol.is_some() {
+            names[n] = providers::PROVIDERS[i].name;
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == names.len(), "one name per network provider");
+    names
+};
 
 /// How a `compatible` server is given the schema (vox-runtime's
 /// `ResponseFormat`, `VOX_LLM_RESPONSE_FORMAT`).
@@ -81,9 +91,9 @@ impl OutputSchema {
         function: &str,
         compatible: CompatibleFormat,
     ) -> Result<Json, String> {
-        Ok(match provider {
-            "openai" | "openrouter" => Json::obj([("response_format", self.response_format())]),
-            "compatible" => match compatible {
+        let protocol = providers::provider(provider).and_then(|p| p.protocol);
+        Ok(match protocol {
+            Some(Protocol::Chat { .. }) if provider == "compatible" => match compatible {
                 CompatibleFormat::JsonSchema => {
                     Json::obj([("response_format", self.response_format())])
                 }
@@ -95,17 +105,15 @@ impl OutputSchema {
                     ]),
                 )]),
             },
-            "anthropic" => {
+            Some(Protocol::Chat { .. }) => Json::obj([("response_format", self.response_format())]),
+            Some(Protocol::Anthropic) => {
                 let tool = tool_name(function);
                 Json::obj([
                     (
                         "tools",
                         Json::Arr(vec![Json::obj([
                             ("name", Json::str(tool.clone())),
-                            (
-                                "description",
-                                Json::str(format!("The result of the function `{function}`.")),
-                            ),
+                            ("description", Json::str(tool_description(function))),
                             ("input_schema", self.schema.clone()),
                         ])]),
                     ),
@@ -115,7 +123,7 @@ impl OutputSchema {
                     ),
                 ])
             }
-            "gemini" => Json::obj([(
+            Some(Protocol::Gemini) => Json::obj([(
                 "generationConfig",
                 Json::obj([
                     ("responseMimeType", Json::str("application/json")),
@@ -125,127 +133,15 @@ impl OutputSchema {
                     ),
                 ]),
             )]),
-            "ollama" => Json::obj([("format", self.schema.clone())]),
-            other => {
+            Some(Protocol::Ollama) => Json::obj([("format", self.schema.clone())]),
+            _ => {
                 return Err(format!(
-                    "unknown provider `{other}` (expected one of: {})",
+                    "unknown provider `{provider}` (expected one of: {})",
                     PROVIDERS.join(", ")
                 ))
             }
         })
     }
-}
-
-/// The tool name vox-runtime gives Anthropic for function `name`
-/// (`^[a-zA-Z0-9_-]{1,64}$`).
-pub fn tool_name(name: &str) -> String {
-    let mut tool: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if tool.is_empty() {
-        tool.push_str("result");
-    }
-    tool
-}
-
-/// The keywords Gemini's `responseJsonSchema` accepts (Gemini API
-/// "Structured output" guide); others are dropped.
-const GEMINI_KEYWORDS: &[&str] = &[
-    "$id",
-    "$defs",
-    "$ref",
-    "$anchor",
-    "type",
-    "format",
-    "title",
-    "description",
-    "enum",
-    "items",
-    "prefixItems",
-    "minItems",
-    "maxItems",
-    "minimum",
-    "maximum",
-    "anyOf",
-    "oneOf",
-    "properties",
-    "additionalProperties",
-    "required",
-    "propertyOrdering",
-];
-
-/// `schema` as vox-runtime gives it to Gemini (docs/runtime.md, "Gemini's
-/// schema"): keywords outside the subset are dropped, and references to the
-/// root (`{"$ref": "#"}`) point at a copy of the root under `$defs/<name>`.
-/// The same conversion as vox-runtime's `prompt::gemini_schema`.
-pub fn gemini_schema(schema: &Json, name: &str) -> Json {
-    fn filter(value: &Json, root_ref: &str, in_map: bool) -> Json {
-        match value {
-            Json::Obj(pairs) => Json::Obj(
-                pairs
-                    .iter()
-                    .filter(|(k, _)| in_map || GEMINI_KEYWORDS.contains(&k.as_str()))
-                    .map(|(k, v)| {
-                        let v = match (k.as_str(), v) {
-                            ("$ref", Json::Str(r)) if r == "#" && !in_map => {
-                                Json::str(root_ref.to_owned())
-                            }
-                            ("properties" | "$defs", _) if !in_map => filter(v, root_ref, true),
-                            ("enum" | "required" | "propertyOrdering", _) if !in_map => v.clone(),
-                            _ => filter(v, root_ref, false),
-                        };
-                        (k.clone(), v)
-                    })
-                    .collect(),
-            ),
-            Json::Arr(items) => {
-                Json::Arr(items.iter().map(|v| filter(v, root_ref, false)).collect())
-            }
-            other => other.clone(),
-        }
-    }
-    fn refers_to_root(value: &Json) -> bool {
-        match value {
-            Json::Obj(pairs) => pairs.iter().any(|(k, v)| {
-                (k == "$ref" && matches!(v, Json::Str(r) if r == "#")) || refers_to_root(v)
-            }),
-            Json::Arr(items) => items.iter().any(refers_to_root),
-            _ => false,
-        }
-    }
-    if !refers_to_root(schema) {
-        return filter(schema, "#", false);
-    }
-    let mut def_name = tool_name(name);
-    let has_def = |n: &str| matches!(schema.get("$defs"), Some(Json::Obj(defs)) if defs.iter().any(|(k, _)| k == n));
-    while has_def(&def_name) {
-        def_name.push('_');
-    }
-    let root_ref = format!("#/$defs/{def_name}");
-    let converted = filter(schema, &root_ref, false);
-    let Json::Obj(mut pairs) = converted else {
-        return converted;
-    };
-    let body = Json::Obj(
-        pairs
-            .iter()
-            .filter(|(k, _)| k != "$defs")
-            .cloned()
-            .collect(),
-    );
-    match pairs.iter_mut().find(|(k, _)| k == "$defs") {
-        Some((_, Json::Obj(defs))) => defs.push((def_name, body)),
-        _ => pairs.push(("$defs".into(), Json::Obj(vec![(def_name, body)]))),
-    }
-    Json::Obj(pairs)
 }
 
 /// OpenAI's documented strict-mode limits.

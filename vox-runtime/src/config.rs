@@ -11,13 +11,15 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use vox_metadata::providers::{self, ProviderFacts};
+
 use crate::cassette::{CassetteMode, DEFAULT_CACHE_MAX_BYTES};
 use crate::error::Error;
 use crate::redact::redact_url_passwords;
 
 /// Model used for `@ai` functions without `model = …` when `VOX_LLM_MODEL`
 /// is not set either.
-pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+pub const DEFAULT_MODEL: &str = vox_metadata::providers::DEFAULT_MODEL;
 
 /// Default total time allowed for one HTTP request (connect, send, read).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -125,7 +127,7 @@ pub enum Provider {
 }
 
 /// Number of [`Provider`]s (for per-provider tables).
-pub(crate) const PROVIDER_COUNT: usize = 7;
+pub(crate) const PROVIDER_COUNT: usize = providers::PROVIDERS.len();
 
 impl Provider {
     /// Every provider, in the order `VOX_LLM_PROVIDER` lists them.
@@ -139,17 +141,15 @@ impl Provider {
         Provider::Fixture,
     ];
 
+    /// This provider's row of the table vox-codegen shares
+    /// (`vox_metadata::providers::PROVIDERS`, in the order of [`Provider::ALL`]).
+    pub(crate) fn facts(self) -> &'static ProviderFacts {
+        &providers::PROVIDERS[self.index()]
+    }
+
     /// The name used in `VOX_LLM_PROVIDER` and in `provider:` model prefixes.
     pub fn name(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::OpenRouter => "openrouter",
-            Provider::Anthropic => "anthropic",
-            Provider::Gemini => "gemini",
-            Provider::Ollama => "ollama",
-            Provider::Compatible => "compatible",
-            Provider::Fixture => "fixture",
-        }
+        self.facts().name
     }
 
     pub(crate) fn index(self) -> usize {
@@ -158,25 +158,13 @@ impl Provider {
 
     /// The base URL used when none is configured.
     pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            Provider::OpenAi => Some("https://api.openai.com/v1"),
-            Provider::OpenRouter => Some("https://openrouter.ai/api/v1"),
-            Provider::Anthropic => Some("https://api.anthropic.com/v1"),
-            Provider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
-            Provider::Ollama => Some("http://127.0.0.1:11434"),
-            Provider::Compatible | Provider::Fixture => None,
-        }
+        self.facts().default_base_url
     }
 
     /// The model used when neither the function nor the configuration
     /// names one.
     pub fn default_model(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "claude-haiku-4-5",
-            Provider::Gemini => "gemini-2.5-flash",
-            Provider::Ollama => "llama3.2",
-            _ => DEFAULT_MODEL,
-        }
+        self.facts().default_model
     }
 
     /// The environment variable holding this provider's API key (the first
@@ -189,21 +177,11 @@ impl Provider {
     /// order they are read. `VOX_LLM_API_KEY`, when set, is the selected
     /// provider's key whatever it is.
     pub fn api_key_variables(self) -> &'static [&'static str] {
-        match self {
-            Provider::OpenAi => &["OPENAI_API_KEY"],
-            Provider::OpenRouter => &["OPENROUTER_API_KEY"],
-            Provider::Anthropic => &["ANTHROPIC_API_KEY"],
-            Provider::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-            Provider::Compatible => &["VOX_LLM_API_KEY"],
-            Provider::Ollama | Provider::Fixture => &[],
-        }
+        self.facts().api_key_variables
     }
 
     pub(crate) fn requires_api_key(self) -> bool {
-        matches!(
-            self,
-            Provider::OpenAi | Provider::OpenRouter | Provider::Anthropic | Provider::Gemini
-        )
+        self.facts().requires_api_key
     }
 
     /// Splits a `provider:model` reference: `"anthropic:claude-sonnet-4-5"`
@@ -211,12 +189,10 @@ impl Provider {
     /// name before the first `:` is a prefix, so model names with colons of
     /// their own (`llama3.2:3b`) stay whole: `(None, "llama3.2:3b")`.
     pub fn split_model(model: &str) -> (Option<Provider>, &str) {
-        if let Some((prefix, rest)) = model.split_once(':') {
-            if let Some(provider) = Provider::ALL.into_iter().find(|p| p.name() == prefix) {
-                return (Some(provider), rest);
-            }
+        match providers::split_model(model) {
+            (Some(facts), rest) => (Provider::ALL.into_iter().find(|p| p.facts() == facts), rest),
+            (None, _) => (None, model),
         }
-        (None, model)
     }
 }
 
@@ -1413,6 +1389,20 @@ mod tests {
         assert_eq!(gemini.api_key.as_deref(), Some("gk"));
         let debug = format!("{config:?}");
         assert!(!debug.contains("gk\""), "{debug}");
+    }
+
+    #[test]
+    fn every_provider_is_its_row_of_the_shared_table() {
+        assert_eq!(Provider::ALL.len(), providers::PROVIDERS.len());
+        for (p, row) in Provider::ALL.into_iter().zip(&providers::PROVIDERS) {
+            assert_eq!(p.name(), row.name);
+            assert_eq!(p.name().parse::<Provider>().unwrap(), p);
+            assert_eq!(
+                p == Provider::Fixture,
+                row.protocol.is_none(),
+                "only fixture has no wire"
+            );
+        }
     }
 
     #[test]

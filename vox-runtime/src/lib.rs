@@ -51,8 +51,6 @@ pub use config::{
     MAX_CONCURRENT_REQUESTS_LIMIT, MAX_REDIRECTS,
 };
 pub use error::{CassetteField, Error, ProviderFailure, TransportErrorKind};
-#[doc(hidden)]
-pub use prompt::gemini_schema_text;
 pub use reply::strip_code_fences;
 
 /// Judges one reply's content as a call does — parse, repair (when

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use crate::ai_function::{AiFunction, Args};
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Error;
+use vox_metadata::providers::{gemini_schema_text, tool_description, tool_name};
 
 /// The request and response shape of one provider's API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,9 +358,7 @@ impl RequestParts {
                 head.extend_from_slice(br#"","tools":[{"name":""#);
                 push_escaped(&mut head, tool.as_bytes());
                 head.extend_from_slice(br#"","description":""#);
-                for part in ["The result of the function `", name, "`."] {
-                    push_escaped(&mut head, part.as_bytes());
-                }
+                push_escaped(&mut head, tool_description(name).as_bytes());
                 head.extend_from_slice(br#"","input_schema":"#);
                 head.extend_from_slice(schema);
                 head.extend_from_slice(br#"}],"tool_choice":{"type":"tool","name":""#);
@@ -381,18 +380,18 @@ impl RequestParts {
                 push_escaped(&mut head, system.as_bytes());
                 head.extend_from_slice(br#""}]},"contents":[{"role":"user","parts":[{"text":""#);
 
-                let ordered: Ordered = serde_json::from_slice(schema).map_err(|e| {
+                // The same conversion as `cargo vox schema --provider
+                // gemini`, written by the same writer: the same bytes.
+                let text = std::str::from_utf8(schema).map_err(|e| {
+                    Error::Config(format!("the schema `{schema_name}` is invalid UTF-8: {e}"))
+                })?;
+                let converted = gemini_schema_text(text, schema_name).map_err(|e| {
                     Error::Config(format!("the schema `{schema_name}` is invalid JSON: {e}"))
                 })?;
-                let converted = gemini_schema(&ordered, schema_name);
                 tail.extend_from_slice(
                     br#"],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":"#,
                 );
-                serde_json::to_writer(&mut tail, &converted).map_err(|e| {
-                    Error::Config(format!(
-                        "the schema `{schema_name}` could not be converted: {e}"
-                    ))
-                })?;
+                tail.extend_from_slice(converted.as_bytes());
                 tail.extend_from_slice(br#","maxOutputTokens":"#);
                 tail.extend_from_slice(limit.as_bytes());
                 temperature(&mut tail, br#","temperature":"#, 2.0)?;
@@ -453,225 +452,6 @@ impl RequestParts {
         body.extend_from_slice(&self.tail);
         Bytes::from(body)
     }
-}
-
-/// The tool name for function `name`: Anthropic allows
-/// `^[a-zA-Z0-9_-]{1,64}$`.
-pub(crate) fn tool_name(name: &str) -> String {
-    let mut tool: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if tool.is_empty() {
-        tool.push_str("result");
-    }
-    tool
-}
-
-/// The keywords Gemini's `responseJsonSchema` accepts (Gemini API
-/// "Structured output" guide, "JSON Schema support"); others are dropped.
-const GEMINI_KEYWORDS: &[&str] = &[
-    "$id",
-    "$defs",
-    "$ref",
-    "$anchor",
-    "type",
-    "format",
-    "title",
-    "description",
-    "enum",
-    "items",
-    "prefixItems",
-    "minItems",
-    "maxItems",
-    "minimum",
-    "maximum",
-    "anyOf",
-    "oneOf",
-    "properties",
-    "additionalProperties",
-    "required",
-    "propertyOrdering",
-];
-
-/// A JSON value that keeps its objects' key order (serde_json's `Value`
-/// sorts them), so the schema Gemini gets lists properties in the order
-/// Vox declares them — the order Gemini answers in.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Ordered {
-    Object(Vec<(String, Ordered)>),
-    Array(Vec<Ordered>),
-    Scalar(serde_json::Value),
-}
-
-impl<'de> serde::Deserialize<'de> for Ordered {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Ordered;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("JSON")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Ordered, A::Error> {
-                let mut pairs = Vec::new();
-                while let Some(entry) = map.next_entry::<String, Ordered>()? {
-                    pairs.push(entry);
-                }
-                Ok(Ordered::Object(pairs))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Ordered, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element::<Ordered>()? {
-                    items.push(item);
-                }
-                Ok(Ordered::Array(items))
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_unit<E>(self) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(serde_json::Value::Null))
-            }
-        }
-        deserializer.deserialize_any(Visitor)
-    }
-}
-
-impl serde::Serialize for Ordered {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self {
-            Ordered::Object(pairs) => {
-                let mut map = serializer.serialize_map(Some(pairs.len()))?;
-                for (k, v) in pairs {
-                    map.serialize_entry(k, v)?;
-                }
-                map.end()
-            }
-            Ordered::Array(items) => {
-                let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(item)?;
-                }
-                seq.end()
-            }
-            Ordered::Scalar(v) => v.serialize(serializer),
-        }
-    }
-}
-
-/// [`gemini_schema`] on JSON text: what Gemini receives for the strict
-/// schema `schema` named `name`. Public (hidden) so that a test can hold it
-/// against vox-codegen's copy behind `cargo vox schema --provider gemini`.
-#[doc(hidden)]
-pub fn gemini_schema_text(schema: &str, name: &str) -> Result<String, serde_json::Error> {
-    let ordered: Ordered = serde_json::from_str(schema)?;
-    serde_json::to_string(&gemini_schema(&ordered, name))
-}
-
-/// `schema` in the subset Gemini's `responseJsonSchema` accepts
-/// (docs/runtime.md, "Gemini's schema"): keywords outside
-/// [`GEMINI_KEYWORDS`] are dropped (Vox's schemas use none), and references
-/// to the root (`{"$ref": "#"}`, from recursive return types) point at a
-/// copy of the root under `$defs/<name>` instead, since Gemini resolves
-/// references only into `$defs`. Key order is kept. vox-codegen's
-/// `schema::gemini_schema` (behind `cargo vox schema --provider gemini`)
-/// does the same; `tests/tests/gemini_schema.rs` holds the two together.
-pub(crate) fn gemini_schema(schema: &Ordered, name: &str) -> Ordered {
-    fn filter(value: &Ordered, root_ref: &str, in_map: bool) -> Ordered {
-        match value {
-            Ordered::Object(pairs) => Ordered::Object(
-                pairs
-                    .iter()
-                    .filter(|(k, _)| in_map || GEMINI_KEYWORDS.contains(&k.as_str()))
-                    .map(|(k, v)| {
-                        let v = match (k.as_str(), v) {
-                            ("$ref", Ordered::Scalar(serde_json::Value::String(r)))
-                                if r == "#" && !in_map =>
-                            {
-                                Ordered::Scalar(root_ref.into())
-                            }
-                            // Maps from names to schemas: every key is kept.
-                            ("properties" | "$defs", _) if !in_map => filter(v, root_ref, true),
-                            ("enum" | "required" | "propertyOrdering", _) if !in_map => v.clone(),
-                            _ => filter(v, root_ref, false),
-                        };
-                        (k.clone(), v)
-                    })
-                    .collect(),
-            ),
-            Ordered::Array(items) => {
-                Ordered::Array(items.iter().map(|v| filter(v, root_ref, false)).collect())
-            }
-            other => other.clone(),
-        }
-    }
-    fn refers_to_root(value: &Ordered) -> bool {
-        match value {
-            Ordered::Object(pairs) => pairs.iter().any(|(k, v)| {
-                (k == "$ref" && *v == Ordered::Scalar("#".into())) || refers_to_root(v)
-            }),
-            Ordered::Array(items) => items.iter().any(refers_to_root),
-            Ordered::Scalar(_) => false,
-        }
-    }
-    if !refers_to_root(schema) {
-        return filter(schema, "#", false);
-    }
-    let mut def_name = tool_name(name);
-    let has_def = |n: &str| match schema {
-        Ordered::Object(pairs) => pairs.iter().any(|(k, v)| {
-            k == "$defs" && matches!(v, Ordered::Object(defs) if defs.iter().any(|(d, _)| d == n))
-        }),
-        _ => false,
-    };
-    while has_def(&def_name) {
-        def_name.push('_');
-    }
-    let root_ref = format!("#/$defs/{def_name}");
-    let Ordered::Object(mut pairs) = filter(schema, &root_ref, false) else {
-        return filter(schema, &root_ref, false);
-    };
-    let body = Ordered::Object(
-        pairs
-            .iter()
-            .filter(|(k, _)| k != "$defs")
-            .cloned()
-            .collect(),
-    );
-    match pairs.iter_mut().find(|(k, _)| k == "$defs") {
-        Some((_, Ordered::Object(defs))) => defs.push((def_name, body)),
-        _ => pairs.push(("$defs".into(), Ordered::Object(vec![(def_name, body)]))),
-    }
-    Ordered::Object(pairs)
 }
 
 /// What varies in the messages of one call, kept as the JSON text it is
@@ -1280,43 +1060,6 @@ mod tests {
             &Conversation::start(Wire::Anthropic, &Args::new()),
         );
         assert_eq!(body["temperature"], 1.0);
-    }
-
-    #[test]
-    fn gemini_schema_keeps_its_subset_and_moves_root_references_into_defs() {
-        let gemini_schema = |value: &serde_json::Value, name: &str| -> serde_json::Value {
-            let ordered: Ordered = serde_json::from_value(value.clone()).unwrap();
-            serde_json::to_value(super::gemini_schema(&ordered, name)).unwrap()
-        };
-        let plain = serde_json::json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}},
-            "required": ["a"], "additionalProperties": false, "$schema": "x"});
-        assert_eq!(
-            gemini_schema(&plain, "P"),
-            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}},
-                "required": ["a"], "additionalProperties": false})
-        );
-        let recursive = serde_json::json!({"type": "object", "properties": {
-            "next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]},
-            "leaf": {"$ref": "#/$defs/Leaf"}},
-            "$defs": {"Leaf": {"type": "object", "properties": {"up": {"$ref": "#"}}}}});
-        let converted = gemini_schema(&recursive, "Node");
-        assert_eq!(
-            converted["properties"]["next"]["anyOf"][0]["$ref"],
-            "#/$defs/Node"
-        );
-        assert_eq!(
-            converted["$defs"]["Leaf"]["properties"]["up"]["$ref"],
-            "#/$defs/Node"
-        );
-        assert_eq!(
-            converted["$defs"]["Node"]["properties"]["next"]["anyOf"][0]["$ref"],
-            "#/$defs/Node"
-        );
-        assert!(converted["$defs"]["Node"].get("$defs").is_none());
-        // A property named like a dropped keyword is still a property.
-        let named =
-            serde_json::json!({"type": "object", "properties": {"pattern": {"type": "string"}}});
-        assert_eq!(gemini_schema(&named, "N"), named);
     }
 
     #[test]

@@ -22,10 +22,11 @@ pub const AI_ARGS: [&str; 7] = [
 const MAX_ITERATIONS_LIMIT: i64 = 100;
 /// The most `max_tokens` may be (no model answers with more).
 const MAX_TOKENS_LIMIT: i64 = 1_000_000;
-/// The providers a `provider:` model prefix may name: the network ones
-/// ([`schema::PROVIDERS`]) and `fixture` (docs/runtime.md, "Providers").
+/// The providers a `provider:` model prefix may name: every row of the
+/// table vox-runtime shares, the network ones ([`schema::PROVIDERS`]) and
+/// `fixture` (docs/runtime.md, "Providers").
 fn known_providers() -> impl Iterator<Item = &'static str> {
-    schema::PROVIDERS.into_iter().chain(["fixture"])
+    vox_metadata::providers::PROVIDERS.iter().map(|p| p.name)
 }
 
 /// The provider `prefix` (the text before a model's first `:`) looks like a
@@ -353,7 +354,7 @@ impl Checker<'_> {
     /// a misspelt provider is an error with the fix; in a fallback the
     /// prefix is required (not `fixture`) and so is the model after it.
     fn check_model_ref(&mut self, arg: &str, text: &str, span: Span, required: bool) -> bool {
-        let providers = "openai, openrouter, anthropic, gemini, ollama, compatible";
+        let providers = schema::PROVIDERS.join(", ");
         let trimmed = text.trim();
         let split = trimmed.split_once(':');
         match split {
