@@ -305,6 +305,18 @@ fn an_editor_session_over_stdio() {
         json!({"textDocument": {"uri": a}, "position": pos(MAIN, "total: 1", 0, 0), "newName": "Total"}),
     );
     assert!(bad.get("error").is_some(), "{bad}");
+    // So is one that would make two fields of `Invoice` share a name.
+    let clash = c.call(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": a}, "position": pos(MAIN, "total: 1", 0, 0), "newName": "vendor"}),
+    );
+    assert!(
+        clash["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("already"),
+        "{clash}"
+    );
 
     // Completion: fields after `.`.
     let dotted = MAIN.replace("return inv\n", "return inv.\n");

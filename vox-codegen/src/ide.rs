@@ -472,6 +472,84 @@ pub fn locals_at(checked: &Checked, file: FileId, offset: u32) -> Vec<(String, T
     out
 }
 
+/// Why renaming `symbol` to `new_name` would change what the program
+/// means (or break it), if it would: another type, variant, function,
+/// field of the same type, or local of the same function already has
+/// that name, or it is a builtin's.
+pub fn rename_clash(checked: &Checked, symbol: Symbol, new_name: &str) -> Option<String> {
+    use crate::types::BUILTIN_TYPE_NAMES;
+    let info = &checked.info;
+    let types = &info.types;
+    let taken = |what: &str| Some(format!("`{new_name}` is already {what}"));
+    match symbol {
+        Symbol::Type(_) | Symbol::Variant { .. } => {
+            if BUILTIN_TYPE_NAMES.contains(&new_name) {
+                return taken("a builtin type");
+            }
+            if ["Some", "None", "Ok", "Error"].contains(&new_name) {
+                return taken("a builtin constructor");
+            }
+            if types.find(new_name).is_some() {
+                return taken("a type of this module");
+            }
+            if find_variant(&types.defs, new_name).is_some() {
+                return taken("a variant of this module");
+            }
+        }
+        Symbol::Fn(_) => {
+            if crate::check::Builtin::ALL
+                .iter()
+                .any(|(n, _)| *n == new_name)
+            {
+                return taken("a builtin function");
+            }
+            if info.fn_named(new_name).is_some() {
+                return taken("a function of this module");
+            }
+        }
+        Symbol::Field { ty, variant, .. } => {
+            let def = types.get(ty)?;
+            let fields = match variant {
+                None => def.fields()?,
+                Some(v) => &def.variants()?.get(v)?.fields,
+            };
+            if fields.iter().any(|f| f.name == new_name) {
+                return taken("a field of this type");
+            }
+        }
+        Symbol::Local(span) => {
+            let text = &checked.sources.get(span.file).text;
+            let f = checked.module.items.iter().find_map(|i| match i {
+                Item::Fn(f)
+                    if f.span.file == span.file
+                        && f.span.start <= span.start
+                        && span.end <= f.span.end =>
+                {
+                    Some(f)
+                }
+                _ => None,
+            })?;
+            let clash = info.bindings.iter().any(|(b, _)| {
+                b.file == span.file
+                    && f.span.start <= b.start
+                    && b.end <= f.span.end
+                    && text.get(b.range()) == Some(new_name)
+            });
+            if clash {
+                return taken("a variable of this function");
+            }
+            if info.fn_named(new_name).is_some()
+                || crate::check::Builtin::ALL
+                    .iter()
+                    .any(|(n, _)| *n == new_name)
+            {
+                return taken("a function's name");
+            }
+        }
+    }
+    None
+}
+
 /// The name a symbol is written with.
 pub fn symbol_name(checked: &Checked, symbol: Symbol) -> Option<String> {
     let types = &checked.info.types;
@@ -704,6 +782,26 @@ mod tests {
         let off = SRC.find("l + make").unwrap() as u32 + 2;
         let (_, e) = idx.expr_at(FileId(0), off).unwrap();
         assert_eq!(c.info.expr_type(e), &Ty::Int);
+    }
+
+    #[test]
+    fn renames_that_would_clash_are_named() {
+        let c = checked(SRC);
+        let idx = Index::build(&c);
+        let sym = |needle: &str| at(&c, &idx, needle, 0).symbol;
+        assert!(rename_clash(&c, sym("Invoice"), "State").is_some());
+        assert!(rename_clash(&c, sym("Invoice"), "Busy").is_some());
+        assert!(rename_clash(&c, sym("Invoice"), "Option").is_some());
+        assert!(rename_clash(&c, sym("Invoice"), "Bill").is_none());
+        assert!(rename_clash(&c, sym("Idle"), "Busy").is_some());
+        assert!(rename_clash(&c, sym("make"), "load").is_some());
+        assert!(rename_clash(&c, sym("make"), "len").is_some());
+        assert!(rename_clash(&c, sym("make"), "build").is_none());
+        assert!(rename_clash(&c, sym("vendor"), "total").is_some());
+        assert!(rename_clash(&c, sym("vendor"), "seller").is_none());
+        // `inv` and the parameter `v` live in the same function.
+        assert!(rename_clash(&c, sym("inv ="), "v").is_some());
+        assert!(rename_clash(&c, sym("inv ="), "bill").is_none());
     }
 
     #[test]

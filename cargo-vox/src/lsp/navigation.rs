@@ -113,6 +113,9 @@ pub fn rename(
         return Ok(None);
     };
     valid_name(occ.symbol, new_name)?;
+    if let Some(why) = vox_codegen::ide::rename_clash(&a.checked, occ.symbol, new_name) {
+        return Err(format!("cannot rename to `{new_name}`: {why}"));
+    }
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for o in a.index.references(occ.symbol) {
         let Some(loc) = location(a, o.span, enc) else {
