@@ -30,31 +30,41 @@ impl HttpTransport {
     }
 
     async fn exchange(&self, request: Request<'_>) -> Result<Response, TransportError> {
-        let url = request.url.clone();
-        let headers = request.headers.clone();
         let limits = (request.body_limit(200), request.body_limit(500));
-        let response = self
-            .http
-            .post(url)
-            .headers(headers)
-            .body(request.into_body())
-            .send()
-            .await
-            .map_err(|e| failure(&e))?;
+        let url = request.url;
+        let sent = if url.username().is_empty() && url.password().is_none() {
+            // The request as it is, without the builder's second pass over
+            // the headers.
+            let mut http_request = reqwest::Request::new(reqwest::Method::POST, url.clone());
+            *http_request.headers_mut() = request.headers.clone();
+            *http_request.body_mut() = Some(request.into_body().into());
+            self.http.execute(http_request).await
+        } else {
+            // The builder moves `user:password@` into `Authorization: Basic`.
+            self.http
+                .post(url.clone())
+                .headers(request.headers.clone())
+                .body(request.into_body())
+                .send()
+                .await
+        };
+        let mut response = sent.map_err(|e| failure(&e))?;
         let status = response.status().as_u16();
         let limit = if (200..300).contains(&status) {
             limits.0
         } else {
             limits.1
         };
-        let headers = response.headers().clone();
-        let final_url = response.url().clone();
+        // Taken, not copied: the body's length comes from the body itself.
+        let headers = std::mem::take(response.headers_mut());
+        // Only a redirect's `Location` is resolved against it.
+        let url = super::is_redirect_status(status).then(|| response.url().clone());
         let body = read_capped(response, limit).await;
         Ok(Response {
             status,
             headers,
             body,
-            url: Some(final_url),
+            url,
         })
     }
 }

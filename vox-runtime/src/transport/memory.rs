@@ -19,9 +19,11 @@ use crate::redact::redact_url_passwords;
 /// records every request it sees. Clones share the script and the record,
 /// so a test keeps one and hands another to the client.
 ///
-/// Delays are slept on tokio's clock: under a paused clock
-/// (`#[tokio::test(start_paused = true)]`) a test of timeouts and retry
-/// backoff takes no real time. Bodies longer than the request's
+/// Delays are slept on tokio's clock, as are the runtime's retry waits:
+/// under a paused clock (`#[tokio::test(start_paused = true)]`) a test of
+/// backoff and `Retry-After` takes no real time. (The request timeout is
+/// kept on the real clock: a scripted delay longer than it times out only
+/// on an unpaused clock.) Bodies longer than the request's
 /// [`Request::body_limit`] are [`BodyError::TooLarge`], as the default
 /// transport reports them. A request with nothing left to answer it fails
 /// as a connection error.
