@@ -88,6 +88,7 @@ fn emit_checked(seed: u64, vox: &str, script: bool) -> Result<String, Vec<String
         &EmitOptions {
             script,
             source_names: vec![name],
+            cassettes: None,
         },
     ))
 }

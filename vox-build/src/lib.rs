@@ -284,6 +284,7 @@ impl Builder {
         let opts = vox_codegen::emit::EmitOptions {
             script: false,
             source_names: names,
+            cassettes: None,
         };
         let code = vox_codegen::emit::emit(&checked.module, &checked.info, &opts);
         let generated = out_dir.join(format!("{out_name}.rs"));

@@ -21,6 +21,7 @@ fn emitted(decorator: &str) -> String {
     let opts = EmitOptions {
         script: false,
         source_names: vec!["vox/a.vox".to_owned()],
+        cassettes: None,
     };
     emit(&checked.module, &checked.info, &opts)
 }

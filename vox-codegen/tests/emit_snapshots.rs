@@ -46,6 +46,7 @@ fn emit_sources(sources: &[(String, String)]) -> String {
     let opts = EmitOptions {
         script: false,
         source_names: sources.iter().map(|(n, _)| n.clone()).collect(),
+        cassettes: None,
     };
     emit(&checked.module, &checked.info, &opts)
 }
@@ -114,6 +115,7 @@ fn emission_is_deterministic() {
         let opts = EmitOptions {
             script: false,
             source_names: sources.iter().map(|(n, _)| n.clone()).collect(),
+            cassettes: None,
         };
         let a = emit(&checked.module, &checked.info, &opts);
         let b = emit(&checked.module, &checked.info, &opts);
@@ -188,6 +190,7 @@ fn net_main_is_a_plain_entry_point() {
         let opts = EmitOptions {
             script,
             source_names: vec!["main.vox".into()],
+            cassettes: None,
         };
         let rust = emit(&checked.module, &checked.info, &opts);
         assert!(rust.contains(head), "script={script}:\n{rust}");

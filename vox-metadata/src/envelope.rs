@@ -60,6 +60,18 @@ pub struct Envelope {
     /// `test` only: each failed test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failures: Option<Vec<TestFailure>>,
+    /// `test` only: `@ai` calls answered from a cassette (docs/runtime.md,
+    /// "Cassettes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette_hits: Option<usize>,
+    /// `test` only: `@ai` calls a cassette had no reply for (each an
+    /// `Error::CassetteMiss` in the test that made it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette_misses: Option<usize>,
+    /// `test` only: replies recorded into a cassette (`--record`, or mode
+    /// `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette_recorded: Option<usize>,
     /// `fmt` and `fix` only: the files rewritten (with `--check` or
     /// `--dry-run`: the files that would be).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,6 +144,9 @@ impl Envelope {
             failed: None,
             ignored: None,
             failures: None,
+            cassette_hits: None,
+            cassette_misses: None,
+            cassette_recorded: None,
             changed_files: None,
             applied_fixes: None,
             diff: None,

@@ -23,6 +23,13 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct TestArgs {
+    /// A Vox script whose `@test`s to run; default: the package's tests.
+    #[arg(value_name = "FILE.vox")]
+    pub file: Option<PathBuf>,
+    /// Record every `@ai` call's reply into the package's cassettes
+    /// (`vox/cassettes`), asking the configured provider (docs/runtime.md, "Tests").
+    #[arg(long)]
+    pub record: bool,
     /// Arguments for `cargo test` (after `--`; a further `--` passes test-binary arguments).
     #[arg(last = true, value_name = "CARGO ARGS")]
     pub cargo_args: Vec<OsString>,
@@ -181,6 +188,9 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 }
 
 pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    if let Some(file) = &args.file {
+        return super::script::test(file, args, global);
+    }
     let out = output::Reporter::new(global.json);
     // Cargo's own arguments stop at a second `--` (test-binary arguments follow).
     let cargo_only: Vec<OsString> = args
@@ -221,7 +231,16 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         return Ok(exit::FAILURE);
     }
 
-    let tests = run_tests(&args.cargo_args, global, &ws, &build_run);
+    let events = cassette_events_file(&ws);
+    let tests = run_tests(
+        &args.cargo_args,
+        global,
+        &ws,
+        &build_run,
+        &test_env(args.record, &events),
+    );
+    let cassettes = CassetteCounts::read(&events);
+    let _ = std::fs::remove_file(&events);
     let report = tests.report;
     let notes: Vec<DiagnosticPayload> = report
         .notes
@@ -249,6 +268,9 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         );
     }
     env.failures = Some(report.failures);
+    env.cassette_hits = Some(cassettes.hits);
+    env.cassette_misses = Some(cassettes.misses);
+    env.cassette_recorded = Some(cassettes.recorded);
     if !global.json {
         for f in env.failures.iter().flatten() {
             let name = f
@@ -261,8 +283,11 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     out.finish(
         &env,
         &format!(
-            "test: {} passed, {} failed, {} ignored",
-            report.passed, report.failed, report.ignored
+            "test: {} passed, {} failed, {} ignored{}",
+            report.passed,
+            report.failed,
+            report.ignored,
+            cassettes.summary()
         ),
     );
     Ok(if env.ok { exit::SUCCESS } else { exit::FAILURE })
@@ -379,11 +404,75 @@ fn is_flag(arg: &OsString, flag: &str) -> bool {
 /// rustdoc (a runner would change how rustdoc runs them), read with their
 /// output captured. Without target options that is `cargo test --tests`
 /// then `cargo test --doc`, the same tests as a plain `cargo test`.
+/// The file the runtime appends cassette events to during one run
+/// (`VOX_LLM_CASSETTE_EVENTS`, see docs/runtime.md, "Tests").
+fn cassette_events_file(ws: &Workspace) -> PathBuf {
+    let dir = ws.target_dir.join("vox").join("test-runs");
+    let _ = std::fs::create_dir_all(&dir);
+    dir.join(format!(
+        "cassette-events-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ))
+}
+
+/// What every test process gets: every call is a test's, cassette events
+/// are counted, and `--record` records.
+fn test_env(record: bool, events: &Path) -> Vec<(&'static str, OsString)> {
+    let mut env = vec![
+        ("VOX_LLM_TEST", OsString::from("1")),
+        ("VOX_LLM_CASSETTE_EVENTS", events.as_os_str().to_owned()),
+    ];
+    if record {
+        env.push(("VOX_LLM_CASSETTE_MODE", "record".into()));
+    }
+    env
+}
+
+/// Cassette hits, misses and recordings of one test run.
+#[derive(Debug, Default, PartialEq)]
+struct CassetteCounts {
+    hits: usize,
+    misses: usize,
+    recorded: usize,
+}
+
+impl CassetteCounts {
+    /// Counts the lines (`hit f`, `miss f`, `record f`) of the events file.
+    fn read(path: &Path) -> CassetteCounts {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let mut counts = CassetteCounts::default();
+        for line in text.lines() {
+            match line.split(' ').next() {
+                Some("hit") => counts.hits += 1,
+                Some("miss") => counts.misses += 1,
+                Some("record") => counts.recorded += 1,
+                _ => {}
+            }
+        }
+        counts
+    }
+
+    /// `; cassettes: …` for the summary line, empty when no call used one.
+    fn summary(&self) -> String {
+        if *self == CassetteCounts::default() {
+            return String::new();
+        }
+        format!(
+            "; cassettes: {} replayed, {} missed, {} recorded",
+            self.hits, self.misses, self.recorded
+        )
+    }
+}
+
 fn run_tests(
     all_args: &[OsString],
     global: &GlobalArgs,
     ws: &Workspace,
     build: &CargoRun,
+    extra_env: &[(&'static str, OsString)],
 ) -> TestRuns {
     let mut parts = all_args.splitn(2, |a| a == "--");
     let cargo_args: Vec<OsString> = parts.next().unwrap_or_default().to_vec();
@@ -408,7 +497,7 @@ fn run_tests(
         if !chooses_targets {
             cargo.push("--tests".into());
         }
-        let (report, status, tail) = run_binaries(&cargo, &test_args, global, ws, build);
+        let (report, status, tail) = run_binaries(&cargo, &test_args, global, ws, build, extra_env);
         runs.report.absorb(report);
         note(&mut runs, &status, &tail);
     }
@@ -422,7 +511,7 @@ fn run_tests(
         args.extend(cargo_args.iter().cloned());
         args.push("--".into());
         args.extend(doctest_args(&test_args));
-        let run = run_cargo(&args, ws.root.as_path(), global.json);
+        let run = run_cargo_with(&args, extra_env, ws.root.as_path(), global.json, None);
         // A package without a library has no doctests (cargo says so as an error).
         let no_library =
             !run.status.success() && run.stderr_tail.contains("no library targets found");
@@ -475,6 +564,7 @@ fn run_binaries(
     global: &GlobalArgs,
     ws: &Workspace,
     build: &CargoRun,
+    extra_env: &[(&'static str, OsString)],
 ) -> (TestReport, ChildStatus, String) {
     let unique = format!(
         "{}-{}",
@@ -515,6 +605,7 @@ fn run_binaries(
     if let Some((_, users)) = &injected {
         env.push((testrun::USER_RUNNERS_ENV, users.into()));
     }
+    env.extend(extra_env.iter().cloned());
     let mut run = run_cargo_with(
         &args(injected.is_some()),
         &env,
@@ -537,7 +628,13 @@ fn run_binaries(
             "warning: cargo vox: cargo refused to combine its test runner with your configuration; \
              running the tests without it (counts come from cargo's output)"
         );
-        run = run_cargo(&args(false), ws.root.as_path(), global.json);
+        run = run_cargo_with(
+            &args(false),
+            extra_env,
+            ws.root.as_path(),
+            global.json,
+            None,
+        );
     }
     let testrun::Records {
         runs: binaries,

@@ -1,4 +1,4 @@
-//! The script lane: `cargo vox run FILE.vox`.
+//! The script lane: `cargo vox run FILE.vox` and `cargo vox test FILE.vox`.
 //!
 //! One `.vox` file with `fn main()` is compiled to a small cached crate
 //! (one per script path, under the script cache) that depends on this
@@ -349,39 +349,72 @@ fn script_manifest(script: &Path, package: &str, runtime_dependency: &str) -> St
     )
 }
 
-pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Result<i32> {
+/// A script's cassettes: `vox/cassettes` beside it (docs/runtime.md,
+/// "Tests").
+fn script_cassettes(script: &Path) -> String {
+    script
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("vox")
+        .join("cassettes")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A script compiled to its crate in the cache, not yet written.
+struct ScriptCrate {
+    label: String,
+    code: String,
+    manifest: String,
+    crate_dir: PathBuf,
+    target_dir: PathBuf,
+    package: String,
+    stamp: String,
+}
+
+/// Checks `file` and generates its crate; `Err` is the exit status after
+/// the failure was reported under `command`. `test` allows a script
+/// without `fn main()` (its `@test`s are what runs).
+fn prepare(
+    file: &Path,
+    global: &GlobalArgs,
+    command: &str,
+    test: bool,
+) -> Result<ScriptCrate, i32> {
     let out = output::Reporter::new(global.json);
     let label = display_path(file);
     if !file.is_file() {
-        out.failure("run", &label, &format!("no such file: {label}"));
-        return Ok(exit::USAGE);
+        out.failure(command, &label, &format!("no such file: {label}"));
+        return Err(exit::USAGE);
     }
-    let checked = match check_error_free(&out, "run", &label, &[file.to_path_buf()], "script") {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
+    let checked = check_error_free(&out, command, &label, &[file.to_path_buf()], "script")?;
     let has_main = checked
         .info
         .fn_named("main")
         .is_some_and(|f| f.params.is_empty() && !f.test);
-    if !has_main {
+    if !has_main && !test {
         out.failure(
-            "run",
+            command,
             &label,
             &format!("{label} has no `fn main()`: a script starts there"),
         );
-        return Ok(exit::FAILURE);
+        return Err(exit::FAILURE);
     }
-    let code = vox_codegen::emit::emit(
+    let canonical = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+    let mut code = vox_codegen::emit::emit(
         &checked.module,
         &checked.info,
         &vox_codegen::emit::EmitOptions {
             script: true,
             source_names: vec![label.clone()],
+            cassettes: Some(script_cassettes(&canonical)),
         },
     );
+    if !has_main {
+        // Only tests: the crate is still a binary.
+        code.push_str("\nfn main() {}\n");
+    }
 
-    let canonical = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     let dirs = private_dir(&cache_root()).and_then(|root| {
         let crate_dir = private_dir(&root.join(format!(
             "{:016x}",
@@ -396,8 +429,8 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
     let (crate_dir, target_dir) = match dirs {
         Ok(dirs) => dirs,
         Err(message) => {
-            out.failure("run", &label, &message);
-            return Ok(exit::FAILURE);
+            out.failure(command, &label, &message);
+            return Err(exit::FAILURE);
         }
     };
     // A package (so binary) name of its own: scripts sharing a target
@@ -415,19 +448,105 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
             target_dir.to_string_lossy().as_bytes()
         ])
     );
+    Ok(ScriptCrate {
+        label,
+        code,
+        manifest,
+        crate_dir,
+        target_dir,
+        package,
+        stamp,
+    })
+}
+
+impl ScriptCrate {
+    /// Writes the crate's manifest and code (only what changed), and a
+    /// lockfile resolved offline when it has none.
+    fn write(&self) -> anyhow::Result<()> {
+        let write = |path: &Path, content: &str| -> anyhow::Result<()> {
+            vox_build::write_if_changed(path, content.as_bytes()).map_err(anyhow::Error::from)
+        };
+        write(&self.crate_dir.join("Cargo.toml"), &self.manifest)?;
+        write(&self.crate_dir.join("src").join("main.rs"), &self.code)?;
+        seed_lockfile(&self.crate_dir);
+        Ok(())
+    }
+}
+
+/// A new script crate has no `Cargo.lock`, and cargo would update the
+/// registry index to make one, failing without a network. Resolving with
+/// `--offline` first takes the versions already in cargo's cache; when
+/// that fails (a crate never downloaded), the build resolves as usual.
+fn seed_lockfile(crate_dir: &Path) {
+    if crate_dir.join("Cargo.lock").exists() {
+        return;
+    }
+    let _ = std::process::Command::new(super::cargo_program())
+        .arg("generate-lockfile")
+        .arg("--offline")
+        .arg("--manifest-path")
+        .arg(crate_dir.join("Cargo.toml"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+/// `cargo vox test FILE.vox`: the script's `@test`s, run through the
+/// test lane on its cached crate (counts and envelopes as for a package).
+pub fn test(
+    file: &Path,
+    args: &super::commands::TestArgs,
+    global: &GlobalArgs,
+) -> anyhow::Result<i32> {
+    let script = match prepare(file, global, "test", true) {
+        Ok(script) => script,
+        Err(code) => return Ok(code),
+    };
+    if let Err(e) = script.write() {
+        output::Reporter::new(global.json).failure(
+            "test",
+            &script.label,
+            &format!("cannot write the script crate: {e:#}"),
+        );
+        return Ok(exit::FAILURE);
+    }
+    let mut cargo_args: Vec<OsString> = vec!["--target-dir".into(), script.target_dir.into()];
+    cargo_args.extend(args.cargo_args.iter().cloned());
+    let global = GlobalArgs {
+        json: global.json,
+        manifest_path: Some(script.crate_dir.join("Cargo.toml")),
+        package: None,
+    };
+    super::commands::test(
+        &super::commands::TestArgs {
+            file: None,
+            record: args.record,
+            cargo_args,
+        },
+        &global,
+    )
+}
+
+pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Result<i32> {
+    let out = output::Reporter::new(global.json);
+    let script = match prepare(file, global, "run", false) {
+        Ok(script) => script,
+        Err(code) => return Ok(code),
+    };
+    let label = script.label.clone();
+    let crate_dir = script.crate_dir.clone();
+    let target_dir = script.target_dir.clone();
+    let package = script.package.as_str();
+    let stamp = script.stamp.as_str();
     let stamp_path = crate_dir.join("vox-stamp");
 
     // Warm path: same generated code and manifest, the same binary still there.
-    if let Some(exe) = stamped_program(&stamp_path, &stamp, &target_dir, &package) {
+    if let Some(exe) = stamped_program(&stamp_path, stamp, &target_dir, package) {
         return Ok(run_program(&exe, args, global));
     }
 
-    let write = |path: &Path, content: &str| -> anyhow::Result<()> {
-        vox_build::write_if_changed(path, content.as_bytes()).map_err(anyhow::Error::from)
-    };
-    if let Err(e) = write(&crate_dir.join("Cargo.toml"), &manifest)
-        .and_then(|_| write(&crate_dir.join("src").join("main.rs"), &code))
-    {
+    if let Err(e) = script.write() {
         out.failure(
             "run",
             &label,
@@ -477,7 +596,7 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
         );
         return Ok(exit::FAILURE);
     };
-    let Some(exe) = script_program(&exe, &target_dir, &package) else {
+    let Some(exe) = script_program(&exe, &target_dir, package) else {
         out.failure(
             "run",
             &label,
@@ -491,8 +610,7 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
     };
     // Without a stamp the next run rebuilds (a no-op for cargo): not an error.
     if let Ok(hash) = program_hash(&exe) {
-        let _ =
-            vox_build::write_if_changed(&stamp_path, stamp_text(&stamp, &exe, &hash).as_bytes());
+        let _ = vox_build::write_if_changed(&stamp_path, stamp_text(stamp, &exe, &hash).as_bytes());
     }
     Ok(run_program(&exe, args, global))
 }

@@ -75,6 +75,7 @@ pub fn time_phases(pkg: &Path, out: &Path) -> [Duration; 5] {
     let opts = vox_codegen::emit::EmitOptions {
         script: false,
         source_names: names,
+        cassettes: None,
     };
     let code = vox_codegen::emit::emit(&module, &info, &opts);
     t[3] = start.elapsed();

@@ -117,8 +117,14 @@ impl Emitter<'_> {
             // Compiled under `cfg(test)`, the function's calls never reach
             // a provider by accident, and replay the package's cassettes
             // (docs/runtime.md, "Tests").
-            out.push_str(
-                "\n    .in_test_build(if cfg!(test) {\n        ::std::option::Option::Some(::std::concat!(::std::env!(\"CARGO_MANIFEST_DIR\"), \"/vox/cassettes\"))\n    } else {\n        ::std::option::Option::None\n    });\n",
+            let dir = match &self.opts.cassettes {
+                Some(dir) => rust_str(dir),
+                None => "::std::concat!(::std::env!(\"CARGO_MANIFEST_DIR\"), \"/vox/cassettes\")"
+                    .to_owned(),
+            };
+            let _ = write!(
+                out,
+                "\n    .in_test_build(if cfg!(test) {{\n        ::std::option::Option::Some({dir})\n    }} else {{\n        ::std::option::Option::None\n    }});\n",
             );
             out.push_str("    let VOX_ARGS = ::vox_runtime::Args::new()");
             for (p, _) in &f.params {

@@ -59,6 +59,9 @@ pub struct EmitOptions {
     pub script: bool,
     /// Source file names for the header comment.
     pub source_names: Vec<String>,
+    /// The cassette directory `@ai` functions replay in a test build
+    /// (docs/runtime.md, "Tests"); `None`: the package's `vox/cassettes`.
+    pub cassettes: Option<String>,
 }
 
 /// Emits Rust for a module that checked without errors.
