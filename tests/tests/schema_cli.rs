@@ -95,6 +95,39 @@ fn a_module_with_errors_gives_its_diagnostics_not_a_schema() {
     );
 }
 
+/// A plain enum is a string enum and a `Decimal` a string with its pattern,
+/// exactly as printed (docs/language.md, "How types look to the model").
+#[test]
+fn plain_enums_and_decimals_as_the_model_sees_them() {
+    let dir = work_dir("schema-plain-enum");
+    let file = dir.join("price.vox");
+    std::fs::write(
+        &file,
+        "/// A currency.\ntype Currency =\n    | USD\n    /// The euro.\n    | EUR\n\n\
+         type Price {\n    amount: Decimal\n    currency: Currency\n}\n",
+    )
+    .expect("write module");
+    let path = file.to_str().expect("UTF-8 path");
+    let env = envelope(&vox(&["--json", "schema", "Price", path]));
+    assert_eq!(
+        env["response_format"]["json_schema"]["schema"],
+        json!({"type": "object", "properties": {
+            "amount": {"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?$",
+                "description": "A decimal number written as a string, such as \"12.50\" or \"-3\"."},
+            "currency": {"type": "string", "enum": ["USD", "EUR"],
+                "description": "A currency.\n`EUR`: The euro."}},
+            "required": ["amount", "currency"], "additionalProperties": false}),
+        "{env}"
+    );
+    let wrapped = envelope(&vox(&["--json", "schema", "Currency", path]));
+    assert_eq!(wrapped["wrapped"], true, "{wrapped}");
+    assert_eq!(
+        wrapped["response_format"]["json_schema"]["schema"]["properties"]["value"]["enum"],
+        json!(["USD", "EUR"]),
+        "{wrapped}"
+    );
+}
+
 /// `cargo vox --json schema Invoice INVOICE --provider PROVIDER`.
 fn provider_json(provider: &str) -> Run {
     vox(&[
