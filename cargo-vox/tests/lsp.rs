@@ -451,8 +451,50 @@ fn an_editor_session_over_stdio() {
         "textDocument/semanticTokens/full",
         json!({"textDocument": {"uri": a}}),
     );
-    let data = toks["data"].as_array().unwrap();
-    assert!(data.len() > 5 * 20, "{toks}");
+    let data: Vec<u64> = toks["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let legend: Vec<&str> = caps["semanticTokensProvider"]["legend"]["tokenTypes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    // Decode the relative encoding into (line, column, length, type).
+    let (mut line, mut col) = (0, 0);
+    let mut tokens = Vec::new();
+    for t in data.chunks(5) {
+        if t[0] > 0 {
+            line += t[0];
+            col = t[1];
+        } else {
+            col += t[1];
+        }
+        tokens.push((line, col, t[2], legend[t[3] as usize]));
+    }
+    let kind_at = |needle: &str, nth: usize| {
+        let p = pos(MAIN, needle, nth, 0);
+        let (l, c) = (
+            p["line"].as_u64().unwrap(),
+            p["character"].as_u64().unwrap(),
+        );
+        tokens
+            .iter()
+            .find(|t| t.0 == l && t.1 == c)
+            .map(|t| (t.2, t.3))
+    };
+    assert_eq!(kind_at("make", 0), Some((4, "function")));
+    assert_eq!(kind_at("Invoice", 0), Some((7, "type")));
+    assert_eq!(kind_at("vendor:", 1), Some((6, "property")));
+    assert_eq!(kind_at("vendor,", 0), Some((6, "parameter")));
+    assert_eq!(kind_at("inv =", 0), Some((3, "variable")));
+    assert_eq!(kind_at("Open(d)", 0), Some((4, "enumMember")));
+    assert_eq!(kind_at("\"paid\"", 0), Some((6, "string")));
+    assert_eq!(kind_at("match", 0), Some((5, "keyword")));
+    assert_eq!(kind_at("ai(", 0), Some((2, "decorator")));
 
     // Shutdown, exit: the process ends with status 0.
     assert_eq!(c.request("shutdown", Value::Null), Value::Null);
