@@ -595,6 +595,44 @@ impl Client {
         }
     }
 
+    /// The provider and model `function`'s calls go to first (the batch
+    /// runner submits to them).
+    pub(crate) fn first_target(&self, function: &AiFunction) -> (Provider, String) {
+        let target = self.primary_target(function);
+        (target.provider, target.model.to_owned())
+    }
+
+    /// The sender for `provider`, for the batch runner; a configuration
+    /// error under the fixture provider, which has no network.
+    pub(crate) fn sender_for(&self, provider: Provider) -> Result<&Sender, Error> {
+        let network = self.inner.network.as_ref().ok_or_else(|| {
+            Error::Config(format!(
+                "provider `{}` makes no requests: a batch needs a provider with a batch API",
+                self.inner.config.provider
+            ))
+        })?;
+        network.sender(&self.inner.config, provider)
+    }
+
+    /// A normal call of `function` with `args` and its re-prompt loop and
+    /// fallbacks, as `call_ai` makes it under a network provider: what the
+    /// batch runner re-runs an item whose batch reply was rejected or
+    /// missing with.
+    pub(crate) async fn rerun<T: DeserializeOwned + Send>(
+        &self,
+        function: &AiFunction,
+        args: &Args,
+    ) -> Result<T, Error> {
+        let recorder = self.recorder_for(function);
+        let route = Route {
+            network: self.inner.network.as_ref(),
+            recorder: recorder.as_ref(),
+        };
+        let target = self.primary_target(function);
+        self.ask_model(route, function, args, target, &NoCheck)
+            .await
+    }
+
     /// `text` without any credential this client is configured with: what
     /// a cassette or the reply cache may keep.
     fn redact_recorded(&self, text: &str) -> String {

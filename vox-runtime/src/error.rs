@@ -27,6 +27,13 @@ pub enum Error {
     #[error("vox-runtime configuration error: {0}")]
     Config(String),
 
+    /// A batch job (docs/runtime.md, "Bulk runs") cannot go on: its job
+    /// directory cannot be read or written, belongs to another function,
+    /// or a batch engine answered in a way the runner cannot use. The job
+    /// stays resumable unless the message says otherwise.
+    #[error("vox batch: {0}")]
+    Batch(String),
+
     /// The server answered with a non-success status (after transport
     /// retries, for retryable statuses). The excerpt is redacted, truncated
     /// and has its control characters escaped.

@@ -22,6 +22,7 @@
 
 mod ai_function;
 pub mod arith;
+mod batch;
 pub mod builtins;
 mod cassette;
 mod client;
@@ -41,6 +42,10 @@ mod validator;
 use std::future::Future;
 
 pub use ai_function::{AiFunction, Args, OutputSchema};
+pub use batch::{
+    args_from_json, batch_results, BatchItem, BatchOptions, BatchReport, BatchResults, Progress,
+    ProgressHook,
+};
 pub use cassette::CassetteMode;
 pub use client::{configure, default_client, Client, ClientBuilder};
 pub use config::{

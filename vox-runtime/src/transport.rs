@@ -41,6 +41,8 @@ pub use crate::error::TransportErrorKind;
 /// Header names and values, as [`Request::headers`] and
 /// [`Response::headers`] hold them.
 pub use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+/// An HTTP method, as [`Request::method`] holds it.
+pub use reqwest::Method;
 /// A parsed URL, as [`Request::url`] holds it.
 pub use reqwest::Url;
 
@@ -99,9 +101,12 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     }
 }
 
-/// One request the runtime sends: always a POST of a JSON body.
+/// One request the runtime sends: a POST of a JSON body for a call; for
+/// the batch engines (docs/runtime.md, "Bulk runs") also a POST of a file
+/// (multipart) and GETs of a batch's state and results.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
+    method: Method,
     provider: Provider,
     model: &'a str,
     url: &'a Url,
@@ -111,6 +116,12 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
+    /// The method: `POST` for every call, `GET` for the batch engines'
+    /// status and result downloads.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
     /// The provider the request is for.
     pub fn provider(&self) -> Provider {
         self.provider
@@ -309,6 +320,8 @@ enum Target {
 pub(crate) struct Sender {
     transport: Arc<dyn Transport>,
     provider: Provider,
+    /// The endpoint's base URL, without a trailing slash.
+    base_url: String,
     target: Target,
     headers: HeaderMap,
     /// Removes the credentials this client sends from reply text.
@@ -329,6 +342,16 @@ pub(crate) struct RetryPolicy {
     pub backoff_base: Duration,
     pub backoff_max: Duration,
     pub max_retry_after: Duration,
+}
+
+/// What one exchange is: method, target, headers, limits.
+struct Exchange<'a> {
+    method: Method,
+    model: &'a str,
+    url: &'a Url,
+    headers: &'a HeaderMap,
+    max_body_bytes: usize,
+    max_retries: u32,
 }
 
 /// One failed try, and whether trying again may help.
@@ -414,6 +437,7 @@ impl Sender {
         Ok(Sender {
             transport,
             provider,
+            base_url: base_url.trim_end_matches('/').to_owned(),
             target,
             headers,
             redactor: Redactor::new(endpoint.api_key.as_deref(), Some(base_url)),
@@ -476,13 +500,67 @@ impl Sender {
     /// of a 2xx answer, retrying transient failures.
     pub async fn post(&self, model: &str, body: Bytes) -> Result<Bytes, Error> {
         let url = self.url_for(model)?;
+        let exchange = Exchange {
+            method: Method::POST,
+            model,
+            url: &url,
+            headers: &self.headers,
+            max_body_bytes: self.max_body_bytes,
+            max_retries: self.retry.max_retries,
+        };
+        self.send(&exchange, body).await
+    }
+
+    /// `path` under the endpoint's base URL.
+    pub fn url_at(&self, path: &str) -> Result<Url, Error> {
+        parse_url(&format!("{}{path}", self.base_url), &self.base_url)
+    }
+
+    /// One exchange other than a call (the batch engines'): `method` to
+    /// `url`, with `content_type` instead of JSON when given, reading up
+    /// to `max_body_bytes` of the answer, under the same concurrency cap,
+    /// timeout, answer classification and redaction as a call; retried
+    /// only when `retry` (a request the server may already have acted on,
+    /// such as creating a batch, is not sent twice blindly).
+    pub async fn exchange(
+        &self,
+        method: Method,
+        url: &Url,
+        content_type: Option<&str>,
+        body: Bytes,
+        max_body_bytes: usize,
+        retry: bool,
+    ) -> Result<Bytes, Error> {
+        let headers = match content_type {
+            Some(content_type) => {
+                let mut headers = self.headers.clone();
+                let value = HeaderValue::from_str(content_type)
+                    .map_err(|_| Error::Config(format!("invalid content type `{content_type}`")))?;
+                headers.insert(CONTENT_TYPE, value);
+                Cow::Owned(headers)
+            }
+            None => Cow::Borrowed(&self.headers),
+        };
+        let exchange = Exchange {
+            method,
+            model: "",
+            url,
+            headers: &headers,
+            max_body_bytes,
+            max_retries: if retry { self.retry.max_retries } else { 0 },
+        };
+        self.send(&exchange, body).await
+    }
+
+    /// Sends `body` as `exchange` says, retrying transient failures.
+    async fn send(&self, exchange: &Exchange<'_>, body: Bytes) -> Result<Bytes, Error> {
         let mut retries_done = 0;
         loop {
-            let failure = match self.try_once(model, &url, body.clone()).await {
+            let failure = match self.try_once(exchange, body.clone()).await {
                 Ok(text) => return Ok(text),
                 Err(failure) => failure,
             };
-            if !failure.retryable || retries_done >= self.retry.max_retries {
+            if !failure.retryable || retries_done >= exchange.max_retries {
                 return Err(failure.error);
             }
             let delay = retry_delay(
@@ -493,7 +571,7 @@ impl Sender {
             );
             tracing::warn!(
                 retry = retries_done + 1,
-                max_retries = self.retry.max_retries,
+                max_retries = exchange.max_retries,
                 delay_ms = delay.as_millis() as u64,
                 error = %failure.error,
                 "vox.transport_retry"
@@ -505,14 +583,15 @@ impl Sender {
 
     /// One try: waits for a slot, then sends and reads within the request
     /// timeout (time spent waiting for a slot does not count).
-    async fn try_once(&self, model: &str, url: &Url, body: Bytes) -> Result<Bytes, FailedTry> {
+    async fn try_once(&self, exchange: &Exchange<'_>, body: Bytes) -> Result<Bytes, FailedTry> {
         let request = Request {
+            method: exchange.method.clone(),
             provider: self.provider,
-            model,
-            url,
-            headers: &self.headers,
+            model: exchange.model,
+            url: exchange.url,
+            headers: exchange.headers,
             body,
-            max_body_bytes: self.max_body_bytes,
+            max_body_bytes: exchange.max_body_bytes,
         };
         // The slot is held until the body is read, so at most
         // `max_concurrent_requests` requests (and so connections) are in
@@ -520,7 +599,7 @@ impl Sender {
         // default one's state machine is about 1 KB, which every enclosing
         // future would otherwise embed and copy.
         match self.in_flight.run(self.transport.send(request)).await {
-            Some(Ok(response)) => self.judge(url, response),
+            Some(Ok(response)) => self.judge(exchange.url, response, exchange.max_body_bytes),
             Some(Err(error)) => Err(self.transport_failure(error)),
             None => Err(FailedTry {
                 error: Error::Transport {
@@ -537,16 +616,21 @@ impl Sender {
     }
 
     /// The body of a success; the error, and whether to retry, otherwise.
-    fn judge(&self, url: &Url, response: Response) -> Result<Bytes, FailedTry> {
+    fn judge(
+        &self,
+        url: &Url,
+        response: Response,
+        max_body_bytes: usize,
+    ) -> Result<Bytes, FailedTry> {
         let status = response.status;
         if (200..300).contains(&status) {
             return match response.body {
                 // A transport that ignored the limit: held to it here.
-                Ok(body) if body.len() > self.max_body_bytes => {
-                    Err(self.read_failure(BodyError::TooLarge))
+                Ok(body) if body.len() > max_body_bytes => {
+                    Err(self.read_failure(BodyError::TooLarge, max_body_bytes))
                 }
                 Ok(body) => Ok(body),
-                Err(e) => Err(self.read_failure(e)),
+                Err(e) => Err(self.read_failure(e, max_body_bytes)),
             };
         }
         if is_redirect_status(status) {
@@ -596,10 +680,10 @@ impl Sender {
         }
     }
 
-    fn read_failure(&self, failure: BodyError) -> FailedTry {
+    fn read_failure(&self, failure: BodyError, max_body_bytes: usize) -> FailedTry {
         match failure {
             BodyError::TooLarge => FailedTry::fatal(Error::ResponseTooLarge {
-                limit_bytes: self.max_body_bytes,
+                limit_bytes: max_body_bytes,
             }),
             BodyError::Failed(e) => self.transport_failure(e),
         }

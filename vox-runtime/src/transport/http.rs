@@ -32,17 +32,18 @@ impl HttpTransport {
     async fn exchange(&self, request: Request<'_>) -> Result<Response, TransportError> {
         let limits = (request.body_limit(200), request.body_limit(500));
         let url = request.url;
+        let method = request.method().clone();
         let sent = if url.username().is_empty() && url.password().is_none() {
             // The request as it is, without the builder's second pass over
             // the headers.
-            let mut http_request = reqwest::Request::new(reqwest::Method::POST, url.clone());
+            let mut http_request = reqwest::Request::new(method, url.clone());
             *http_request.headers_mut() = request.headers.clone();
             *http_request.body_mut() = Some(request.into_body().into());
             self.http.execute(http_request).await
         } else {
             // The builder moves `user:password@` into `Authorization: Basic`.
             self.http
-                .post(url.clone())
+                .request(method, url.clone())
                 .headers(request.headers.clone())
                 .body(request.into_body())
                 .send()

@@ -1,0 +1,366 @@
+//! The job directory: what a batch run has planned, submitted and
+//! collected, written as it happens so that a run killed at any point
+//! resumes without submitting anything twice or losing an item
+//! (docs/runtime.md, "Bulk runs").
+//!
+//! - `job.json`: the plan (function, schema, provider, model, the chunks
+//!   the inputs were split into), written atomically (temporary file,
+//!   fsync, rename, fsync of the directory) once every chunk's request
+//!   file is complete. Without it the job is not planned yet and the next
+//!   run plans it afresh: nothing has been sent.
+//! - `chunk-K.requests.jsonl` and `chunk-K.args.jsonl`: the provider
+//!   request lines of chunk K (what is uploaded) and each input's
+//!   arguments (what a re-run sends).
+//! - `journal.jsonl`: one event per line, appended and fsynced before the
+//!   step it announces (`uploading`, `creating`) or right after the step it
+//!   records (`file`, `batch`, `ended`, `collected`). A torn last line (a
+//!   kill mid-write) is ignored.
+//! - `chunk-K.results.jsonl`: each item of chunk K's batch output, judged;
+//!   complete once `collected` is in the journal (re-downloaded otherwise).
+//! - `chunk-K.reruns.jsonl`: each item re-run as a normal call, appended
+//!   and fsynced as it finishes, so a resumed run re-runs only the rest.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// Version of the job directory's format.
+pub(crate) const JOB_FORMAT: u32 = 1;
+
+/// `job.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Plan {
+    pub format: u32,
+    /// Unique per job: names uploaded files and tags batches.
+    pub job: String,
+    pub function: String,
+    pub schema: String,
+    pub provider: String,
+    pub model: String,
+    pub inputs: u64,
+    pub chunks: Vec<ChunkPlan>,
+}
+
+/// One chunk: inputs `first..first + count`, `bytes` of request lines.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct ChunkPlan {
+    pub first: u64,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+/// One line of `journal.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub(crate) enum Event {
+    /// About to upload chunk `chunk`'s request file (OpenAI).
+    Uploading { chunk: usize },
+    /// Chunk `chunk`'s file was uploaded as `id`.
+    File { chunk: usize, id: String },
+    /// About to create chunk `chunk`'s batch; `at` is the Unix time.
+    Creating { chunk: usize, at: u64 },
+    /// Chunk `chunk`'s batch is `id`.
+    Batch { chunk: usize, id: String },
+    /// Chunk `chunk`'s batch ended with `status`; its results are at
+    /// `output` (a file id or URL), its per-item errors at `errors`.
+    Ended {
+        chunk: usize,
+        status: String,
+        output: Option<String>,
+        errors: Option<String>,
+    },
+    /// Chunk `chunk`'s results file is complete.
+    Collected { chunk: usize },
+}
+
+/// What the journal says about one chunk.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ChunkState {
+    pub uploading: bool,
+    pub file: Option<String>,
+    pub creating: Option<u64>,
+    pub batch: Option<String>,
+    pub ended: Option<(String, Option<String>, Option<String>)>,
+    pub collected: bool,
+}
+
+/// One judged item of a batch's output, or one re-run's outcome.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ItemRecord {
+    /// The input's index.
+    pub i: u64,
+    /// The accepted value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<serde_json::Value>,
+    /// Why the batch's reply was not accepted: the item is re-run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<String>,
+    /// Why the item failed for good (a re-run's error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub err: Option<String>,
+    /// Repairs made to the accepted reply, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repairs: Option<String>,
+}
+
+/// An open job directory.
+pub(crate) struct JobDir {
+    dir: PathBuf,
+    journal: Option<File>,
+}
+
+pub(crate) fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::Batch(format!("could not {what} {}: {e}", path.display()))
+}
+
+impl JobDir {
+    /// The job directory at `dir`, created if missing.
+    pub fn open(dir: &Path) -> Result<JobDir, Error> {
+        fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+        Ok(JobDir {
+            dir: dir.to_owned(),
+            journal: None,
+        })
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    pub fn requests_path(&self, chunk: usize) -> PathBuf {
+        self.path(&format!("chunk-{chunk}.requests.jsonl"))
+    }
+
+    pub fn args_path(&self, chunk: usize) -> PathBuf {
+        self.path(&format!("chunk-{chunk}.args.jsonl"))
+    }
+
+    pub fn results_path(&self, chunk: usize) -> PathBuf {
+        self.path(&format!("chunk-{chunk}.results.jsonl"))
+    }
+
+    pub fn reruns_path(&self, chunk: usize) -> PathBuf {
+        self.path(&format!("chunk-{chunk}.reruns.jsonl"))
+    }
+
+    /// The plan, if the job was planned.
+    pub fn plan(&self) -> Result<Option<Plan>, Error> {
+        let path = self.path("job.json");
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("read", &path, e)),
+        };
+        let plan: Plan = serde_json::from_str(&text)
+            .map_err(|e| Error::Batch(format!("{} is not a job file: {e}", path.display())))?;
+        if plan.format != JOB_FORMAT {
+            return Err(Error::Batch(format!(
+                "{} has job format {}, this runtime reads format {JOB_FORMAT}",
+                path.display(),
+                plan.format
+            )));
+        }
+        Ok(Some(plan))
+    }
+
+    /// Writes the plan atomically: after this the job is planned.
+    pub fn write_plan(&self, plan: &Plan) -> Result<(), Error> {
+        let text = serde_json::to_vec_pretty(plan)
+            .map_err(|e| Error::Batch(format!("could not write the plan: {e}")))?;
+        write_atomic(&self.path("job.json"), &text)?;
+        sync_dir(&self.dir)
+    }
+
+    /// Every event in the journal, by chunk. A last line without its
+    /// newline (a write cut short) is ignored and cut off, so that the
+    /// next event starts on a line of its own.
+    pub fn replay(&mut self, chunks: usize) -> Result<Vec<ChunkState>, Error> {
+        let path = self.path("journal.jsonl");
+        let mut states = vec![ChunkState::default(); chunks];
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_error("read", &path, e)),
+        };
+        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if complete < bytes.len() {
+            cut_torn_line(&path)?;
+        }
+        for line in bytes[..complete].split(|&b| b == b'\n') {
+            if line.is_empty() {
+                continue;
+            }
+            let event: Event = serde_json::from_slice(line).map_err(|e| {
+                Error::Batch(format!(
+                    "{} has a line that is not an event: {e}",
+                    path.display()
+                ))
+            })?;
+            let chunk = match &event {
+                Event::Uploading { chunk }
+                | Event::File { chunk, .. }
+                | Event::Creating { chunk, .. }
+                | Event::Batch { chunk, .. }
+                | Event::Ended { chunk, .. }
+                | Event::Collected { chunk } => *chunk,
+            };
+            let Some(state) = states.get_mut(chunk) else {
+                return Err(Error::Batch(format!(
+                    "{} names chunk {chunk}, the plan has {chunks}",
+                    path.display()
+                )));
+            };
+            match event {
+                Event::Uploading { .. } => state.uploading = true,
+                Event::File { id, .. } => state.file = Some(id),
+                Event::Creating { at, .. } => state.creating = Some(at),
+                Event::Batch { id, .. } => state.batch = Some(id),
+                Event::Ended {
+                    status,
+                    output,
+                    errors,
+                    ..
+                } => state.ended = Some((status, output, errors)),
+                Event::Collected { .. } => state.collected = true,
+            }
+        }
+        Ok(states)
+    }
+
+    /// Appends `event` to the journal and waits until it is on disk.
+    pub fn record(&mut self, event: &Event) -> Result<(), Error> {
+        let path = self.path("journal.jsonl");
+        if self.journal.is_none() {
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| io_error("open", &path, e))?;
+            self.journal = Some(file);
+        }
+        let mut line = serde_json::to_vec(event)
+            .map_err(|e| Error::Batch(format!("could not write an event: {e}")))?;
+        line.push(b'\n');
+        // Just opened above when it was missing.
+        let Some(file) = self.journal.as_mut() else {
+            return Err(Error::Batch("the journal is not open".into()));
+        };
+        file.write_all(&line)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| io_error("append to", &path, e))
+    }
+}
+
+/// Writes `bytes` to `path` so that `path` holds either its old content or
+/// all of `bytes`, never a part.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let tmp = path.with_extension("tmp");
+    let mut file = File::create(&tmp).map_err(|e| io_error("create", &tmp, e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| io_error("write", &tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| io_error("rename", &tmp, e))
+}
+
+/// Makes a rename in `dir` durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
+    #[cfg(unix)]
+    {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io_error("sync", dir, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// An append-only file of [`ItemRecord`]s, each line fsynced as written.
+pub(crate) struct ItemLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl ItemLog {
+    /// Opens `path` for appending (`truncate`: starting empty).
+    pub fn open(path: &Path, truncate: bool) -> Result<ItemLog, Error> {
+        if !truncate {
+            cut_torn_line(path)?;
+        }
+        let file = if truncate {
+            File::create(path)
+        } else {
+            OpenOptions::new().create(true).append(true).open(path)
+        }
+        .map_err(|e| io_error("open", path, e))?;
+        Ok(ItemLog {
+            path: path.to_owned(),
+            file,
+        })
+    }
+
+    /// Appends `record` (on disk once `sync` runs or, with `sync_now`, at once).
+    pub fn push(&mut self, record: &ItemRecord, sync_now: bool) -> Result<(), Error> {
+        let mut line = serde_json::to_vec(record)
+            .map_err(|e| Error::Batch(format!("could not write a result: {e}")))?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .map_err(|e| io_error("write", &self.path, e))?;
+        if sync_now {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    pub fn sync(&mut self) -> Result<(), Error> {
+        self.file
+            .sync_data()
+            .map_err(|e| io_error("sync", &self.path, e))
+    }
+}
+
+/// Cuts a last line without its newline (a write a kill cut short) off
+/// `path`, so that what is appended next starts a line of its own.
+fn cut_torn_line(path: &Path) -> Result<(), Error> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_error("read", path, e)),
+    };
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if complete < bytes.len() {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io_error("open", path, e))?;
+        file.set_len(complete as u64)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| io_error("repair", path, e))?;
+    }
+    Ok(())
+}
+
+/// The records of an item log by index (later lines win); a torn last
+/// line is ignored. Missing file: none.
+pub(crate) fn read_items(path: &Path) -> Result<HashMap<u64, ItemRecord>, Error> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+        Err(e) => return Err(io_error("read", path, e)),
+    };
+    let mut items = HashMap::new();
+    for line in BufReader::new(file).split(b'\n') {
+        let line = line.map_err(|e| io_error("read", path, e))?;
+        // A line cut short by a kill does not parse: the item is redone.
+        if let Ok(record) = serde_json::from_slice::<ItemRecord>(&line) {
+            items.insert(record.i, record);
+        }
+    }
+    Ok(items)
+}

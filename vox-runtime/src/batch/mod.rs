@@ -1,0 +1,815 @@
+//! Bulk runs on the providers' batch engines (docs/runtime.md, "Bulk
+//! runs"): one request per input, the same request a normal call sends,
+//! submitted as batches, polled, collected, and judged like a normal
+//! call's reply; items whose reply is rejected or missing are re-run as
+//! normal calls. A job directory records every step as it happens, so a
+//! run stopped at any point resumes without submitting a batch twice or
+//! losing an item.
+
+mod args;
+mod engine;
+mod job;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub use self::args::args_from_json;
+use self::engine::{Engine, Outcome};
+use self::job::{
+    io_error, read_items, ChunkPlan, ChunkState, Event, ItemLog, ItemRecord, JobDir, Plan,
+    JOB_FORMAT,
+};
+use crate::ai_function::{AiFunction, Args, OutputSchema};
+use crate::cassette::schema_id;
+use crate::client::Client;
+use crate::error::{Error, LAST_ERROR_CHARS};
+use crate::prompt::{Conversation, Wire};
+use crate::repair::parse_reply;
+use crate::reply::parse_response;
+use crate::transport::Sender;
+
+/// What [`BatchOptions::progress`] calls with each step.
+pub type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// How a batch run splits, polls and re-runs.
+#[derive(Clone)]
+pub struct BatchOptions {
+    /// At most this many requests per batch (never more than the
+    /// provider's limit: 50,000 for OpenAI, 100,000 for Anthropic).
+    pub max_requests_per_batch: u64,
+    /// At most this many bytes of request lines per batch (never more
+    /// than the provider's limit: 200 MB for OpenAI, 256 MB for Anthropic).
+    pub max_bytes_per_batch: u64,
+    /// The first wait between two looks at unfinished batches; each
+    /// further wait is half as long again, up to `poll_max`.
+    pub poll_initial: Duration,
+    /// The longest wait between two looks.
+    pub poll_max: Duration,
+    /// At most this many items are re-run as normal calls over the job's
+    /// life (those beyond keep their batch error).
+    pub max_reruns: u64,
+    /// The largest results file read from a batch engine.
+    pub max_download_bytes: usize,
+    /// Told of each step (see [`Progress`]).
+    pub progress: Option<ProgressHook>,
+}
+
+impl std::fmt::Debug for BatchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchOptions")
+            .field("max_requests_per_batch", &self.max_requests_per_batch)
+            .field("max_bytes_per_batch", &self.max_bytes_per_batch)
+            .field("poll_initial", &self.poll_initial)
+            .field("poll_max", &self.poll_max)
+            .field("max_reruns", &self.max_reruns)
+            .field("max_download_bytes", &self.max_download_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        BatchOptions {
+            max_requests_per_batch: u64::MAX,
+            max_bytes_per_batch: u64::MAX,
+            poll_initial: Duration::from_secs(10),
+            poll_max: Duration::from_secs(300),
+            max_reruns: u64::MAX,
+            max_download_bytes: 1 << 30,
+            progress: None,
+        }
+    }
+}
+
+/// A step of a batch run, for a progress display.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Progress {
+    /// The inputs were split into `batches` batches of `inputs` requests.
+    Planned { inputs: u64, batches: usize },
+    /// Batch `chunk` was submitted (or found submitted) as `id`.
+    Submitted { chunk: usize, id: String },
+    /// Batch `chunk` was seen in state `status`.
+    Polled { chunk: usize, status: String },
+    /// Batch `chunk`'s results were collected: `accepted` of `count`.
+    Collected {
+        chunk: usize,
+        count: u64,
+        accepted: u64,
+    },
+    /// An item was re-run as a normal call.
+    Rerun { index: u64, ok: bool },
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BatchReport {
+    /// The job's id (it tags the job's files and batches at the provider).
+    pub job: String,
+    /// The number of inputs.
+    pub inputs: u64,
+    /// The number of batches the inputs were split into.
+    pub batches: usize,
+    /// Whether this run took up a job an earlier run had started.
+    pub resumed: bool,
+    /// Items whose batch reply was accepted.
+    pub from_batch: u64,
+    /// Items re-run as normal calls (this run and earlier ones).
+    pub reran: u64,
+    /// Items without a value: their re-run failed, or was not made.
+    pub failed: u64,
+}
+
+/// One item of a job's results, in input order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchItem<T> {
+    /// The input's index (0-based line number).
+    pub index: u64,
+    /// The value, or why there is none.
+    pub result: Result<T, String>,
+}
+
+/// Calls the progress hook, if any.
+fn tell(options: &BatchOptions, progress: Progress) {
+    if let Some(hook) = &options.progress {
+        hook(&progress);
+    }
+}
+
+impl Client {
+    /// Runs `function` over `inputs` on its provider's batch engine, with
+    /// the job directory `dir` recording every step (docs/runtime.md,
+    /// "Bulk runs"). If `dir` holds a job already, it is resumed and
+    /// `inputs` is not read; it must be a job of the same function and
+    /// schema. The values are read afterwards, in input order, with
+    /// [`batch_results`].
+    ///
+    /// ```no_run
+    /// # use vox_runtime::{AiFunction, Args, BatchOptions, Client, Config, OutputSchema, Provider};
+    /// # static OUT: OutputSchema = OutputSchema::new("int", r#"{"type":"object"}"#, true);
+    /// # static COUNT: AiFunction = AiFunction::new("count", "", &OUT);
+    /// # async fn f(client: Client) -> Result<(), vox_runtime::Error> {
+    /// let inputs = ["one", "two two"].map(|text| Args::new().arg("text", text));
+    /// let report = client
+    ///     .batch::<i64, _>(&COUNT, "jobs/count".as_ref(), inputs, &BatchOptions::default())
+    ///     .await?;
+    /// for item in vox_runtime::batch_results::<i64>("jobs/count".as_ref())? {
+    ///     println!("{:?}", item?.result);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn batch<T, I>(
+        &self,
+        function: &AiFunction,
+        dir: &Path,
+        inputs: I,
+        options: &BatchOptions,
+    ) -> Result<BatchReport, Error>
+    where
+        T: DeserializeOwned + Serialize + Send,
+        I: IntoIterator<Item = Result<Args, Error>>,
+    {
+        let (provider, model) = self.first_target(function);
+        let engine = Engine::of(provider)?;
+        let sender = self.sender_for(provider)?;
+        let mut job = JobDir::open(dir)?;
+        let output = function.output();
+        let schema = schema_id(output.name(), output.json_text());
+        let config = self.config();
+        let wire = Wire::of(provider, config);
+        let (plan, resumed) = match job.plan()? {
+            Some(plan) => {
+                if plan.function != function.name()
+                    || plan.schema != schema
+                    || plan.provider != provider.name()
+                    || plan.model != model
+                {
+                    return Err(Error::Batch(format!(
+                        "{} holds a job of `{}` ({}, {}:{}), not of `{}` ({schema}, {}:{model}); \
+                         use another directory",
+                        dir.display(),
+                        plan.function,
+                        plan.schema,
+                        plan.provider,
+                        plan.model,
+                        function.name(),
+                        provider.name()
+                    )));
+                }
+                (plan, true)
+            }
+            None => {
+                let (max_requests, max_bytes) = engine.limits();
+                let limits = (
+                    options.max_requests_per_batch.clamp(1, max_requests),
+                    options.max_bytes_per_batch.min(max_bytes),
+                );
+                let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
+                let parts = function.request_parts(wire, &model, max_tokens)?;
+                let render = |args: &Args| parts.request_body(&Conversation::start(wire, args));
+                let chunks = plan_chunks(&job, engine, inputs, limits, render)?;
+                let plan = Plan {
+                    format: JOB_FORMAT,
+                    job: new_job_id(),
+                    function: function.name().to_owned(),
+                    schema,
+                    provider: provider.name().to_owned(),
+                    model: model.clone(),
+                    inputs: chunks.iter().map(|c| c.count).sum(),
+                    chunks,
+                };
+                job.write_plan(&plan)?;
+                (plan, false)
+            }
+        };
+        tell(
+            options,
+            Progress::Planned {
+                inputs: plan.inputs,
+                batches: plan.chunks.len(),
+            },
+        );
+        let mut states = job.replay(plan.chunks.len())?;
+        let run = Run {
+            engine,
+            sender,
+            plan: &plan,
+            options,
+            wire,
+            output,
+            repair: config.repair,
+            limit: options.max_download_bytes,
+        };
+        for chunk in 0..plan.chunks.len() {
+            if states[chunk].batch.is_none() && !states[chunk].collected {
+                run.submit(&mut job, &mut states, chunk).await?;
+            }
+        }
+        run.wait::<T>(&mut job, &mut states).await?;
+        let mut report = BatchReport {
+            job: plan.job.clone(),
+            inputs: plan.inputs,
+            batches: plan.chunks.len(),
+            resumed,
+            ..BatchReport::default()
+        };
+        let mut budget = options.max_reruns;
+        for chunk in 0..plan.chunks.len() {
+            let rerun = Rerun {
+                function,
+                job: &job,
+                plan: &plan,
+                options,
+            };
+            self.rerun_chunk::<T>(&rerun, chunk, &mut budget, &mut report)
+                .await?;
+        }
+        Ok(report)
+    }
+
+    /// Re-runs, as normal calls, the items of `chunk` whose batch reply was
+    /// rejected or missing and that no earlier run re-ran; counts them all.
+    async fn rerun_chunk<T>(
+        &self,
+        rerun: &Rerun<'_>,
+        chunk: usize,
+        budget: &mut u64,
+        report: &mut BatchReport,
+    ) -> Result<(), Error>
+    where
+        T: DeserializeOwned + Serialize + Send,
+    {
+        let Rerun {
+            function,
+            job,
+            plan,
+            options,
+        } = *rerun;
+        let ChunkPlan { first, count, .. } = plan.chunks[chunk];
+        let results = read_items(&job.results_path(chunk))?;
+        let done = read_items(&job.reruns_path(chunk))?;
+        let reran_before = done.len() as u64;
+        report.reran += reran_before;
+        *budget = budget.saturating_sub(reran_before);
+        let mut log: Option<ItemLog> = None;
+        let args_path = job.args_path(chunk);
+        let args_file = File::open(&args_path).map_err(|e| io_error("read", &args_path, e))?;
+        let mut lines = BufReader::new(args_file).lines();
+        for index in first..first + count {
+            let line = lines
+                .next()
+                .transpose()
+                .map_err(|e| io_error("read", &args_path, e))?;
+            if results.get(&index).is_some_and(|r| r.ok.is_some()) {
+                report.from_batch += 1;
+                continue;
+            }
+            if let Some(record) = done.get(&index) {
+                if record.ok.is_none() {
+                    report.failed += 1;
+                }
+                continue;
+            }
+            if *budget == 0 {
+                report.failed += 1;
+                continue;
+            }
+            let line = line.ok_or_else(|| {
+                Error::Batch(format!(
+                    "{} has fewer lines than planned",
+                    args_path.display()
+                ))
+            })?;
+            let args = args_from_json(&line)?;
+            *budget -= 1;
+            report.reran += 1;
+            let outcome = self.rerun::<T>(function, &args).await;
+            let record = match outcome {
+                Ok(value) => ItemRecord {
+                    i: index,
+                    ok: Some(to_value(&value)?),
+                    rerun: None,
+                    err: None,
+                    repairs: None,
+                },
+                Err(error) => {
+                    report.failed += 1;
+                    ItemRecord {
+                        i: index,
+                        ok: None,
+                        rerun: None,
+                        err: Some(error.to_string()),
+                        repairs: None,
+                    }
+                }
+            };
+            let ok = record.ok.is_some();
+            let log = match &mut log {
+                Some(log) => log,
+                None => log.insert(ItemLog::open(&job.reruns_path(chunk), false)?),
+            };
+            log.push(&record, true)?;
+            tell(options, Progress::Rerun { index, ok });
+        }
+        Ok(())
+    }
+}
+
+/// What re-running a chunk's items needs.
+#[derive(Clone, Copy)]
+struct Rerun<'a> {
+    function: &'a AiFunction,
+    job: &'a JobDir,
+    plan: &'a Plan,
+    options: &'a BatchOptions,
+}
+
+/// What the submitting and collecting steps share.
+struct Run<'a> {
+    engine: Engine,
+    sender: &'a Sender,
+    plan: &'a Plan,
+    options: &'a BatchOptions,
+    wire: Wire,
+    output: &'static OutputSchema,
+    repair: bool,
+    limit: usize,
+}
+
+impl Run<'_> {
+    /// Submits chunk `chunk` exactly once: finds what an earlier, stopped
+    /// run may have uploaded or created before doing it again.
+    async fn submit(
+        &self,
+        job: &mut JobDir,
+        states: &mut [ChunkState],
+        chunk: usize,
+    ) -> Result<(), Error> {
+        let plan = self.plan;
+        let requests_path = job.requests_path(chunk);
+        let requests =
+            std::fs::read(&requests_path).map_err(|e| io_error("read", &requests_path, e))?;
+        let mut file = states[chunk].file.clone();
+        if self.engine == Engine::OpenAi && file.is_none() {
+            let name = Engine::file_name(&plan.job, chunk);
+            let found = if states[chunk].uploading {
+                self.engine
+                    .find_file(self.sender, &name, requests.len() as u64, self.limit)
+                    .await?
+            } else {
+                None
+            };
+            let id = match found {
+                Some(id) => id,
+                None => {
+                    job.record(&Event::Uploading { chunk })?;
+                    self.engine
+                        .upload(
+                            self.sender,
+                            &name,
+                            Bytes::from(requests.clone()),
+                            self.limit,
+                        )
+                        .await?
+                }
+            };
+            job.record(&Event::File {
+                chunk,
+                id: id.clone(),
+            })?;
+            file = Some(id);
+        }
+        let found = match states[chunk].creating {
+            Some(since) => {
+                let claimed: Vec<String> = states.iter().filter_map(|s| s.batch.clone()).collect();
+                self.engine
+                    .find_batch(
+                        self.sender,
+                        &plan.job,
+                        chunk,
+                        plan.chunks[chunk].count,
+                        since,
+                        &claimed,
+                        self.limit,
+                    )
+                    .await?
+            }
+            None => None,
+        };
+        let id = match found {
+            Some(id) => id,
+            None => {
+                let at = unix_now();
+                job.record(&Event::Creating { chunk, at })?;
+                states[chunk].creating = Some(at);
+                self.engine
+                    .create(
+                        self.sender,
+                        &plan.job,
+                        chunk,
+                        file.as_deref(),
+                        &requests,
+                        self.limit,
+                    )
+                    .await?
+            }
+        };
+        job.record(&Event::Batch {
+            chunk,
+            id: id.clone(),
+        })?;
+        states[chunk].batch = Some(id.clone());
+        tell(self.options, Progress::Submitted { chunk, id });
+        Ok(())
+    }
+
+    /// Polls every submitted batch, with backoff, until each has ended and
+    /// its results are collected.
+    async fn wait<T>(&self, job: &mut JobDir, states: &mut [ChunkState]) -> Result<(), Error>
+    where
+        T: DeserializeOwned + Serialize,
+    {
+        let mut delay = self.options.poll_initial;
+        loop {
+            let mut pending = false;
+            for chunk in 0..states.len() {
+                if states[chunk].collected {
+                    continue;
+                }
+                if states[chunk].ended.is_none() {
+                    let Some(id) = states[chunk].batch.clone() else {
+                        continue;
+                    };
+                    let status = self.engine.status(self.sender, &id, self.limit).await?;
+                    tell(
+                        self.options,
+                        Progress::Polled {
+                            chunk,
+                            status: status.status.clone(),
+                        },
+                    );
+                    if !status.ended {
+                        pending = true;
+                        continue;
+                    }
+                    if let Some(failure) = &status.failure {
+                        tracing::warn!(chunk, batch = %id, failure = %failure, "vox.batch_failed");
+                    }
+                    let event = Event::Ended {
+                        chunk,
+                        status: status.status,
+                        output: status.output,
+                        errors: status.errors,
+                    };
+                    job.record(&event)?;
+                    if let Event::Ended {
+                        status,
+                        output,
+                        errors,
+                        ..
+                    } = event
+                    {
+                        states[chunk].ended = Some((status, output, errors));
+                    }
+                }
+                self.collect::<T>(job, states, chunk).await?;
+            }
+            if !pending {
+                return Ok(());
+            }
+            tokio::time::sleep(delay).await;
+            delay = delay.mul_f64(1.5).min(self.options.poll_max);
+        }
+    }
+
+    /// Downloads chunk `chunk`'s results, judges each reply as a call
+    /// would, and writes them to its results file; then records it
+    /// collected. A run stopped before that downloads them again (the
+    /// provider keeps them; nothing is paid twice).
+    async fn collect<T>(
+        &self,
+        job: &mut JobDir,
+        states: &mut [ChunkState],
+        chunk: usize,
+    ) -> Result<(), Error>
+    where
+        T: DeserializeOwned + Serialize,
+    {
+        let Some((_, output, errors)) = states[chunk].ended.clone() else {
+            return Ok(());
+        };
+        let ChunkPlan { first, count, .. } = self.plan.chunks[chunk];
+        let mut log = ItemLog::open(&job.results_path(chunk), true)?;
+        let mut accepted = 0;
+        for location in [output, errors].into_iter().flatten() {
+            let body = self
+                .engine
+                .download(self.sender, &location, self.limit)
+                .await?;
+            for line in body.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                let Some((index, outcome)) = self.engine.parse_line(line) else {
+                    continue;
+                };
+                if !(first..first + count).contains(&index) {
+                    continue;
+                }
+                let record = self.judge::<T>(index, outcome)?;
+                accepted += u64::from(record.ok.is_some());
+                log.push(&record, false)?;
+            }
+        }
+        log.sync()?;
+        job.record(&Event::Collected { chunk })?;
+        states[chunk].collected = true;
+        tell(
+            self.options,
+            Progress::Collected {
+                chunk,
+                count,
+                accepted,
+            },
+        );
+        Ok(())
+    }
+
+    /// One batch reply through a call's path: the provider's response
+    /// body, its content, parse and repair into `T`.
+    fn judge<T>(&self, index: u64, outcome: Outcome) -> Result<ItemRecord, Error>
+    where
+        T: DeserializeOwned + Serialize,
+    {
+        let mut record = ItemRecord {
+            i: index,
+            ok: None,
+            rerun: None,
+            err: None,
+            repairs: None,
+        };
+        let body = match outcome {
+            Outcome::Reply(body) => body,
+            Outcome::Failed(reason) => {
+                record.rerun = Some(self.shown(&reason));
+                return Ok(record);
+            }
+        };
+        let answer = match parse_response(self.wire, body.get().as_bytes(), self.sender.redactor())
+        {
+            Ok(answer) => answer,
+            Err(error) => {
+                record.rerun = Some(self.shown(&self.sender.redact_malformed(error).to_string()));
+                return Ok(record);
+            }
+        };
+        let verdict = answer
+            .content()
+            .map_err(|r| r.error)
+            .and_then(|content| parse_reply::<T>(content, self.output, self.repair));
+        match verdict {
+            Ok((value, repairs)) => {
+                record.ok = Some(to_value(&value)?);
+                if !repairs.is_empty() {
+                    record.repairs = Some(repairs.to_string());
+                }
+            }
+            Err(error) => record.rerun = Some(self.shown(&error)),
+        }
+        Ok(record)
+    }
+
+    fn shown(&self, text: &str) -> String {
+        self.sender.redactor().shown_message(text, LAST_ERROR_CHARS)
+    }
+}
+
+/// Splits `inputs` into chunks within `limits` (requests, bytes), writing
+/// each chunk's request lines and arguments as it goes: memory does not
+/// grow with the number of inputs.
+fn plan_chunks<I>(
+    job: &JobDir,
+    engine: Engine,
+    inputs: I,
+    (max_requests, max_bytes): (u64, u64),
+    render: impl Fn(&Args) -> Bytes,
+) -> Result<Vec<ChunkPlan>, Error>
+where
+    I: IntoIterator<Item = Result<Args, Error>>,
+{
+    struct Open {
+        requests: BufWriter<File>,
+        args: BufWriter<File>,
+        paths: (PathBuf, PathBuf),
+        plan: ChunkPlan,
+    }
+    fn close(open: Open, chunks: &mut Vec<ChunkPlan>) -> Result<(), Error> {
+        for (writer, path) in [(open.requests, &open.paths.0), (open.args, &open.paths.1)] {
+            let file = writer
+                .into_inner()
+                .map_err(|e| io_error("write", path, e.into_error()))?;
+            file.sync_all().map_err(|e| io_error("sync", path, e))?;
+        }
+        chunks.push(open.plan);
+        Ok(())
+    }
+    let create = |path: &Path| {
+        File::create(path)
+            .map(BufWriter::new)
+            .map_err(|e| io_error("create", path, e))
+    };
+    let mut chunks = Vec::new();
+    let mut open: Option<Open> = None;
+    for (index, args) in (0u64..).zip(inputs) {
+        let args = args?;
+        let line = engine.request_line(index, &render(&args));
+        if line.len() as u64 > max_bytes {
+            return Err(Error::Batch(format!(
+                "input {index}'s request is {} bytes, more than a batch may hold ({max_bytes})",
+                line.len()
+            )));
+        }
+        if let Some(current) = &open {
+            if current.plan.count >= max_requests
+                || current.plan.bytes + line.len() as u64 > max_bytes
+            {
+                if let Some(full) = open.take() {
+                    close(full, &mut chunks)?;
+                }
+            }
+        }
+        let current = match &mut open {
+            Some(current) => current,
+            None => {
+                let chunk = chunks.len();
+                let paths = (job.requests_path(chunk), job.args_path(chunk));
+                open.insert(Open {
+                    requests: create(&paths.0)?,
+                    args: create(&paths.1)?,
+                    paths,
+                    plan: ChunkPlan {
+                        first: index,
+                        count: 0,
+                        bytes: 0,
+                    },
+                })
+            }
+        };
+        current
+            .requests
+            .write_all(&line)
+            .map_err(|e| io_error("write", &current.paths.0, e))?;
+        current
+            .args
+            .write_all(args.as_json().as_bytes())
+            .and_then(|()| current.args.write_all(b"\n"))
+            .map_err(|e| io_error("write", &current.paths.1, e))?;
+        current.plan.count += 1;
+        current.plan.bytes += line.len() as u64;
+    }
+    if let Some(last) = open.take() {
+        close(last, &mut chunks)?;
+    }
+    Ok(chunks)
+}
+
+/// The results of the job in `dir`, in input order, one chunk in memory
+/// at a time. An item without a value carries why: its re-run's error,
+/// its batch error, or that the job has not finished.
+pub fn batch_results<T: DeserializeOwned>(dir: &Path) -> Result<BatchResults<T>, Error> {
+    let job = JobDir::open(dir)?;
+    let plan = job
+        .plan()?
+        .ok_or_else(|| Error::Batch(format!("{} holds no planned job", dir.display())))?;
+    Ok(BatchResults {
+        job,
+        plan,
+        chunk: 0,
+        next: 0,
+        loaded: None,
+        _value: PhantomData,
+    })
+}
+
+/// The iterator [`batch_results`] returns.
+pub struct BatchResults<T> {
+    job: JobDir,
+    plan: Plan,
+    chunk: usize,
+    next: u64,
+    loaded: Option<(HashMap<u64, ItemRecord>, HashMap<u64, ItemRecord>)>,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> Iterator for BatchResults<T> {
+    type Item = Result<BatchItem<T>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let chunk = *self.plan.chunks.get(self.chunk)?;
+            if self.next >= chunk.first + chunk.count {
+                self.chunk += 1;
+                self.loaded = None;
+                continue;
+            }
+            self.next = self.next.max(chunk.first);
+            if self.loaded.is_none() {
+                let loaded = read_items(&self.job.results_path(self.chunk)).and_then(|results| {
+                    Ok((results, read_items(&self.job.reruns_path(self.chunk))?))
+                });
+                match loaded {
+                    Ok(loaded) => self.loaded = Some(loaded),
+                    Err(e) => {
+                        self.chunk = usize::MAX;
+                        return Some(Err(e));
+                    }
+                }
+            }
+            let (results, reruns) = self.loaded.as_ref()?;
+            let index = self.next;
+            self.next += 1;
+            let record = results
+                .get(&index)
+                .filter(|r| r.ok.is_some())
+                .or_else(|| reruns.get(&index))
+                .or_else(|| results.get(&index));
+            let result = match record {
+                Some(ItemRecord {
+                    ok: Some(value), ..
+                }) => serde_json::from_value::<T>(value.clone())
+                    .map_err(|e| format!("the stored value does not read as the return type: {e}")),
+                Some(ItemRecord { err: Some(e), .. }) => Err(e.clone()),
+                Some(ItemRecord {
+                    rerun: Some(reason),
+                    ..
+                }) => Err(format!("not re-run; the batch's reply: {reason}")),
+                _ => Err("no result yet: the job has not finished".to_owned()),
+            };
+            return Some(Ok(BatchItem { index, result }));
+        }
+    }
+}
+
+fn to_value<T: Serialize>(value: &T) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(value).map_err(|e| Error::Batch(format!("could not store a value: {e}")))
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A new job id: the time and process, in hex.
+fn new_job_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    format!("{nanos:x}{:x}", std::process::id())
+}
