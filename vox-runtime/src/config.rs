@@ -1043,6 +1043,32 @@ fn flag(value: Option<String>, name: &str) -> Result<bool, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unparsable_base_url_never_shows_its_password() {
+        // A `/` in the password ends the authority early: the URL does not
+        // parse, and its error once quoted the password.
+        for url in [
+            "http://user:pa/ss-w0rd-123456@127.0.0.1:9/v1",
+            "https://user:pa?ss-w0rd-123456@example.com/v1",
+            "http://:pa#ss/w0rd-123456@h:1/v1",
+        ] {
+            let config = Config::builder(Provider::OpenAi)
+                .api_key("sk-test")
+                .base_url(url)
+                .build();
+            let shown = match config {
+                Ok(config) => match crate::Client::new(config) {
+                    Ok(_) => continue,
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => e.to_string(),
+            };
+            for part in ["pa/ss", "pa?ss", "pa#ss", "w0rd-123456"] {
+                assert!(!shown.contains(part), "{shown}");
+            }
+        }
+    }
     use std::collections::HashMap;
 
     fn from_vars(vars: &[(&str, &str)]) -> Result<Config, Error> {

@@ -737,9 +737,21 @@ fn parse_url(url: &str, base_url: &str) -> Result<Url, Error> {
     Url::parse(url).map_err(|e| {
         Error::Config(format!(
             "base URL `{}` is not a valid URL: {e}",
-            redact_url_passwords(base_url)
+            unparsable_url_shown(base_url)
         ))
     })
+}
+
+/// A URL that did not parse, fit to show: its authority cannot be told
+/// from its path (a password with a `/` in it ends the authority early,
+/// so [`redact_url_passwords`] would show it), so everything between the
+/// scheme and the last `@` is hidden.
+fn unparsable_url_shown(url: &str) -> String {
+    let start = url.find("://").map_or(0, |s| s + 3);
+    match url.rfind('@') {
+        Some(at) if at >= start => format!("{}[REDACTED]{}", &url[..start], &url[at..]),
+        _ => redact_url_passwords(url).into_owned(),
+    }
 }
 
 /// Parses a `Retry-After` value given in seconds. HTTP-date values are not
