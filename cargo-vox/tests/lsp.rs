@@ -232,6 +232,47 @@ fn an_editor_session_over_stdio() {
     );
     assert_eq!(c.diagnostics(&a), Vec::<Value>::new());
 
+    // Related information: assigning to an immutable variable points at
+    // its declaration.
+    let reassign = MAIN.replace("    return inv\n", "    inv = inv\n    return inv\n");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": a, "version": 10}, "contentChanges": [{"text": reassign}]}),
+    );
+    let diags = c.diagnostics(&a);
+    let d = diags
+        .iter()
+        .find(|d| d["code"] == "vox/name/immutable-assign")
+        .unwrap_or_else(|| panic!("{diags:?}"));
+    let rel = &d["relatedInformation"][0];
+    assert_eq!(rel["message"], "declared here");
+    assert_eq!(rel["location"]["uri"], a.as_str());
+    assert_eq!(
+        rel["location"]["range"]["start"],
+        pos(&reassign, "inv =", 0, 0)
+    );
+    // Completion of a plain name: builtins, keywords, functions, locals.
+    let comp = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": a}, "position": pos(&reassign, "inv = inv", 0, 0)}),
+    );
+    let labels: Vec<&str> = comp["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    for want in [
+        "len", "let", "inv", "vendor", "Invoice", "make", "match", "str",
+    ] {
+        assert!(labels.contains(&want), "no `{want}` in {labels:?}");
+    }
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": a, "version": 11}, "contentChanges": [{"text": MAIN}]}),
+    );
+    assert_eq!(c.diagnostics(&a), Vec::<Value>::new());
+
     // Hover: a call shows the signature and doc comment.
     let h = c.request(
         "textDocument/hover",

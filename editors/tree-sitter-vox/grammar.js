@@ -168,7 +168,7 @@ module.exports = grammar({
       ),
 
     match_expression: ($) =>
-      seq('match', field('value', $._expression), '{', repeat(choice($.match_arm, ';')), '}'),
+      seq('match', field('value', $._expression), '{', repeat(choice($.match_arm, ';', ',')), '}'),
 
     match_arm: ($) =>
       seq(
@@ -289,11 +289,14 @@ module.exports = grammar({
     format_string: ($) =>
       seq(
         'f"',
-        repeat(choice($.format_content, $.escape_sequence, $.interpolation)),
+        repeat(choice($.format_content, $.escape_sequence, $.brace_escape, $.interpolation)),
         token.immediate('"'),
       ),
 
-    format_content: (_) => token.immediate(prec(1, /[^"\\{]+/)),
+    format_content: (_) => token.immediate(prec(1, /[^"\\{}]+/)),
+
+    // `{{` and `}}`: literal braces in an f-string.
+    brace_escape: (_) => token.immediate(choice('{{', '}}')),
 
     interpolation: ($) => seq('{', $._expression, '}'),
   },

@@ -79,4 +79,5 @@
 (string) @string
 (format_string) @string
 (escape_sequence) @string.escape
+(brace_escape) @string.escape
 (interpolation ["{" "}"] @punctuation.special)
