@@ -148,3 +148,59 @@ fn every_fixture_tokenizes_without_invalid_scopes() {
         failures.join("\n")
     );
 }
+
+/// The extension's manifest, language configuration and client script are
+/// well formed and agree with each other: what VS Code reads when it loads
+/// the folder.
+#[test]
+fn the_extension_manifest_wires_the_language_grammar_and_server() {
+    let dir = workspace_root().join("editors/vscode");
+    let read_json = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let pkg = read_json("package.json");
+    let lang = &pkg["contributes"]["languages"][0];
+    assert_eq!(lang["id"], "vox");
+    assert_eq!(lang["extensions"][0], ".vox");
+    let grammar = &pkg["contributes"]["grammars"][0];
+    assert_eq!(grammar["language"], "vox");
+    let tm = read_json(grammar["path"].as_str().unwrap());
+    assert_eq!(tm["scopeName"], grammar["scopeName"]);
+    let conf = read_json(lang["configuration"].as_str().unwrap());
+    assert_eq!(conf["comments"]["lineComment"], "//");
+    assert!(conf["autoClosingPairs"]
+        .as_array()
+        .is_some_and(|p| p.len() >= 4));
+    let props = &pkg["contributes"]["configuration"]["properties"];
+    assert_eq!(props["vox.server.command"]["default"], "cargo");
+    assert_eq!(
+        props["vox.server.args"]["default"],
+        serde_json::json!(["vox", "lsp"])
+    );
+    assert!(pkg["dependencies"]["vscode-languageclient"].is_string());
+    let main = pkg["main"].as_str().unwrap();
+    let script = std::fs::read_to_string(dir.join(main)).unwrap();
+    for needle in [
+        "vscode-languageclient/node",
+        "server.command",
+        "server.args",
+        "language: \"vox\"",
+    ] {
+        assert!(script.contains(needle), "{main} lacks {needle}");
+    }
+    // The script is valid JavaScript (where node is installed).
+    if Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        run(
+            Command::new("node").arg("--check").arg(dir.join(main)),
+            Duration::from_secs(60),
+        )
+        .assert_success();
+    } else {
+        eprintln!("SKIPPED: node is not installed; extension.js was not syntax-checked");
+    }
+}
