@@ -1,15 +1,17 @@
 //! Per-function providers (`provider:` model prefixes) and fallbacks, with
-//! one loopback server per provider: the order fallbacks are tried in, what
+//! one scripted server per provider: the order fallbacks are tried in, what
 //! makes the runtime fall back and what does not, the error that lists
 //! every provider tried, the `vox.provider_fallback` tracing event, and the
-//! `fixture` provider ignoring all of it.
+//! `fixture` provider ignoring all of it. The servers are in memory (a
+//! `MemoryHub`), except for the concurrency cap and the request timeout,
+//! which are tested over loopback connections.
 
 mod support;
 
 use std::time::Duration;
 
 use support::trace::Recorder;
-use support::{FakeServer, Invoice, Reply, INVOICE_SCHEMA};
+use support::{FakeServer, Invoice, MemoryHub, Reply, Server, INVOICE_SCHEMA};
 use vox_runtime::{AiFunction, Args, Client, Config, ConfigBuilder, Error, Provider};
 
 const OPENAI_KEY: &str = "sk-primary-1a2b3c4d5e";
@@ -62,7 +64,7 @@ fn ollama_answer(text: &str) -> Reply {
 
 /// An OpenAI-compatible primary at `primary`, Anthropic and Gemini at the
 /// other servers; one try per request (no transport retries).
-fn config(primary: &FakeServer, anthropic: &str, gemini: &str) -> ConfigBuilder {
+fn config(primary: &impl Server, anthropic: &str, gemini: &str) -> ConfigBuilder {
     Config::builder(Provider::OpenAi)
         .base_url(primary.base_url())
         .api_key(OPENAI_KEY)
@@ -84,16 +86,22 @@ async fn closed_url() -> String {
 
 #[tokio::test]
 async fn a_rate_limited_primary_falls_back_to_the_functions_fallback() {
-    let primary = FakeServer::start(vec![], Reply::raw(429, r#"{"error":"slow down"}"#)).await;
-    let anthropic = FakeServer::start(vec![anthropic_answer(ACME)], Reply::raw(500, "")).await;
+    let hub = MemoryHub::new();
+    let primary = hub
+        .start(vec![], Reply::raw(429, r#"{"error":"slow down"}"#))
+        .await;
+    let anthropic = hub
+        .start(vec![anthropic_answer(ACME)], Reply::raw(500, ""))
+        .await;
     let recorder = Recorder::default();
     let _guard = tracing::subscriber::set_default(recorder.clone());
-    let client = Client::new(
-        config(&primary, &anthropic.base_url(), &closed_url().await)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let client = hub
+        .client(
+            config(&primary, &anthropic.base_url(), &hub.closed_url().await)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let invoice: Invoice = client
         .call_ai(&WITH_FALLBACK, args(), unreachable_fixture())
         .await
@@ -132,24 +140,28 @@ async fn a_rate_limited_primary_falls_back_to_the_functions_fallback() {
 
 #[tokio::test]
 async fn configured_fallbacks_are_tried_in_order_past_unreachable_servers() {
-    let primary = FakeServer::start(vec![], Reply::raw(503, "unavailable")).await;
-    let ollama = FakeServer::start(vec![ollama_answer(ACME)], Reply::raw(500, "")).await;
-    let anthropic = FakeServer::start(vec![], Reply::raw(500, "unexpected")).await;
-    let client = Client::new(
-        config(&primary, &anthropic.base_url(), &closed_url().await)
-            .provider_base_url(
-                Provider::Ollama,
-                ollama.base_url().trim_end_matches("/v1").to_owned(),
-            )
-            .fallback([
-                "gemini:gemini-test",
-                "ollama:llama3.2:3b",
-                "anthropic:never",
-            ])
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let hub = MemoryHub::new();
+    let primary = hub.start(vec![], Reply::raw(503, "unavailable")).await;
+    let ollama = hub
+        .start(vec![ollama_answer(ACME)], Reply::raw(500, ""))
+        .await;
+    let anthropic = hub.start(vec![], Reply::raw(500, "unexpected")).await;
+    let client = hub
+        .client(
+            config(&primary, &anthropic.base_url(), &hub.closed_url().await)
+                .provider_base_url(
+                    Provider::Ollama,
+                    ollama.base_url().trim_end_matches("/v1").to_owned(),
+                )
+                .fallback([
+                    "gemini:gemini-test",
+                    "ollama:llama3.2:3b",
+                    "anthropic:never",
+                ])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let invoice: Invoice = client
         .call_ai(&PLAIN, args(), unreachable_fixture())
         .await
@@ -162,8 +174,9 @@ async fn configured_fallbacks_are_tried_in_order_past_unreachable_servers() {
 
 #[tokio::test]
 async fn when_every_provider_fails_the_error_lists_each_and_why() {
-    let primary = FakeServer::start(vec![], Reply::raw(500, "primary down")).await;
-    let anthropic = FakeServer::start(
+    let hub = MemoryHub::new();
+    let primary = hub.start(vec![], Reply::raw(500, "primary down")).await;
+    let anthropic = hub.start(
         vec![],
         Reply::json(
             529,
@@ -171,14 +184,15 @@ async fn when_every_provider_fails_the_error_lists_each_and_why() {
         ),
     )
     .await;
-    let gemini_down = closed_url().await;
-    let client = Client::new(
-        config(&primary, &anthropic.base_url(), &gemini_down)
-            .fallback(["anthropic:claude-test", "gemini:gemini-test"])
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let gemini_down = hub.closed_url().await;
+    let client = hub
+        .client(
+            config(&primary, &anthropic.base_url(), &gemini_down)
+                .fallback(["anthropic:claude-test", "gemini:gemini-test"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let err = client
         .call_ai::<Invoice, _>(&PLAIN, args(), unreachable_fixture())
         .await
@@ -218,21 +232,24 @@ async fn when_every_provider_fails_the_error_lists_each_and_why() {
 
 #[tokio::test]
 async fn other_client_errors_and_bad_answers_do_not_fall_back() {
-    let primary = FakeServer::start(
-        vec![
-            Reply::raw(400, r#"{"error":{"message":"bad request"}}"#),
-            Reply::chat("not json"),
-        ],
-        Reply::raw(500, "unexpected"),
-    )
-    .await;
-    let anthropic = FakeServer::start(vec![], anthropic_answer(ACME)).await;
-    let client = Client::new(
-        config(&primary, &anthropic.base_url(), &closed_url().await)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let hub = MemoryHub::new();
+    let primary = hub
+        .start(
+            vec![
+                Reply::raw(400, r#"{"error":{"message":"bad request"}}"#),
+                Reply::chat("not json"),
+            ],
+            Reply::raw(500, "unexpected"),
+        )
+        .await;
+    let anthropic = hub.start(vec![], anthropic_answer(ACME)).await;
+    let client = hub
+        .client(
+            config(&primary, &anthropic.base_url(), &hub.closed_url().await)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let err = client
         .call_ai::<Invoice, _>(&WITH_FALLBACK, args(), unreachable_fixture())
         .await
@@ -248,16 +265,20 @@ async fn other_client_errors_and_bad_answers_do_not_fall_back() {
 
 #[tokio::test]
 async fn a_fallback_that_answers_badly_ends_the_search_and_is_reported() {
-    let primary = FakeServer::start(vec![], Reply::raw(429, "limited")).await;
-    let anthropic = FakeServer::start(vec![], anthropic_answer(r#"{"vendor":"ACME"}"#)).await;
-    let gemini = FakeServer::start(vec![], gemini_answer(ACME)).await;
-    let client = Client::new(
-        config(&primary, &anthropic.base_url(), &gemini.base_url())
-            .fallback(["anthropic:claude-test", "gemini:gemini-test"])
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let hub = MemoryHub::new();
+    let primary = hub.start(vec![], Reply::raw(429, "limited")).await;
+    let anthropic = hub
+        .start(vec![], anthropic_answer(r#"{"vendor":"ACME"}"#))
+        .await;
+    let gemini = hub.start(vec![], gemini_answer(ACME)).await;
+    let client = hub
+        .client(
+            config(&primary, &anthropic.base_url(), &gemini.base_url())
+                .fallback(["anthropic:claude-test", "gemini:gemini-test"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let err = client
         .call_ai::<Invoice, _>(&PLAIN, args(), unreachable_fixture())
         .await
@@ -275,36 +296,39 @@ async fn a_fallback_that_answers_badly_ends_the_search_and_is_reported() {
 
 #[tokio::test]
 async fn a_fallback_without_a_key_is_skipped_and_reported() {
-    let primary = FakeServer::start(vec![], Reply::raw(503, "down")).await;
-    let gemini = FakeServer::start(vec![], gemini_answer(ACME)).await;
-    let client = Client::new(
-        Config::builder(Provider::OpenAi)
-            .base_url(primary.base_url())
-            .api_key(OPENAI_KEY)
-            .provider_base_url(Provider::Gemini, gemini.base_url())
-            .provider_api_key(Provider::Gemini, GEMINI_KEY)
-            .max_transport_retries(0)
-            .fallback(["anthropic:claude-test", "gemini:gemini-test"])
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let hub = MemoryHub::new();
+    let primary = hub.start(vec![], Reply::raw(503, "down")).await;
+    let gemini = hub.start(vec![], gemini_answer(ACME)).await;
+    let client = hub
+        .client(
+            Config::builder(Provider::OpenAi)
+                .base_url(primary.base_url())
+                .api_key(OPENAI_KEY)
+                .provider_base_url(Provider::Gemini, gemini.base_url())
+                .provider_api_key(Provider::Gemini, GEMINI_KEY)
+                .max_transport_retries(0)
+                .fallback(["anthropic:claude-test", "gemini:gemini-test"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let _: Invoice = client
         .call_ai(&PLAIN, args(), unreachable_fixture())
         .await
         .unwrap();
     assert_eq!(gemini.request_count(), 1);
     // Without any fallback left, the missing key is in the error.
-    let client = Client::new(
-        Config::builder(Provider::OpenAi)
-            .base_url(primary.base_url())
-            .api_key(OPENAI_KEY)
-            .max_transport_retries(0)
-            .fallback(["anthropic:claude-test"])
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let client = hub
+        .client(
+            Config::builder(Provider::OpenAi)
+                .base_url(primary.base_url())
+                .api_key(OPENAI_KEY)
+                .max_transport_retries(0)
+                .fallback(["anthropic:claude-test"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let err = client
         .call_ai::<Invoice, _>(&PLAIN, args(), unreachable_fixture())
         .await
@@ -318,15 +342,17 @@ async fn a_fallback_without_a_key_is_skipped_and_reported() {
 
 #[tokio::test]
 async fn an_empty_function_fallback_list_overrides_the_configured_one() {
-    let primary = FakeServer::start(vec![], Reply::raw(503, "down")).await;
-    let anthropic = FakeServer::start(vec![], anthropic_answer(ACME)).await;
-    let client = Client::new(
-        config(&primary, &anthropic.base_url(), &closed_url().await)
-            .fallback(["anthropic:claude-test"])
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let hub = MemoryHub::new();
+    let primary = hub.start(vec![], Reply::raw(503, "down")).await;
+    let anthropic = hub.start(vec![], anthropic_answer(ACME)).await;
+    let client = hub
+        .client(
+            config(&primary, &anthropic.base_url(), &hub.closed_url().await)
+                .fallback(["anthropic:claude-test"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let err = client
         .call_ai::<Invoice, _>(&NO_FALLBACK, args(), unreachable_fixture())
         .await
@@ -337,14 +363,18 @@ async fn an_empty_function_fallback_list_overrides_the_configured_one() {
 
 #[tokio::test]
 async fn a_provider_prefix_sends_the_function_to_that_provider() {
-    let primary = FakeServer::start(vec![], Reply::raw(500, "unexpected")).await;
-    let anthropic = FakeServer::start(vec![anthropic_answer(ACME)], Reply::raw(500, "")).await;
-    let client = Client::new(
-        config(&primary, &anthropic.base_url(), &closed_url().await)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let hub = MemoryHub::new();
+    let primary = hub.start(vec![], Reply::raw(500, "unexpected")).await;
+    let anthropic = hub
+        .start(vec![anthropic_answer(ACME)], Reply::raw(500, ""))
+        .await;
+    let client = hub
+        .client(
+            config(&primary, &anthropic.base_url(), &hub.closed_url().await)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let _: Invoice = client
         .call_ai(&ON_ANTHROPIC, args(), unreachable_fixture())
         .await
@@ -355,13 +385,15 @@ async fn a_provider_prefix_sends_the_function_to_that_provider() {
 
 #[tokio::test]
 async fn the_fixture_provider_runs_the_body_whatever_the_prefix_or_fallbacks() {
-    let client = Client::new(
-        Config::builder(Provider::Fixture)
-            .fallback(["anthropic:claude-test"])
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let hub = MemoryHub::new();
+    let client = hub
+        .client(
+            Config::builder(Provider::Fixture)
+                .fallback(["anthropic:claude-test"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let fixture = || async {
         Ok(Invoice {
             vendor: "fixture".into(),
@@ -376,13 +408,14 @@ async fn the_fixture_provider_runs_the_body_whatever_the_prefix_or_fallbacks() {
     // network provider.
     static OFFLINE: AiFunction =
         AiFunction::new("offline", "", &INVOICE_SCHEMA).with_model("fixture:");
-    let primary = FakeServer::start(vec![], Reply::raw(500, "unexpected")).await;
-    let client = Client::new(
-        config(&primary, &closed_url().await, &closed_url().await)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+    let primary = hub.start(vec![], Reply::raw(500, "unexpected")).await;
+    let client = hub
+        .client(
+            config(&primary, &hub.closed_url().await, &hub.closed_url().await)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
     let invoice: Invoice = client.call_ai(&OFFLINE, args(), fixture()).await.unwrap();
     assert_eq!(invoice.vendor, "fixture");
     assert_eq!(primary.request_count(), 0);

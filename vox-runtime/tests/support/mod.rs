@@ -385,94 +385,194 @@ async fn read_request(reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>) ->
     None
 }
 
-/// The scripted server's answers without a server: a
-/// [`vox_runtime::transport::MemoryTransport`] that replays the same
-/// [`Reply`] script (then the fallback reply), for the tests that need no
-/// socket. Its clients must come from [`MemoryServer::client`].
-pub struct MemoryServer {
-    transport: vox_runtime::transport::MemoryTransport,
+/// What a test needs of a scripted server, on a socket or not.
+pub trait Server {
+    /// Base URL for `Config::base_url`.
+    fn base_url(&self) -> String;
 }
 
-impl MemoryServer {
-    /// Serves `script` in order, then `fallback` forever.
-    pub async fn start(script: Vec<Reply>, fallback: Reply) -> MemoryServer {
-        MemoryServer::serve(script, fallback)
+impl Server for FakeServer {
+    fn base_url(&self) -> String {
+        FakeServer::base_url(self)
     }
+}
 
-    /// Like `start`, outside async code.
-    pub fn serve(script: Vec<Reply>, fallback: Reply) -> MemoryServer {
-        use vox_runtime::transport::{MemoryTransport, ScriptedReply};
-        let script = Mutex::new(VecDeque::from(script));
+impl Server for MemoryServer {
+    fn base_url(&self) -> String {
+        MemoryServer::base_url(self)
+    }
+}
+
+/// Scripted servers without sockets: one
+/// [`vox_runtime::transport::MemoryTransport`] that sends each request to
+/// the [`MemoryServer`] at its URL's port (each replays a [`Reply`] script,
+/// then its fallback reply); a URL with no server there fails to connect.
+/// Clients must come from [`MemoryHub::client`].
+#[derive(Clone)]
+pub struct MemoryHub {
+    transport: vox_runtime::transport::MemoryTransport,
+    servers: Arc<Mutex<Vec<Option<Arc<ServerState>>>>>,
+}
+
+/// One scripted server of a hub.
+pub struct MemoryServer {
+    hub: MemoryHub,
+    port: u16,
+    state: Arc<ServerState>,
+}
+
+struct ServerState {
+    script: Mutex<VecDeque<Reply>>,
+    fallback: Reply,
+    requests: Mutex<Vec<Recorded>>,
+}
+
+/// The first port of a hub's servers (TEST-NET-1 addresses, RFC 5737:
+/// nothing is ever reached there).
+const FIRST_PORT: u16 = 9000;
+
+impl Default for MemoryHub {
+    fn default() -> Self {
+        MemoryHub::new()
+    }
+}
+
+impl MemoryHub {
+    pub fn new() -> MemoryHub {
+        use vox_runtime::transport::{MemoryTransport, ScriptedReply, TransportError};
+        use vox_runtime::TransportErrorKind;
+        let servers: Arc<Mutex<Vec<Option<Arc<ServerState>>>>> = Arc::default();
+        let routes = servers.clone();
         let transport = MemoryTransport::new().otherwise(move |request| {
-            let reply = script
-                .lock()
-                .unwrap()
-                .pop_front()
-                .unwrap_or_else(|| fallback.clone());
-            assert!(
-                !reply.close_delimited && reply.stall_body.is_zero(),
-                "connection-level replies need a FakeServer"
-            );
-            let header = |name: &str| request.header(name).unwrap_or_default().to_owned();
-            let mut body = reply.body.clone();
-            if reply.echo_authorization {
-                body = format!(
-                    r#"{{"error":{{"message":"invalid credentials: {}"}}}}"#,
-                    header("authorization")
-                )
-                .into_bytes();
+            let port = request.url.port().unwrap_or(0);
+            let state = port
+                .checked_sub(FIRST_PORT)
+                .and_then(|i| routes.lock().unwrap().get(usize::from(i)).cloned())
+                .flatten();
+            match state {
+                Some(state) => state.answer(request),
+                None => ScriptedReply::fail(TransportError::new(
+                    TransportErrorKind::Connect,
+                    format!("connection refused: no server at {}", request.url),
+                )),
             }
-            if let Some(name) = &reply.echo_header {
-                body = format!(
-                    r#"{{"error":{{"message":"invalid credentials: {name}: {}"}}}}"#,
-                    header(name)
-                )
-                .into_bytes();
-            }
-            let mut scripted = ScriptedReply::new(reply.status, body)
-                .header("content-type", "application/json")
-                .delay(reply.delay);
-            for (name, value) in &reply.headers {
-                scripted = scripted.header(name, value);
-            }
-            scripted
         });
-        MemoryServer { transport }
+        MemoryHub { transport, servers }
     }
 
-    /// A base URL no request ever reaches (TEST-NET-1, RFC 5737).
-    pub fn base_url(&self) -> String {
-        "http://192.0.2.1:9/v1".to_owned()
+    fn add(&self, state: Option<Arc<ServerState>>) -> u16 {
+        let mut servers = self.servers.lock().unwrap();
+        servers.push(state);
+        FIRST_PORT + u16::try_from(servers.len() - 1).expect("fewer than 55,000 servers")
     }
 
-    /// A client for `config` whose requests this script answers.
-    pub fn client(&self, config: vox_runtime::Config) -> vox_runtime::Client {
+    /// A server that serves `script` in order, then `fallback` forever.
+    pub async fn start(&self, script: Vec<Reply>, fallback: Reply) -> MemoryServer {
+        let state = Arc::new(ServerState {
+            script: Mutex::new(VecDeque::from(script)),
+            fallback,
+            requests: Mutex::new(Vec::new()),
+        });
+        let port = self.add(Some(state.clone()));
+        MemoryServer {
+            hub: self.clone(),
+            port,
+            state,
+        }
+    }
+
+    /// A base URL where no server listens: requests to it fail to connect.
+    pub async fn closed_url(&self) -> String {
+        format!("http://192.0.2.1:{}/v1", self.add(None))
+    }
+
+    /// A client for `config` whose requests this hub answers.
+    pub fn client(
+        &self,
+        config: vox_runtime::Config,
+    ) -> Result<vox_runtime::Client, vox_runtime::Error> {
         vox_runtime::Client::builder(config)
             .transport(self.transport.clone())
             .build()
-            .expect("client")
+    }
+}
+
+impl ServerState {
+    fn answer(
+        &self,
+        request: &vox_runtime::transport::RecordedRequest,
+    ) -> vox_runtime::transport::ScriptedReply {
+        use vox_runtime::transport::ScriptedReply;
+        let reply = self
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| self.fallback.clone());
+        assert!(
+            !reply.close_delimited && reply.stall_body.is_zero(),
+            "connection-level replies need a FakeServer"
+        );
+        self.requests.lock().unwrap().push(Recorded {
+            path: request.path().to_owned(),
+            headers: request
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                    (name.as_str().to_owned(), value)
+                })
+                .collect(),
+            body: request.body.to_vec(),
+        });
+        let header = |name: &str| request.header(name).unwrap_or_default().to_owned();
+        let mut body = reply.body.clone();
+        if reply.echo_authorization {
+            body = format!(
+                r#"{{"error":{{"message":"invalid credentials: {}"}}}}"#,
+                header("authorization")
+            )
+            .into_bytes();
+        }
+        if let Some(name) = &reply.echo_header {
+            body = format!(
+                r#"{{"error":{{"message":"invalid credentials: {name}: {}"}}}}"#,
+                header(name)
+            )
+            .into_bytes();
+        }
+        let mut scripted = ScriptedReply::new(reply.status, body)
+            .header("content-type", "application/json")
+            .delay(reply.delay);
+        for (name, value) in &reply.headers {
+            scripted = scripted.header(name, value);
+        }
+        scripted
+    }
+}
+
+impl MemoryServer {
+    /// A server of its own hub that serves `script` in order, then
+    /// `fallback` forever.
+    pub async fn start(script: Vec<Reply>, fallback: Reply) -> MemoryServer {
+        MemoryHub::new().start(script, fallback).await
+    }
+
+    /// Its base URL (TEST-NET-1, RFC 5737: no request ever reaches it).
+    pub fn base_url(&self) -> String {
+        format!("http://192.0.2.1:{}/v1", self.port)
+    }
+
+    /// A client for `config` whose requests this server's hub answers.
+    pub fn client(&self, config: vox_runtime::Config) -> vox_runtime::Client {
+        self.hub.client(config).expect("client")
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
-        self.transport
-            .requests()
-            .into_iter()
-            .map(|request| Recorded {
-                path: request.path().to_owned(),
-                headers: request
-                    .headers
-                    .iter()
-                    .map(|(name, value)| {
-                        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-                        (name.as_str().to_owned(), value)
-                    })
-                    .collect(),
-                body: request.body.to_vec(),
-            })
-            .collect()
+        self.state.requests.lock().unwrap().clone()
     }
 
     pub fn request_count(&self) -> usize {
-        self.transport.request_count()
+        self.state.requests.lock().unwrap().len()
     }
 }
