@@ -618,10 +618,11 @@ impl Client {
     /// fallbacks, as `call_ai` makes it under a network provider: what the
     /// batch runner re-runs an item whose batch reply was rejected or
     /// missing with.
-    pub(crate) async fn rerun<T: DeserializeOwned + Send>(
+    pub(crate) async fn rerun<T: DeserializeOwned + Send, C: ValueCheck<T>>(
         &self,
         function: &AiFunction,
         args: &Args,
+        check: &C,
     ) -> Result<T, Error> {
         let recorder = self.recorder_for(function);
         let route = Route {
@@ -629,8 +630,7 @@ impl Client {
             recorder: recorder.as_ref(),
         };
         let target = self.primary_target(function);
-        self.ask_model(route, function, args, target, &NoCheck)
-            .await
+        self.ask_model(route, function, args, target, check).await
     }
 
     /// `text` without any credential this client is configured with: what

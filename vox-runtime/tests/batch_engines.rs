@@ -417,3 +417,76 @@ async fn anthropic_runs_killed_at_each_step_resume_exactly_once() {
         killed_and_resumed(Provider::Anthropic, point).await;
     }
 }
+
+#[tokio::test]
+async fn values_of_any_json_type_can_be_held_to_the_schema() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let client = client(Provider::Anthropic, &emulator.base_url());
+    let texts = ["#n=0", "#n=1 ~bad"];
+    let run = |check_schema: bool| {
+        let dir = temp_dir(&format!("schema-{check_schema}"));
+        let client = client.clone();
+        async move {
+            let options = BatchOptions {
+                check_schema,
+                ..options(10)
+            };
+            let inputs = texts.iter().map(|t| Args::new().arg("text", t));
+            let report = client
+                .batch::<serde_json::Value, _>(&READ_COUNT, &dir, inputs, &options)
+                .await
+                .unwrap();
+            let values: Vec<_> = batch_results::<serde_json::Value>(&dir)
+                .unwrap()
+                .map(|item| item.unwrap().result.unwrap())
+                .collect();
+            std::fs::remove_dir_all(&dir).ok();
+            (report, values)
+        }
+    };
+    // Any JSON is a `Value`: the reply that does not fit is taken as is...
+    let (report, values) = run(false).await;
+    assert_eq!((report.from_batch, report.reran), (2, 0));
+    assert_eq!(values[1], serde_json::json!({"value": "not a number"}));
+    // ...unless values are held to the schema: then it is re-run.
+    let (report, values) = run(true).await;
+    assert_eq!((report.from_batch, report.reran), (1, 1));
+    assert_eq!(values[1], serde_json::json!({"value": 1}));
+}
+
+#[tokio::test]
+async fn a_plan_only_run_sends_nothing_and_the_next_run_submits_it() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let dir = temp_dir("plan-only");
+    let client = client(Provider::OpenAi, &emulator.base_url());
+    let planned = client
+        .batch::<Count, _>(
+            &READ_COUNT,
+            &dir,
+            inputs(25),
+            &BatchOptions {
+                plan_only: true,
+                ..options(10)
+            },
+        )
+        .await
+        .unwrap();
+    assert!(planned.planned_only);
+    assert_eq!((planned.inputs, planned.batches), (25, 3));
+    assert!(
+        planned.request_bytes > 25 * 100,
+        "{}",
+        planned.request_bytes
+    );
+    assert!(emulator.state.lock().unwrap().log.is_empty());
+    // The inputs are not read again: the plan is the job.
+    let report = client
+        .batch::<Count, _>(&READ_COUNT, &dir, std::iter::empty(), &options(10))
+        .await
+        .unwrap();
+    assert!(report.resumed && !report.planned_only);
+    check_report(&report, 25, 3);
+    check_results(&dir, 25);
+    assert_eq!(report.request_bytes, planned.request_bytes);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -31,11 +31,13 @@ use self::job::{
 use crate::ai_function::{AiFunction, Args, OutputSchema};
 use crate::cassette::schema_id;
 use crate::client::Client;
+use crate::correction;
 use crate::error::{Error, LAST_ERROR_CHARS};
 use crate::prompt::{Conversation, Wire};
 use crate::repair::parse_reply;
 use crate::reply::parse_response;
 use crate::transport::Sender;
+use crate::validator::FnCheck;
 
 /// What [`BatchOptions::progress`] calls with each step.
 pub type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
@@ -61,6 +63,15 @@ pub struct BatchOptions {
     pub max_download_bytes: usize,
     /// Told of each step (see [`Progress`]).
     pub progress: Option<ProgressHook>,
+    /// Also check each value against the function's strict schema (for a
+    /// `T` such as `serde_json::Value` that takes any JSON): a value that
+    /// does not fit is rejected like a reply that does not parse.
+    pub check_schema: bool,
+    /// Plan the job (split and write the requests) and stop before
+    /// submitting anything: the report then says how many requests and
+    /// bytes would be sent, for a cost estimate. Running again without it
+    /// submits the planned job.
+    pub plan_only: bool,
 }
 
 impl std::fmt::Debug for BatchOptions {
@@ -72,6 +83,8 @@ impl std::fmt::Debug for BatchOptions {
             .field("poll_max", &self.poll_max)
             .field("max_reruns", &self.max_reruns)
             .field("max_download_bytes", &self.max_download_bytes)
+            .field("check_schema", &self.check_schema)
+            .field("plan_only", &self.plan_only)
             .finish_non_exhaustive()
     }
 }
@@ -86,6 +99,8 @@ impl Default for BatchOptions {
             max_reruns: u64::MAX,
             max_download_bytes: 1 << 30,
             progress: None,
+            check_schema: false,
+            plan_only: false,
         }
     }
 }
@@ -119,6 +134,10 @@ pub struct BatchReport {
     pub inputs: u64,
     /// The number of batches the inputs were split into.
     pub batches: usize,
+    /// Bytes of request lines (what is uploaded; about 4 bytes a token).
+    pub request_bytes: u64,
+    /// Whether the run stopped after planning (`plan_only`).
+    pub planned_only: bool,
     /// Whether this run took up a job an earlier run had started.
     pub resumed: bool,
     /// Items whose batch reply was accepted.
@@ -238,6 +257,26 @@ impl Client {
                 batches: plan.chunks.len(),
             },
         );
+        let mut report = BatchReport {
+            job: plan.job.clone(),
+            inputs: plan.inputs,
+            batches: plan.chunks.len(),
+            request_bytes: plan.chunks.iter().map(|c| c.bytes).sum(),
+            resumed,
+            ..BatchReport::default()
+        };
+        if options.plan_only {
+            report.planned_only = true;
+            return Ok(report);
+        }
+        let schema_root = match options.check_schema {
+            true => Some(
+                serde_json::from_str::<serde_json::Value>(output.json_text()).map_err(|e| {
+                    Error::Config(format!("the function's schema is not JSON: {e}"))
+                })?,
+            ),
+            false => None,
+        };
         let mut states = job.replay(plan.chunks.len())?;
         let run = Run {
             engine,
@@ -246,6 +285,7 @@ impl Client {
             options,
             wire,
             output,
+            schema_root: schema_root.as_ref(),
             repair: config.repair,
             limit: options.max_download_bytes,
         };
@@ -255,13 +295,6 @@ impl Client {
             }
         }
         run.wait::<T>(&mut job, &mut states).await?;
-        let mut report = BatchReport {
-            job: plan.job.clone(),
-            inputs: plan.inputs,
-            batches: plan.chunks.len(),
-            resumed,
-            ..BatchReport::default()
-        };
         let mut budget = options.max_reruns;
         for chunk in 0..plan.chunks.len() {
             let rerun = Rerun {
@@ -269,6 +302,7 @@ impl Client {
                 job: &job,
                 plan: &plan,
                 options,
+                schema_root: schema_root.as_ref(),
             };
             self.rerun_chunk::<T>(&rerun, chunk, &mut budget, &mut report)
                 .await?;
@@ -293,7 +327,13 @@ impl Client {
             job,
             plan,
             options,
+            schema_root,
         } = *rerun;
+        let output = function.output();
+        let check = FnCheck(|value: &T| match (schema_root, to_value(value)) {
+            (Some(root), Ok(value)) => schema_problems(root, output, &value),
+            _ => Vec::new(),
+        });
         let ChunkPlan { first, count, .. } = plan.chunks[chunk];
         let results = read_items(&job.results_path(chunk))?;
         let done = read_items(&job.reruns_path(chunk))?;
@@ -332,7 +372,7 @@ impl Client {
             let args = args_from_json(&line)?;
             *budget -= 1;
             report.reran += 1;
-            let outcome = self.rerun::<T>(function, &args).await;
+            let outcome = self.rerun::<T, _>(function, &args, &check).await;
             let record = match outcome {
                 Ok(value) => ItemRecord {
                     i: index,
@@ -371,6 +411,7 @@ struct Rerun<'a> {
     job: &'a JobDir,
     plan: &'a Plan,
     options: &'a BatchOptions,
+    schema_root: Option<&'a serde_json::Value>,
 }
 
 /// What the submitting and collecting steps share.
@@ -381,6 +422,8 @@ struct Run<'a> {
     options: &'a BatchOptions,
     wire: Wire,
     output: &'static OutputSchema,
+    /// The parsed schema, when values are checked against it.
+    schema_root: Option<&'a serde_json::Value>,
     repair: bool,
     limit: usize,
 }
@@ -615,7 +658,16 @@ impl Run<'_> {
             .and_then(|content| parse_reply::<T>(content, self.output, self.repair));
         match verdict {
             Ok((value, repairs)) => {
-                record.ok = Some(to_value(&value)?);
+                let value = to_value(&value)?;
+                let problems = match self.schema_root {
+                    Some(root) => schema_problems(root, self.output, &value),
+                    None => Vec::new(),
+                };
+                if let Some(problem) = problems.first() {
+                    record.rerun = Some(self.shown(problem));
+                    return Ok(record);
+                }
+                record.ok = Some(value);
                 if !repairs.is_empty() {
                     record.repairs = Some(repairs.to_string());
                 }
@@ -793,6 +845,28 @@ impl<T: DeserializeOwned> Iterator for BatchResults<T> {
             };
             return Some(Ok(BatchItem { index, result }));
         }
+    }
+}
+
+/// What is wrong with `value` (a value of `output`'s type, unwrapped)
+/// against the strict schema `root`: one correction, or none.
+fn schema_problems(
+    root: &serde_json::Value,
+    output: &OutputSchema,
+    value: &serde_json::Value,
+) -> Vec<String> {
+    let wrapped;
+    let checked = if output.is_wrapped() {
+        wrapped = serde_json::json!({ "value": value });
+        &wrapped
+    } else {
+        value
+    };
+    let problems = correction::check(root, checked).problems;
+    if problems.is_empty() {
+        Vec::new()
+    } else {
+        vec![correction::describe(&problems)]
     }
 }
 
