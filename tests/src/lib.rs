@@ -84,7 +84,7 @@ pub fn is_provider_variable(name: &str) -> bool {
 /// unable to reach a paid model, whatever the developer's environment
 /// holds: every [provider variable](is_provider_variable) it would inherit
 /// is removed and `VOX_LLM_PROVIDER=fixture` is set, so `@ai` functions run
-/// their fixture bodies. [`cargo`] and [`cargo_vox`] apply it; a test that
+/// their fixture bodies. [`cargo`] and [`cargo_vox()`] apply it; a test that
 /// runs a built binary itself calls it. A test may set variables again
 /// afterwards, on purpose.
 pub fn offline(cmd: &mut Command) -> &mut Command {
