@@ -18,6 +18,10 @@ pub enum Protocol {
     Chat {
         /// The completion limit field.
         limit: &'static str,
+        /// Whether the server holds every model to `response_format`; when
+        /// not (OpenRouter passes it only to models that take it, a
+        /// compatible server may drop it), the prompt states the shape too.
+        enforced: bool,
     },
     /// Anthropic's Messages API, structured output through a forced tool
     /// call.
@@ -61,6 +65,7 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         // there in favour of `max_completion_tokens`.
         protocol: Some(Protocol::Chat {
             limit: "max_completion_tokens",
+            enforced: true,
         }),
         default_base_url: Some("https://api.openai.com/v1"),
         default_model: DEFAULT_MODEL,
@@ -71,6 +76,7 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         name: "openrouter",
         protocol: Some(Protocol::Chat {
             limit: "max_tokens",
+            enforced: false,
         }),
         default_base_url: Some("https://openrouter.ai/api/v1"),
         default_model: DEFAULT_MODEL,
@@ -105,6 +111,7 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         name: "compatible",
         protocol: Some(Protocol::Chat {
             limit: "max_tokens",
+            enforced: false,
         }),
         default_base_url: None,
         default_model: DEFAULT_MODEL,

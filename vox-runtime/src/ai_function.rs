@@ -13,7 +13,8 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::prompt::{RequestParts, Wire};
+use crate::prompt::RequestParts;
+use crate::wire::Wire;
 
 /// The strict JSON Schema of one structured output (docs/runtime.md), a
 /// compile-time constant in generated code. The JSON text is parsed at most

@@ -28,12 +28,13 @@ use crate::cassette::{
 use crate::config::{Config, ModelRef, Provider, PROVIDER_COUNT};
 use crate::error::{Error, ProviderFailure, LAST_ERROR_CHARS, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
-use crate::prompt::{Conversation, RequestParts, Wire};
+use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
 use crate::reply::{parse_response, Answer, RejectedReply, Usage};
 use crate::transport::{is_retryable_failure, HttpTransport, Sender, Transport};
 use crate::validator::{FnCheck, NoCheck, ValueCheck};
+use crate::wire::{Backend, Wire};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
 /// the connection pools and the concurrency limit.
@@ -130,9 +131,10 @@ impl ClientBuilder {
     /// transport was given.
     pub fn build(self) -> Result<Client, Error> {
         let ClientBuilder { config, transport } = self;
-        let network = match config.provider {
-            Provider::Fixture => None,
-            provider => {
+        let network = match Backend::of(config.provider, &config) {
+            Backend::Fixture => None,
+            Backend::Network(_) => {
+                let provider = config.provider;
                 let transport: Arc<dyn Transport> = match transport {
                     Some(transport) => transport,
                     None => Arc::new(HttpTransport::new(&config)?),
@@ -705,7 +707,12 @@ impl<'a> Call<'a> {
         args: &Args,
         target: Target<'a>,
     ) -> Result<Call<'a>, Error> {
-        let wire = Wire::of(target.provider, config);
+        let wire = match Backend::of(target.provider, config) {
+            Backend::Network(wire) => wire,
+            // A cassette replays under `fixture` without a server: the
+            // request is rendered for its key's sake, never sent.
+            Backend::Fixture => Wire::offline(config),
+        };
         let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
         Ok(Call {
             function,

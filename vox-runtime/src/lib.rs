@@ -38,6 +38,7 @@ mod reply;
 mod server_text;
 pub mod transport;
 mod validator;
+mod wire;
 
 use std::future::Future;
 

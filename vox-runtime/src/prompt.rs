@@ -8,61 +8,8 @@
 use bytes::Bytes;
 
 use crate::ai_function::{AiFunction, Args};
-use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Error;
-use vox_metadata::providers::{gemini_schema_text, tool_description, tool_name};
-
-/// The request and response shape of one provider's API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wire {
-    /// OpenAI's chat completions (`openai`, `openrouter`, `compatible`):
-    /// `limit` names the completion limit field, `format` is how the schema
-    /// is given, `stated` whether the prompt also states the expected
-    /// shape (for servers that may not enforce `response_format`).
-    Chat {
-        limit: &'static str,
-        format: ResponseFormat,
-        stated: bool,
-    },
-    /// Anthropic's Messages API, structured output through a forced tool
-    /// call.
-    Anthropic,
-    /// Gemini's `generateContent` with `responseJsonSchema`.
-    Gemini,
-    /// Ollama's native `/api/chat` with `format: <schema>`.
-    Ollama,
-}
-
-impl Wire {
-    /// The shape `provider` speaks under `config`.
-    pub fn of(provider: Provider, config: &Config) -> Wire {
-        match provider {
-            Provider::Anthropic => Wire::Anthropic,
-            Provider::Gemini => Wire::Gemini,
-            Provider::Ollama => Wire::Ollama,
-            // OpenAI's "Chat Completions" reference: `max_tokens` is
-            // deprecated there in favour of `max_completion_tokens`.
-            Provider::OpenAi => Wire::Chat {
-                limit: "max_completion_tokens",
-                format: ResponseFormat::JsonSchema,
-                stated: false,
-            },
-            // OpenRouter passes `response_format` only to models that take
-            // it, and compatible servers may drop it: the prompt states the
-            // shape (docs/runtime.md, "What the model sees").
-            Provider::OpenRouter => Wire::Chat {
-                limit: "max_tokens",
-                format: ResponseFormat::JsonSchema,
-                stated: true,
-            },
-            Provider::Compatible | Provider::Fixture => Wire::Chat {
-                limit: "max_tokens",
-                format: config.response_format,
-                stated: true,
-            },
-        }
-    }
-}
+use crate::wire::{push_escaped, Render, Wire};
 
 /// What the constant parts of a request depend on besides the function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +35,17 @@ pub(crate) struct RequestParts {
     tail: Box<[u8]>,
 }
 
+/// The task: the function's doc comment, or, without one, a sentence
+/// naming the function.
+fn task_text(function: &AiFunction) -> String {
+    let instruction = function.instruction().trim();
+    if instruction.is_empty() {
+        format!("Give the result of `{}` for the input.", function.name())
+    } else {
+        instruction.to_owned()
+    }
+}
+
 /// How a reply is asked for, after the task.
 const ANSWER_RULE: &str =
     "Answer with only one JSON value, with no prose, Markdown or code fences around it.";
@@ -97,12 +55,7 @@ const ANSWER_RULE: &str =
 /// (a provider that may not enforce the schema, or whose model never sees
 /// it), the schema as a picture of the value, with the fields' docs.
 fn system_text(function: &AiFunction, shape: Option<&str>) -> String {
-    let instruction = function.instruction().trim();
-    let mut text = if instruction.is_empty() {
-        format!("Give the result of `{}` for the input.", function.name())
-    } else {
-        instruction.to_owned()
-    };
+    let mut text = task_text(function);
     text.push_str("\n\n");
     match shape {
         None => text.push_str(ANSWER_RULE),
@@ -264,158 +217,32 @@ impl RequestParts {
         model: &str,
         max_tokens: u32,
     ) -> Result<RequestParts, Error> {
-        let name = function.name();
         let schema_name = function.output().name();
         let schema = function.output().raw()?.get().as_bytes();
-        let stated = match wire {
-            Wire::Chat { stated: true, .. } | Wire::Ollama => Some(stated_shape(function)?),
-            _ => None,
+        let protocol = wire.protocol();
+        let stated = if protocol.states_shape() {
+            Some(stated_shape(function)?)
+        } else {
+            None
         };
         let system = system_text(function, stated.as_deref());
+        let task = task_text(function);
         let mut head = Vec::with_capacity(system.len() + model.len() + 300 + schema.len());
         let mut tail = Vec::with_capacity(schema.len() + schema_name.len() + 160);
-        let temperature = |out: &mut Vec<u8>, key: &[u8], max: f64| -> Result<(), Error> {
-            if let Some(t) = function.temperature() {
-                out.extend_from_slice(key);
-                // A non-finite temperature cannot be sent as JSON; serde_json
-                // writes it as `null`, which servers read as "the default".
-                serde_json::to_writer(&mut *out, &t.min(max)).map_err(|e| Error::Serialize {
-                    argument: "<temperature>".to_owned(),
-                    message: e.to_string(),
-                })?;
-            }
-            Ok(())
-        };
         let limit = max_tokens.to_string();
-        match wire {
-            Wire::Chat {
-                limit: field,
-                format,
-                ..
-            } => {
-                head.extend_from_slice(br#"{"model":""#);
-                push_escaped(&mut head, model.as_bytes());
-                head.extend_from_slice(br#"","messages":["#);
-                // The schema travels in `response_format`; the system
-                // message states its shape too where it may not be enforced.
-                push_message(&mut head, "system", &[&system]);
-                head.push(b',');
-                open_message(&mut head, "user", &[]);
-
-                tail.push(b']');
-                temperature(&mut tail, br#","temperature":"#, f64::MAX)?;
-                tail.extend_from_slice(b",\"");
-                tail.extend_from_slice(field.as_bytes());
-                tail.extend_from_slice(b"\":");
-                tail.extend_from_slice(limit.as_bytes());
-                match format {
-                    ResponseFormat::JsonSchema => {
-                        tail.extend_from_slice(
-                            br#","response_format":{"type":"json_schema","json_schema":{"name":""#,
-                        );
-                        push_escaped(&mut tail, schema_name.as_bytes());
-                        tail.extend_from_slice(br#"","strict":true,"schema":"#);
-                        tail.extend_from_slice(schema);
-                        tail.extend_from_slice(b"}}}");
-                    }
-                    // llama-cpp-python's server: `json_object` with the
-                    // schema beside the type (docs/runtime.md, "Compatible
-                    // servers").
-                    ResponseFormat::JsonObject => {
-                        tail.extend_from_slice(
-                            br#","response_format":{"type":"json_object","schema":"#,
-                        );
-                        tail.extend_from_slice(schema);
-                        tail.extend_from_slice(b"}}");
-                    }
-                }
-            }
-            Wire::Anthropic => {
-                // Anthropic's "Tool use with Claude" guide: a forced tool
-                // call (`tool_choice: {"type": "tool", "name": …}`) whose
-                // `input_schema` is the output schema; the answer is the
-                // `tool_use` block's `input`.
-                let tool = tool_name(name);
-                head.extend_from_slice(br#"{"model":""#);
-                push_escaped(&mut head, model.as_bytes());
-                head.extend_from_slice(br#"","max_tokens":"#);
-                head.extend_from_slice(limit.as_bytes());
-                head.extend_from_slice(br#","system":""#);
-                let instruction = function.instruction().trim();
-                let task = if instruction.is_empty() {
-                    format!("Give the result of `{name}` for the input.")
-                } else {
-                    instruction.to_owned()
-                };
-                for part in [
-                    task.as_str(),
-                    "\n\nAnswer by calling the tool `",
-                    &tool,
-                    "` once: its input is the result.",
-                ] {
-                    push_escaped(&mut head, part.as_bytes());
-                }
-                head.extend_from_slice(br#"","tools":[{"name":""#);
-                push_escaped(&mut head, tool.as_bytes());
-                head.extend_from_slice(br#"","description":""#);
-                push_escaped(&mut head, tool_description(name).as_bytes());
-                head.extend_from_slice(br#"","input_schema":"#);
-                head.extend_from_slice(schema);
-                head.extend_from_slice(br#"}],"tool_choice":{"type":"tool","name":""#);
-                push_escaped(&mut head, tool.as_bytes());
-                head.extend_from_slice(br#""},"messages":["#);
-                open_message(&mut head, "user", &[]);
-
-                tail.push(b']');
-                // The Messages API takes temperatures from 0 to 1.
-                temperature(&mut tail, br#","temperature":"#, 1.0)?;
-                tail.push(b'}');
-            }
-            Wire::Gemini => {
-                // Gemini API "Structured output" guide: `responseMimeType`
-                // `application/json` with the schema in `responseJsonSchema`
-                // (the JSON Schema field; `responseSchema` takes OpenAPI's).
-                // The model is in the URL, not the body.
-                head.extend_from_slice(br#"{"systemInstruction":{"parts":[{"text":""#);
-                push_escaped(&mut head, system.as_bytes());
-                head.extend_from_slice(br#""}]},"contents":[{"role":"user","parts":[{"text":""#);
-
-                // The same conversion as `cargo vox schema --provider
-                // gemini`, written by the same writer: the same bytes.
-                let text = std::str::from_utf8(schema).map_err(|e| {
-                    Error::Config(format!("the schema `{schema_name}` is invalid UTF-8: {e}"))
-                })?;
-                let converted = gemini_schema_text(text, schema_name).map_err(|e| {
-                    Error::Config(format!("the schema `{schema_name}` is invalid JSON: {e}"))
-                })?;
-                tail.extend_from_slice(
-                    br#"],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":"#,
-                );
-                tail.extend_from_slice(converted.as_bytes());
-                tail.extend_from_slice(br#","maxOutputTokens":"#);
-                tail.extend_from_slice(limit.as_bytes());
-                temperature(&mut tail, br#","temperature":"#, 2.0)?;
-                tail.extend_from_slice(b"}}");
-            }
-            Wire::Ollama => {
-                // Ollama's API docs, "Generate a chat completion": `format`
-                // takes a JSON Schema; `stream: false` answers with one
-                // object; `options.num_predict` is the completion limit.
-                head.extend_from_slice(br#"{"model":""#);
-                push_escaped(&mut head, model.as_bytes());
-                head.extend_from_slice(br#"","stream":false,"messages":["#);
-                push_message(&mut head, "system", &[&system]);
-                head.push(b',');
-                open_message(&mut head, "user", &[]);
-
-                tail.extend_from_slice(br#"],"format":"#);
-                tail.extend_from_slice(schema);
-                tail.extend_from_slice(br#","options":{"num_predict":"#);
-                tail.extend_from_slice(limit.as_bytes());
-                temperature(&mut tail, br#","temperature":"#, f64::MAX)?;
-                tail.extend_from_slice(b"}}");
-            }
-        }
+        protocol.render(
+            &Render {
+                function,
+                model,
+                limit: &limit,
+                task: &task,
+                system: &system,
+                schema,
+                schema_name,
+            },
+            &mut head,
+            &mut tail,
+        )?;
         Ok(RequestParts {
             key: PartsKey {
                 wire,
@@ -484,156 +311,19 @@ impl Conversation {
                 push_escaped(&mut after_head, args_json.as_bytes());
             }
         }
-        match wire {
-            Wire::Gemini => after_head.extend_from_slice(b"\"}]}"),
-            _ => after_head.extend_from_slice(b"\"}"),
-        }
+        wire.protocol().close_first_message(&mut after_head);
         Conversation { wire, after_head }
     }
 
     /// Records a rejected reply and asks the model to correct it, quoting
     /// the exact error.
     pub fn push_correction(&mut self, rejected: &crate::reply::RejectedReply) {
-        let (reply, error) = (rejected.reply.as_str(), rejected.error.as_str());
-        let out = &mut self.after_head;
-        out.push(b',');
-        match (self.wire, &rejected.tool_use) {
-            // Anthropic's "Tool use with Claude" guide, "Handling tool
-            // use and tool result content blocks": the tool call goes back
-            // as the assistant's turn, answered by a `tool_result` with
-            // `is_error: true` that quotes the error.
-            (Wire::Anthropic, Some((block, id))) => {
-                out.extend_from_slice(br#"{"role":"assistant","content":["#);
-                out.extend_from_slice(block.as_bytes());
-                out.extend_from_slice(
-                    br#"]},{"role":"user","content":[{"type":"tool_result","tool_use_id":""#,
-                );
-                push_escaped(out, id.as_bytes());
-                out.extend_from_slice(br#"","is_error":true,"content":""#);
-                for part in [CORRECTION_START, error, CORRECTION_END] {
-                    push_escaped(out, part.as_bytes());
-                }
-                out.extend_from_slice(b"\"}]}");
-            }
-            (Wire::Gemini, _) => {
-                out.extend_from_slice(br#"{"role":"model","parts":[{"text":""#);
-                push_escaped(out, non_empty(reply).as_bytes());
-                out.extend_from_slice(br#""}]},{"role":"user","parts":[{"text":""#);
-                for part in [CORRECTION_START, error, CORRECTION_END] {
-                    push_escaped(out, part.as_bytes());
-                }
-                out.extend_from_slice(b"\"}]}");
-            }
-            (wire, _) => {
-                // Anthropic refuses empty text blocks.
-                let reply = if wire == Wire::Anthropic {
-                    non_empty(reply)
-                } else {
-                    reply
-                };
-                push_message(out, "assistant", &[reply]);
-                out.push(b',');
-                push_message(out, "user", &[CORRECTION_START, error, CORRECTION_END]);
-            }
-        }
-    }
-}
-
-/// `reply`, or a placeholder where an API refuses empty text.
-fn non_empty(reply: &str) -> &str {
-    if reply.trim().is_empty() {
-        "(no reply)"
-    } else {
-        reply
-    }
-}
-
-/// Appends one `{"role":…,"content":…}` message whose content is the
-/// concatenation of `content`.
-fn push_message(out: &mut Vec<u8>, role: &str, content: &[&str]) {
-    open_message(out, role, content);
-    out.extend_from_slice(b"\"}");
-}
-
-/// Appends the start of a message: its role and the beginning of its
-/// content, the concatenation of `content`, with the string left open.
-fn open_message(out: &mut Vec<u8>, role: &str, content: &[&str]) {
-    out.extend_from_slice(b"{\"role\":\"");
-    out.extend_from_slice(role.as_bytes());
-    out.extend_from_slice(b"\",\"content\":\"");
-    for part in content {
-        push_escaped(out, part.as_bytes());
-    }
-}
-
-/// Appends `text` (valid UTF-8) escaped as the inside of a JSON string:
-/// `"` and `\` get a backslash, control characters become `\n`, `\t`… or
-/// `\u00XX`; everything else, including non-ASCII, is copied as is.
-fn push_escaped(out: &mut Vec<u8>, text: &[u8]) {
-    out.reserve(text.len() + 2);
-    let mut start = 0;
-    let mut i = 0;
-    // Eight bytes at a time while none needs escaping: prompts are mostly
-    // plain text, so this is the loop that runs.
-    while i + 8 <= text.len() {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&text[i..i + 8]);
-        if !needs_escape(u64::from_le_bytes(word)) {
-            i += 8;
-            continue;
-        }
-        for offset in 0..8 {
-            escape_byte(out, text, &mut start, i + offset);
-        }
-        i += 8;
-    }
-    while i < text.len() {
-        escape_byte(out, text, &mut start, i);
-        i += 1;
-    }
-    out.extend_from_slice(&text[start..]);
-}
-
-/// Whether any byte of `word` is a control character, `"` or `\`.
-/// (SWAR: `(x - 0x01…) & !x & 0x80…` is non-zero exactly when some byte of
-/// `x` is zero, and `(x - n…) & !x & 0x80…` when some byte is below `n`.)
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    let has_quote = quote.wrapping_sub(ONES) & !quote;
-    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (below_space | has_quote | has_backslash) & HIGH != 0
-}
-
-/// Escapes `text[i]` if it needs it, first copying the plain run
-/// `text[*start..i]`.
-fn escape_byte(out: &mut Vec<u8>, text: &[u8], start: &mut usize, i: usize) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let byte = text[i];
-    if byte >= 0x20 && byte != b'"' && byte != b'\\' {
-        return;
-    }
-    out.extend_from_slice(&text[*start..i]);
-    *start = i + 1;
-    match byte {
-        b'"' => out.extend_from_slice(b"\\\""),
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        b'\n' => out.extend_from_slice(b"\\n"),
-        b'\r' => out.extend_from_slice(b"\\r"),
-        b'\t' => out.extend_from_slice(b"\\t"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
-        _ => out.extend_from_slice(&[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[usize::from(byte >> 4)],
-            HEX[usize::from(byte & 0xf)],
-        ]),
+        self.after_head.push(b',');
+        self.wire.protocol().push_correction(
+            &mut self.after_head,
+            rejected,
+            &[CORRECTION_START, &rejected.error, CORRECTION_END],
+        );
     }
 }
 
@@ -641,6 +331,8 @@ fn escape_byte(out: &mut Vec<u8>, text: &[u8], start: &mut usize, i: usize) {
 mod tests {
     use super::*;
     use crate::ai_function::OutputSchema;
+    use crate::config::ResponseFormat;
+    use crate::wire::chat::Chat;
     use std::borrow::Cow;
 
     static INVOICE: OutputSchema = OutputSchema::new(
@@ -658,17 +350,17 @@ mod tests {
     .with_max_iterations(3);
 
     /// The request body of `conversation` for `function` and `model`, as JSON.
-    const CHAT: Wire = Wire::Chat {
+    const CHAT: Wire = Wire::Chat(Chat {
         limit: "max_tokens",
         format: ResponseFormat::JsonSchema,
         stated: false,
-    };
+    });
     /// A compatible server: the prompt states the schema's shape.
-    const STATED: Wire = Wire::Chat {
+    const STATED: Wire = Wire::Chat(Chat {
         limit: "max_tokens",
         format: ResponseFormat::JsonSchema,
         stated: true,
-    };
+    });
 
     fn rejected(reply: &str, error: &str) -> crate::reply::RejectedReply {
         crate::reply::RejectedReply {
@@ -962,16 +654,16 @@ mod tests {
     fn every_wire_renders_valid_json_with_its_schema_field_and_limit() {
         let tricky = "\"q\" \\ \n é 😀";
         let args = Args::new().arg("text", tricky).unwrap();
-        let openai = Wire::Chat {
+        let openai = Wire::Chat(Chat {
             limit: "max_completion_tokens",
             format: ResponseFormat::JsonSchema,
             stated: false,
-        };
-        let object = Wire::Chat {
+        });
+        let object = Wire::Chat(Chat {
             limit: "max_tokens",
             format: ResponseFormat::JsonObject,
             stated: true,
-        };
+        });
         for wire in [openai, object, Wire::Anthropic, Wire::Gemini, Wire::Ollama] {
             let mut conversation = Conversation::start(wire, &args);
             conversation.push_correction(&rejected(tricky, tricky));
@@ -979,7 +671,7 @@ mod tests {
             let body = body_of(wire, &EXTRACT, "m", &conversation);
             let schema = INVOICE.value().clone();
             match wire {
-                Wire::Chat { limit, format, .. } => {
+                Wire::Chat(Chat { limit, format, .. }) => {
                     assert_eq!(body[limit], 4096, "{body}");
                     assert_eq!(body["messages"].as_array().unwrap().len(), 6);
                     if format == ResponseFormat::JsonObject {

@@ -12,152 +12,12 @@ use std::borrow::Cow;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use crate::cassette::{Finish, Recorded, RecordedUsage};
 use crate::error::Error;
-use crate::prompt::Wire;
 use crate::redact::Redactor;
-use crate::server_text::{server_text, REASON_CHARS, REFUSAL_CHARS};
-
-/// The parts of a chat-completions response the runtime uses, borrowing
-/// from the body where JSON escapes allow.
-#[derive(Debug, Deserialize)]
-struct ChatResponse<'a> {
-    #[serde(default, borrow)]
-    choices: Vec<Choice<'a>>,
-    #[serde(default)]
-    usage: Option<ChatUsage>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Choice<'a> {
-    #[serde(default, borrow)]
-    message: Option<ReplyMessage<'a>>,
-    #[serde(default, borrow)]
-    finish_reason: Option<Cow<'a, str>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ReplyMessage<'a> {
-    #[serde(default, borrow)]
-    content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    refusal: Option<Cow<'a, str>>,
-}
-
-#[derive(Debug, Default, Clone, Copy, Deserialize)]
-struct ChatUsage {
-    #[serde(default)]
-    prompt_tokens: Option<u64>,
-    #[serde(default)]
-    completion_tokens: Option<u64>,
-}
-
-/// An Anthropic Messages API response ("Messages" API reference: `content`
-/// blocks, `stop_reason`, `usage.input_tokens`/`output_tokens`).
-#[derive(Debug, Deserialize)]
-struct AnthropicResponse<'a> {
-    #[serde(default, borrow)]
-    content: Vec<&'a RawValue>,
-    #[serde(default, borrow)]
-    stop_reason: Option<Cow<'a, str>>,
-    #[serde(default)]
-    usage: Option<AnthropicUsage>,
-}
-
-#[derive(Debug, Deserialize)]
-struct AnthropicBlock<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(default, borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    input: Option<&'a RawValue>,
-}
-
-#[derive(Debug, Default, Clone, Copy, Deserialize)]
-struct AnthropicUsage {
-    #[serde(default)]
-    input_tokens: Option<u64>,
-    #[serde(default)]
-    output_tokens: Option<u64>,
-}
-
-/// A Gemini `GenerateContentResponse` (Gemini API reference, "Generating
-/// content": `candidates[].content.parts[].text`, `finishReason`,
-/// `promptFeedback.blockReason`, `usageMetadata`).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GeminiResponse<'a> {
-    #[serde(default, borrow)]
-    candidates: Vec<GeminiCandidate<'a>>,
-    #[serde(default, borrow)]
-    prompt_feedback: Option<GeminiFeedback<'a>>,
-    #[serde(default)]
-    usage_metadata: Option<GeminiUsage>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GeminiCandidate<'a> {
-    #[serde(default, borrow)]
-    content: Option<GeminiContent<'a>>,
-    #[serde(default, borrow)]
-    finish_reason: Option<Cow<'a, str>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct GeminiContent<'a> {
-    #[serde(default, borrow)]
-    parts: Vec<GeminiPart<'a>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct GeminiPart<'a> {
-    #[serde(default, borrow)]
-    text: Option<Cow<'a, str>>,
-    /// A thinking model's thought summary, not the answer.
-    #[serde(default)]
-    thought: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GeminiFeedback<'a> {
-    #[serde(default, borrow)]
-    block_reason: Option<Cow<'a, str>>,
-}
-
-#[derive(Debug, Default, Clone, Copy, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GeminiUsage {
-    #[serde(default)]
-    prompt_token_count: Option<u64>,
-    #[serde(default)]
-    candidates_token_count: Option<u64>,
-}
-
-/// An Ollama `/api/chat` response with `stream: false` (Ollama API docs,
-/// "Generate a chat completion": `message.content`, `done`, `done_reason`,
-/// `prompt_eval_count`, `eval_count`).
-#[derive(Debug, Deserialize)]
-struct OllamaResponse<'a> {
-    #[serde(default, borrow)]
-    message: Option<ReplyMessage<'a>>,
-    /// `false` on a partial response (a streamed chunk): the answer is not
-    /// complete.
-    #[serde(default)]
-    done: Option<bool>,
-    #[serde(default, borrow)]
-    done_reason: Option<Cow<'a, str>>,
-    #[serde(default)]
-    prompt_eval_count: Option<u64>,
-    #[serde(default)]
-    eval_count: Option<u64>,
-}
+use crate::server_text::server_text;
+use crate::wire::Wire;
 
 /// Token usage of one request, when the server reports it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -170,18 +30,18 @@ pub(crate) struct Usage {
 #[derive(Debug, Default)]
 pub(crate) struct Answer<'a> {
     /// The text (or, for a forced tool call, the tool's input as JSON).
-    content: Option<Cow<'a, str>>,
+    pub content: Option<Cow<'a, str>>,
     /// Why there is no usable answer although the request succeeded: a
     /// refusal, a safety block.
-    refused: Option<String>,
+    pub refused: Option<String>,
     /// What goes back into the conversation when there is no content (a
     /// refusal's text).
-    reply_otherwise: Option<Cow<'a, str>>,
+    pub reply_otherwise: Option<Cow<'a, str>>,
     /// Set when the reply hit the completion limit: how the server said so.
-    truncated: Option<&'static str>,
+    pub truncated: Option<&'static str>,
     /// Anthropic's `tool_use` block (as sent) and its id, for the
     /// `tool_result` that answers it.
-    tool_use: Option<(&'a str, Cow<'a, str>)>,
+    pub tool_use: Option<(&'a str, Cow<'a, str>)>,
     pub usage: Usage,
 }
 
@@ -197,147 +57,7 @@ pub(crate) fn parse_response<'b>(
     let text = std::str::from_utf8(body).map_err(|e| Error::InvalidUtf8 {
         valid_up_to: e.valid_up_to(),
     })?;
-    let malformed = |e: serde_json::Error| Error::MalformedResponse(e.to_string());
-    match wire {
-        Wire::Chat { .. } => {
-            let response: ChatResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
-            let usage = response.usage.unwrap_or_default();
-            let (message, finish_reason) = match response.choices.into_iter().next() {
-                Some(choice) => (choice.message, choice.finish_reason),
-                None => (None, None),
-            };
-            let (content, refusal) = message.map_or((None, None), |m| (m.content, m.refusal));
-            Ok(Answer {
-                content,
-                refused: refusal
-                    .as_ref()
-                    .map(|r| format!("the model refused: {}", redactor.shown(r, REFUSAL_CHARS))),
-                reply_otherwise: refusal,
-                truncated: (finish_reason.as_deref() == Some("length"))
-                    .then_some("finish_reason = \"length\""),
-                tool_use: None,
-                usage: Usage {
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
-                },
-            })
-        }
-        Wire::Anthropic => {
-            let response: AnthropicResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
-            let usage = response.usage.unwrap_or_default();
-            let mut answer = Answer {
-                usage: Usage {
-                    prompt_tokens: usage.input_tokens,
-                    completion_tokens: usage.output_tokens,
-                },
-                ..Answer::default()
-            };
-            let mut texts: Vec<Cow<'_, str>> = Vec::new();
-            for raw in response.content {
-                let block: AnthropicBlock<'_> =
-                    serde_json::from_str(raw.get()).map_err(malformed)?;
-                match block.kind.as_ref() {
-                    "tool_use" if answer.tool_use.is_none() => {
-                        answer.content = block.input.map(|input| Cow::Borrowed(input.get()));
-                        answer.tool_use = Some((raw.get(), block.id.unwrap_or_default()));
-                    }
-                    "text" => texts.extend(block.text),
-                    _ => {}
-                }
-            }
-            if answer.content.is_none() && !texts.is_empty() {
-                // No tool call (it was forced, but a reply may lack it):
-                // the text may still hold the JSON.
-                answer.content = Some(Cow::Owned(texts.concat()));
-            }
-            match response.stop_reason.as_deref() {
-                Some("max_tokens") => answer.truncated = Some("stop_reason = \"max_tokens\""),
-                Some("refusal") => {
-                    answer.refused = Some(format!(
-                        "the model refused (stop_reason = \"refusal\"){}",
-                        answer
-                            .content
-                            .as_deref()
-                            .filter(|t| !t.trim().is_empty())
-                            .map(|t| format!(": {}", redactor.shown(t, REFUSAL_CHARS)))
-                            .unwrap_or_default()
-                    ))
-                }
-                _ => {}
-            }
-            Ok(answer)
-        }
-        Wire::Gemini => {
-            let response: GeminiResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
-            let usage = response.usage_metadata.unwrap_or_default();
-            let mut answer = Answer {
-                usage: Usage {
-                    prompt_tokens: usage.prompt_token_count,
-                    completion_tokens: usage.candidates_token_count,
-                },
-                ..Answer::default()
-            };
-            if let Some(reason) = response.prompt_feedback.and_then(|f| f.block_reason) {
-                answer.refused = Some(format!(
-                    "the prompt was blocked (blockReason = {})",
-                    redactor.shown(&reason, REASON_CHARS)
-                ));
-                return Ok(answer);
-            }
-            let Some(candidate) = response.candidates.into_iter().next() else {
-                return Ok(answer);
-            };
-            let mut texts = candidate
-                .content
-                .map(|c| c.parts)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|p| !p.thought)
-                .filter_map(|p| p.text);
-            answer.content = match (texts.next(), texts.next()) {
-                (Some(only), None) => Some(only),
-                (Some(first), Some(second)) => {
-                    let mut all = first.into_owned();
-                    all.push_str(&second);
-                    texts.for_each(|t| all.push_str(&t));
-                    Some(Cow::Owned(all))
-                }
-                (None, _) => None,
-            };
-            match candidate.finish_reason.as_deref() {
-                None | Some("STOP") | Some("FINISH_REASON_UNSPECIFIED") => {}
-                Some("MAX_TOKENS") => answer.truncated = Some("finishReason = \"MAX_TOKENS\""),
-                Some(other) => {
-                    answer.refused = Some(format!(
-                        "the reply was blocked (finishReason = {})",
-                        redactor.shown(other, REASON_CHARS)
-                    ))
-                }
-            }
-            Ok(answer)
-        }
-        Wire::Ollama => {
-            let response: OllamaResponse<'_> = serde_json::from_str(text).map_err(malformed)?;
-            Ok(Answer {
-                content: response.message.and_then(|m| m.content),
-                refused: None,
-                reply_otherwise: None,
-                // A reply that says it is not done is cut short like one
-                // that hit the limit.
-                truncated: if response.done == Some(false) {
-                    Some("done = false")
-                } else {
-                    (response.done_reason.as_deref() == Some("length"))
-                        .then_some("done_reason = \"length\"")
-                },
-                tool_use: None,
-                usage: Usage {
-                    prompt_tokens: response.prompt_eval_count,
-                    completion_tokens: response.eval_count,
-                },
-            })
-        }
-    }
+    wire.protocol().parse(text, redactor)
 }
 
 /// Why one attempt was rejected, and what the model said.
@@ -511,6 +231,8 @@ pub fn strip_code_fences(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server_text::REFUSAL_CHARS;
+    use crate::wire::chat::Chat;
 
     /// What the re-prompt loop decides about one response.
     fn judge<T: DeserializeOwned>(
@@ -521,11 +243,11 @@ mod tests {
         parse_content(content, wrapped).map_err(|error| response.rejection(error, content))
     }
 
-    const CHAT: Wire = Wire::Chat {
+    const CHAT: Wire = Wire::Chat(Chat {
         limit: "max_tokens",
         format: crate::config::ResponseFormat::JsonSchema,
         stated: true,
-    };
+    });
 
     #[test]
     fn fences_are_stripped() {

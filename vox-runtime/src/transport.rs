@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
 
 pub use self::http::HttpTransport;
 pub use self::memory::{MemoryTransport, RecordedRequest, ScriptedReply};
@@ -50,6 +50,7 @@ use crate::config::{Config, Endpoint, Provider};
 use crate::error::{Error, BODY_EXCERPT_CHARS};
 use crate::in_flight::InFlight;
 use crate::redact::{redact_url_passwords, Redactor};
+use crate::wire::Wire;
 
 /// At most this much of an error response's body is read for the excerpt.
 const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
@@ -306,10 +307,13 @@ enum Target {
     /// One URL for every model. Parsed once: parsing a URL per request
     /// costs more than the rest of the runtime's per-call work.
     Fixed(Url),
-    /// Gemini: `{base}/models/{model}:generateContent`, parsed once per
-    /// model.
+    /// A path with the model in it (Gemini's
+    /// `{base}/models/{model}:generateContent`), parsed once per model.
     PerModel {
         base_url: String,
+        /// The wire's path, `{model}` standing for the model.
+        path: &'static str,
+        wire: Wire,
         urls: Mutex<Vec<(Box<str>, Url)>>,
     },
 }
@@ -388,22 +392,22 @@ impl Sender {
             .ok_or_else(|| Error::Config(format!("provider `{provider}` has no base URL")))?;
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        // How each API takes its key: Anthropic's "Messages" reference
-        // (`x-api-key`, `anthropic-version`), Gemini's API reference
-        // (`x-goog-api-key`), `Authorization: Bearer` for the others.
-        let key_header = match provider {
-            Provider::Anthropic => HeaderName::from_static("x-api-key"),
-            Provider::Gemini => HeaderName::from_static("x-goog-api-key"),
-            _ => AUTHORIZATION,
-        };
-        if provider == Provider::Anthropic {
+        // Each wire says how its API takes the key, and where it is.
+        let wire = Wire::of(provider, config).ok_or_else(|| {
+            Error::Config(format!(
+                "provider `{provider}` is not reached over the network"
+            ))
+        })?;
+        let protocol = wire.protocol();
+        for (name, value) in protocol.fixed_headers() {
             headers.insert(
-                HeaderName::from_static("anthropic-version"),
-                HeaderValue::from_static("2023-06-01"),
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
             );
         }
         if let Some(key) = &endpoint.api_key {
-            let text = if key_header == AUTHORIZATION {
+            let key_header = protocol.key_header();
+            let text = if key_header.bearer {
                 format!("Bearer {key}")
             } else {
                 key.clone()
@@ -414,25 +418,24 @@ impl Sender {
                 )
             })?;
             value.set_sensitive(true);
-            headers.insert(key_header, value);
+            headers.insert(key_header.name, value);
         }
-        let path = match provider {
-            Provider::Anthropic => Some("/messages"),
-            Provider::Ollama => Some("/api/chat"),
-            Provider::Gemini => None,
-            _ => Some("/chat/completions"),
-        };
-        let target = match path {
-            Some(path) => Target::Fixed(parse_url(&format!("{base_url}{path}"), base_url)?),
-            None => {
-                // Checked now, so that a bad base URL is a configuration
-                // error when the client is built.
-                parse_url(&format!("{base_url}/models/m:generateContent"), base_url)?;
-                Target::PerModel {
-                    base_url: base_url.to_owned(),
-                    urls: Mutex::new(Vec::new()),
-                }
+        let path = protocol.path();
+        let target = if path.contains("{model}") {
+            // Checked now, so that a bad base URL is a configuration
+            // error when the client is built.
+            parse_url(
+                &format!("{base_url}{}", path.replace("{model}", "m")),
+                base_url,
+            )?;
+            Target::PerModel {
+                base_url: base_url.to_owned(),
+                path,
+                wire,
+                urls: Mutex::new(Vec::new()),
             }
+        } else {
+            Target::Fixed(parse_url(&format!("{base_url}{path}"), base_url)?)
         };
         Ok(Sender {
             transport,
@@ -458,16 +461,21 @@ impl Sender {
     fn url_for(&self, model: &str) -> Result<Cow<'_, Url>, Error> {
         match &self.target {
             Target::Fixed(url) => Ok(Cow::Borrowed(url)),
-            Target::PerModel { base_url, urls } => {
+            Target::PerModel {
+                base_url,
+                path,
+                wire,
+                urls,
+            } => {
                 let mut urls = urls.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some((_, url)) = urls.iter().find(|(m, _)| &**m == model) {
                     return Ok(Cow::Owned(url.clone()));
                 }
-                // Gemini's reference names models `models/{model}`; accept
-                // either spelling.
-                let bare = model.strip_prefix("models/").unwrap_or(model);
                 let url = parse_url(
-                    &format!("{base_url}/models/{bare}:generateContent"),
+                    &format!(
+                        "{base_url}{}",
+                        path.replace("{model}", wire.protocol().model_in_path(model))
+                    ),
                     base_url,
                 )?;
                 if urls.len() < MAX_CACHED_URLS {

@@ -33,11 +33,12 @@ use crate::cassette::schema_id;
 use crate::client::Client;
 use crate::correction;
 use crate::error::{Error, LAST_ERROR_CHARS};
-use crate::prompt::{Conversation, Wire};
+use crate::prompt::Conversation;
 use crate::repair::parse_reply;
 use crate::reply::parse_response;
 use crate::transport::Sender;
 use crate::validator::FnCheck;
+use crate::wire::Wire;
 
 /// What [`BatchOptions::progress`] calls with each step.
 pub type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
@@ -204,7 +205,9 @@ impl Client {
         let output = function.output();
         let schema = schema_id(output.name(), output.json_text());
         let config = self.config();
-        let wire = Wire::of(provider, config);
+        // Engine::of accepted the provider: it speaks a wire.
+        let wire = Wire::of(provider, config)
+            .ok_or_else(|| Error::Batch(format!("provider `{provider}` has no batch API")))?;
         let (plan, resumed) = match job.plan()? {
             Some(plan) => {
                 if plan.function != function.name()
