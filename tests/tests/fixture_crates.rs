@@ -167,3 +167,43 @@ fn invoice_app_runs_offline() {
         r.dump()
     );
 }
+
+/// The committed lock files of the fixture crates match their manifests and
+/// the workspace's crates (a new dependency of vox-codegen, say), so the
+/// README's first command and CI do not rewrite files in the checkout.
+#[test]
+fn fixture_lock_files_are_current() {
+    let fixtures = workspace_root().join("fixtures");
+    let mut stale = Vec::new();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&fixtures)
+        .expect("fixtures/ exists")
+        .flatten()
+    {
+        let dir = entry.path();
+        if !dir.join("Cargo.lock").is_file() {
+            continue;
+        }
+        seen += 1;
+        let out = cargo(&dir)
+            .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+            .output()
+            .expect("cargo runs");
+        if !out.status.success() {
+            stale.push(format!(
+                "{}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    assert!(
+        seen >= 3,
+        "found only {seen} fixture crates with a Cargo.lock"
+    );
+    assert!(
+        stale.is_empty(),
+        "stale Cargo.lock (run `cargo metadata` in each):\n{}",
+        stale.join("\n")
+    );
+}
