@@ -60,6 +60,9 @@ pub enum Command {
     /// Print the strict JSON Schema the model is given for a type (`response_format`, or with
     /// `--provider` the request fields that carry it to that provider).
     Schema(crate::schema::SchemaArgs),
+    /// Run an @ai function over a JSONL file of arguments on the provider's batch engine
+    /// (resumable; README, "Bulk runs").
+    Batch(crate::batch::BatchArgs),
     /// Check this machine for broken or slow toolchains.
     Doctor(crate::doctor::DoctorArgs),
     /// Run the Language Server Protocol server on stdio (for editors; see README, "Editors").

@@ -5,6 +5,7 @@
 //! and the doctor's probes ([`doctor`]). Machine output lives in
 //! [`envelope`]; exit codes in [`exit`].
 
+pub mod batch;
 pub mod check;
 pub mod cli;
 pub mod diff;
@@ -31,6 +32,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Test(args) => lane::commands::test(&args, &cli.global),
         cli::Command::Run(args) => lane::commands::run(&args, &cli.global),
         cli::Command::Schema(args) => schema::run(&args, &cli.global),
+        cli::Command::Batch(args) => batch::run(&args, &cli.global),
         cli::Command::Doctor(args) => doctor::run(&args, &cli.global),
         cli::Command::Lsp(args) => lsp::run(&args, &cli.global),
     }

@@ -1,0 +1,499 @@
+//! `cargo vox batch FUNCTION [PATHS…] --input ARGS.jsonl`: runs an `@ai`
+//! function of a script or package over a JSONL file of arguments on the
+//! provider's batch engine (README, "Bulk runs"; docs/runtime.md, "Bulk
+//! runs"), with a cost estimate before anything is submitted, a progress
+//! bar on a terminal, the results in input order and a summary.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use vox_runtime::{
+    args_from_json, batch_results, AiFunction, BatchOptions, BatchReport, Client, Config,
+    OutputSchema, Progress,
+};
+
+use crate::check::{check_error_free, inputs_or_report, CheckArgs};
+use crate::cli::GlobalArgs;
+use crate::envelope::ENVELOPE_VERSION;
+use crate::exit;
+use crate::output;
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// The `@ai` function to run.
+    pub function: String,
+    /// `.vox` files or directories holding it (default: the package's sources).
+    pub paths: Vec<PathBuf>,
+    /// A JSONL file of arguments: one JSON object per line, `{"name": value, …}`.
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+    /// The job directory, which records every step; running again with it
+    /// resumes the job (default: the input file's name with `.vox-batch`).
+    #[arg(long, value_name = "DIR")]
+    pub job: Option<PathBuf>,
+    /// Write the results (JSONL, in input order) to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// At most this many requests per batch (the provider's limit otherwise).
+    #[arg(long, value_name = "N")]
+    pub max_per_batch: Option<u64>,
+    /// Print the cost estimate and stop before submitting anything.
+    #[arg(long)]
+    pub estimate: bool,
+    /// Prices in USD per million tokens, `INPUT,OUTPUT`, instead of the built-in table.
+    #[arg(long, value_name = "IN,OUT")]
+    pub price: Option<String>,
+    /// Seconds before the first look at an unfinished batch (each later wait is longer).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub poll: f64,
+}
+
+/// Batch prices in USD per million tokens (input, output) for models whose
+/// names start with the key: the providers' published batch prices
+/// (half the normal ones) when this table was written. `--price` overrides.
+const PRICES: &[(&str, f64, f64)] = &[
+    ("gpt-4o-mini", 0.075, 0.30),
+    ("gpt-4o", 1.25, 5.00),
+    ("gpt-4.1-mini", 0.20, 0.80),
+    ("gpt-4.1-nano", 0.05, 0.20),
+    ("gpt-4.1", 1.00, 4.00),
+    ("claude-3-5-haiku", 0.40, 2.00),
+    ("claude-haiku-4-5", 0.50, 2.50),
+    ("claude-sonnet-4", 1.50, 7.50),
+    ("claude-3-7-sonnet", 1.50, 7.50),
+    ("claude-opus-4", 7.50, 37.50),
+];
+
+/// The price of `model` per million tokens: `--price`, else the table's
+/// longest matching prefix.
+pub fn price_for(model: &str, over: Option<&str>) -> Result<Option<(f64, f64)>, String> {
+    if let Some(text) = over {
+        let (input, output) = text.split_once(',').ok_or_else(|| {
+            format!("--price `{text}`: expected INPUT,OUTPUT (USD per million tokens)")
+        })?;
+        let parse = |s: &str| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && *p >= 0.0)
+                .ok_or_else(|| format!("--price `{text}`: `{s}` is not a price"))
+        };
+        return Ok(Some((parse(input)?, parse(output)?)));
+    }
+    let bare = model.rsplit(':').next().unwrap_or(model);
+    Ok(PRICES
+        .iter()
+        .filter(|(prefix, _, _)| bare.starts_with(prefix))
+        .max_by_key(|(prefix, _, _)| prefix.len())
+        .map(|&(_, input, output)| (input, output)))
+}
+
+/// Tokens and dollars a planned job may cost: input tokens from the
+/// request bytes (about four bytes a token), output tokens at most
+/// `max_tokens` an item.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Estimate {
+    pub requests: u64,
+    pub batches: usize,
+    pub input_tokens: u64,
+    pub max_output_tokens: u64,
+    /// USD, `None` without a price.
+    pub input_cost: Option<f64>,
+    pub max_output_cost: Option<f64>,
+}
+
+pub fn estimate(report: &BatchReport, max_tokens: u32, price: Option<(f64, f64)>) -> Estimate {
+    let input_tokens = report.request_bytes.div_ceil(4);
+    let max_output_tokens = report.inputs.saturating_mul(u64::from(max_tokens));
+    Estimate {
+        requests: report.inputs,
+        batches: report.batches,
+        input_tokens,
+        max_output_tokens,
+        input_cost: price.map(|(p, _)| input_tokens as f64 / 1e6 * p),
+        max_output_cost: price.map(|(_, p)| max_output_tokens as f64 / 1e6 * p),
+    }
+}
+
+pub fn run(args: &BatchArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    let out = output::Reporter::new(global.json);
+    let check_args = CheckArgs {
+        paths: args.paths.clone(),
+    };
+    let (label, modules) =
+        match inputs_or_report("batch", &check_args, &args.function, global, &out) {
+            Ok(v) => v,
+            Err(code) => return Ok(code),
+        };
+    let files: Vec<_> = modules.into_iter().flat_map(|m| m.files).collect();
+    let checked = match check_error_free(
+        &out,
+        "batch",
+        &label,
+        &files,
+        "the module has errors; nothing submitted",
+    ) {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    let function = match ai_function(&checked, &args.function) {
+        Ok(f) => f,
+        Err(msg) => {
+            out.failure("batch", &label, &msg);
+            return Ok(exit::USAGE);
+        }
+    };
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            out.failure("batch", &label, &e.to_string());
+            return Ok(exit::FAILURE);
+        }
+    };
+    let max_tokens = function.max_tokens().unwrap_or(config.max_tokens());
+    let model = function
+        .model()
+        .map(str::to_owned)
+        .unwrap_or_else(|| config.default_model().to_owned());
+    let price = match price_for(&model, args.price.as_deref()) {
+        Ok(p) => p,
+        Err(msg) => {
+            out.failure("batch", &label, &msg);
+            return Ok(exit::USAGE);
+        }
+    };
+    let client = match Client::new(config) {
+        Ok(c) => c,
+        Err(e) => {
+            out.failure("batch", &label, &e.to_string());
+            return Ok(exit::FAILURE);
+        }
+    };
+    let job = args.job.clone().unwrap_or_else(|| {
+        let mut name = args.input.clone().into_os_string();
+        name.push(".vox-batch");
+        PathBuf::from(name)
+    });
+    let bar = progress_bar(global.json);
+    let options = BatchOptions {
+        max_requests_per_batch: args.max_per_batch.unwrap_or(u64::MAX),
+        poll_initial: Duration::from_secs_f64(args.poll.clamp(0.001, 3600.0)),
+        poll_max: Duration::from_secs(300)
+            .max(Duration::from_secs_f64(args.poll.clamp(0.001, 3600.0))),
+        check_schema: true,
+        progress: bar.clone().map(|bar| {
+            let hook: vox_runtime::ProgressHook = Arc::new(move |p: &Progress| bar.step(p));
+            hook
+        }),
+        ..BatchOptions::default()
+    };
+    let input = args.input.clone();
+    let lines = || -> anyhow::Result<_> {
+        let file = File::open(&input)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", input.display()))?;
+        let input = input.clone();
+        Ok(BufReader::new(file)
+            .lines()
+            .enumerate()
+            .map(move |(n, line)| {
+                let line = line.map_err(|e| {
+                    vox_runtime::Error::Batch(format!("cannot read {}: {e}", input.display()))
+                })?;
+                args_from_json(&line).map_err(|e| {
+                    vox_runtime::Error::Batch(format!("{} line {}: {e}", input.display(), n + 1))
+                })
+            }))
+    };
+    // Plan first (nothing is sent), to estimate the cost.
+    let planned = vox_runtime::block_on(client.batch::<serde_json::Value, _>(
+        &function,
+        &job,
+        match lines() {
+            Ok(lines) => lines,
+            Err(e) => {
+                out.failure("batch", &label, &format!("{e:#}"));
+                return Ok(exit::USAGE);
+            }
+        },
+        &BatchOptions {
+            plan_only: true,
+            ..options.clone()
+        },
+    ));
+    let planned = match planned {
+        Ok(report) => report,
+        Err(e) => {
+            out.failure("batch", &label, &e.to_string());
+            return Ok(exit::FAILURE);
+        }
+    };
+    let estimate = estimate(&planned, max_tokens, price);
+    report_estimate(global.json, &label, &model, &estimate, &job);
+    if args.estimate {
+        return Ok(exit::SUCCESS);
+    }
+    if let Some(bar) = &bar {
+        bar.start(planned.inputs);
+    }
+    let report = vox_runtime::block_on(client.batch::<serde_json::Value, _>(
+        &function,
+        &job,
+        std::iter::empty(),
+        &options,
+    ));
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => {
+            out.failure(
+                "batch",
+                &label,
+                &format!("{e} (the job in {} resumes when run again)", job.display()),
+            );
+            return Ok(exit::FAILURE);
+        }
+    };
+    write_results(args, global.json, &job)?;
+    report_summary(global.json, &label, &report, &job);
+    Ok(if report.failed == 0 {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    })
+}
+
+/// The `@ai` function `name` of the module, as generated code declares it.
+fn ai_function(checked: &vox_codegen::Checked, name: &str) -> Result<AiFunction, String> {
+    let f = checked
+        .info
+        .fns
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| format!("no function `{name}` in the module"))?;
+    let ai = f.ai.as_ref().ok_or_else(|| {
+        format!("`{name}` is not an @ai function: only @ai functions run in batches")
+    })?;
+    if let Some(check) = &ai.check {
+        return Err(format!(
+            "`{name}` has `check = {}`, Vox code cargo vox batch cannot run; call \
+             Client::batch from the package's Rust with the check instead",
+            check.name
+        ));
+    }
+    let schema = checked
+        .info
+        .output_schemas
+        .iter()
+        .find(|(ty, _)| *ty == f.ret)
+        .map(|(_, s)| s)
+        .ok_or_else(|| format!("`{name}` has no output schema"))?;
+    let docs = match checked.module.items.get(f.item) {
+        Some(vox_codegen::ast::Item::Fn(d)) => d
+            .docs
+            .iter()
+            .map(|l| l.trim_end())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    // One function per process: leaked once, as a generated static would be.
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let output: &'static OutputSchema = Box::leak(Box::new(OutputSchema::new(
+        leak(schema.name.clone()),
+        leak(schema.schema.to_compact()),
+        schema.wrapped,
+    )));
+    let mut function = AiFunction::new(leak(f.name.clone()), leak(docs.trim().to_owned()), output)
+        .with_max_iterations(ai.max_iterations.max(1));
+    if let Some(model) = &ai.model {
+        function = function.with_model(leak(model.clone()));
+    }
+    if let Some(t) = ai.temperature {
+        function = function.with_temperature(t);
+    }
+    if let Some(tokens) = ai.max_tokens {
+        function = function.with_max_tokens(tokens);
+    }
+    if let Some(fallback) = &ai.fallback {
+        let list: Vec<&'static str> = fallback.iter().map(|m| leak(m.clone())).collect();
+        function = function.with_fallback(Box::leak(list.into_boxed_slice()));
+    }
+    Ok(function)
+}
+
+fn report_estimate(json: bool, label: &str, model: &str, estimate: &Estimate, job: &Path) {
+    if json {
+        let line = serde_json::json!({
+            "envelope_version": ENVELOPE_VERSION,
+            "command": "batch",
+            "kind": "estimate",
+            "file_path": label,
+            "ok": true,
+            "model": model,
+            "job": job.display().to_string(),
+            "estimate": estimate,
+        });
+        output::emit_line(&line.to_string());
+        return;
+    }
+    let cost = match (estimate.input_cost, estimate.max_output_cost) {
+        (Some(i), Some(o)) => format!(
+            "about ${i:.2} of input + at most ${o:.2} of output (batch prices; --price to set them)"
+        ),
+        _ => format!("no price known for `{model}` (--price INPUT,OUTPUT per million tokens)"),
+    };
+    eprintln!(
+        "estimate: {} requests in {} batch(es) to `{model}`: ~{} input tokens, at most {} output tokens; {cost}",
+        estimate.requests, estimate.batches, estimate.input_tokens, estimate.max_output_tokens
+    );
+}
+
+fn report_summary(json: bool, label: &str, report: &BatchReport, job: &Path) {
+    if json {
+        let line = serde_json::json!({
+            "envelope_version": ENVELOPE_VERSION,
+            "command": "batch",
+            "kind": "summary",
+            "file_path": label,
+            "ok": report.failed == 0,
+            "job": job.display().to_string(),
+            "report": report,
+        });
+        output::emit_line(&line.to_string());
+        return;
+    }
+    eprintln!(
+        "{}: {} item(s): {} from {} batch(es), {} re-run as normal calls, {} failed{} (job {})",
+        if report.failed == 0 { "ok" } else { "error" },
+        report.inputs,
+        report.from_batch,
+        report.batches,
+        report.reran,
+        report.failed,
+        if report.resumed { "; resumed" } else { "" },
+        job.display()
+    );
+}
+
+/// The results in input order: to `--output`, else stdout (under `--json`
+/// as `item` envelopes).
+fn write_results(args: &BatchArgs, json: bool, job: &Path) -> anyhow::Result<()> {
+    let mut file = match &args.output {
+        Some(path) => {
+            Some(BufWriter::new(File::create(path).map_err(|e| {
+                anyhow::anyhow!("cannot write {}: {e}", path.display())
+            })?))
+        }
+        None => None,
+    };
+    for item in batch_results::<serde_json::Value>(job)? {
+        let item = item?;
+        let mut line = match &item.result {
+            Ok(value) => serde_json::json!({"index": item.index, "ok": true, "value": value}),
+            Err(error) => serde_json::json!({"index": item.index, "ok": false, "error": error}),
+        };
+        match &mut file {
+            Some(file) => writeln!(file, "{line}")?,
+            None => {
+                if let (true, Some(object)) = (json, line.as_object_mut()) {
+                    object.insert("envelope_version".into(), ENVELOPE_VERSION.into());
+                    object.insert("command".into(), "batch".into());
+                    object.insert("kind".into(), "item".into());
+                }
+                output::emit_line(&line.to_string());
+            }
+        }
+    }
+    if let Some(mut file) = file {
+        file.flush()?;
+    }
+    Ok(())
+}
+
+/// The progress bar on a terminal (none under `--json` or when stderr is
+/// not a terminal).
+#[derive(Clone)]
+struct Bar(indicatif::ProgressBar);
+
+fn progress_bar(json: bool) -> Option<Bar> {
+    if json || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::hidden();
+    Some(Bar(bar))
+}
+
+impl Bar {
+    fn start(&self, items: u64) {
+        self.0
+            .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        self.0.set_length(items);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} items {msg} (eta {eta})",
+        ) {
+            self.0.set_style(style);
+        }
+        self.0.enable_steady_tick(Duration::from_millis(250));
+    }
+
+    fn step(&self, progress: &Progress) {
+        match progress {
+            Progress::Submitted { chunk, id } => {
+                self.0
+                    .set_message(format!("batch {} submitted ({id})", chunk + 1));
+            }
+            Progress::Polled { chunk, status } => {
+                self.0.set_message(format!("batch {}: {status}", chunk + 1));
+            }
+            Progress::Collected { accepted, .. } => self.0.inc(*accepted),
+            Progress::Rerun { .. } => {
+                self.0
+                    .set_message("re-running rejected items as normal calls".to_owned());
+                self.0.inc(1);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prices_by_longest_prefix_or_the_flag() {
+        assert_eq!(price_for("gpt-4o-mini-2024", None), Ok(Some((0.075, 0.30))));
+        assert_eq!(price_for("openai:gpt-4o", None), Ok(Some((1.25, 5.00))));
+        assert_eq!(price_for("my-local-model", None), Ok(None));
+        assert_eq!(price_for("gpt-4o", Some("1,2.5")), Ok(Some((1.0, 2.5))));
+        for bad in ["1", "a,b", "-1,2", "1,inf"] {
+            assert!(price_for("gpt-4o", Some(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn estimates_from_the_planned_bytes() {
+        let report = BatchReport {
+            inputs: 1000,
+            batches: 1,
+            request_bytes: 4_000_000,
+            ..BatchReport::default()
+        };
+        let e = estimate(&report, 100, Some((1.0, 2.0)));
+        assert_eq!(e.input_tokens, 1_000_000);
+        assert_eq!(e.max_output_tokens, 100_000);
+        assert_eq!(e.input_cost, Some(1.0));
+        assert_eq!(e.max_output_cost, Some(0.2));
+        assert_eq!(estimate(&report, 100, None).input_cost, None);
+    }
+}
