@@ -94,6 +94,12 @@ pub struct Features {
     pub paren_heads: bool,
     /// `Decimal` values (`decimal("12.50")`, exact `+ - *`, comparisons, conversions).
     pub decimal: bool,
+    /// Or-patterns (`A | B =>`, nested `Some(1 | 2)`) and guarded arms (`x if c =>`).
+    pub patterns: bool,
+    /// `while` loops, `break`/`continue` in loop bodies, `for i in range(…)`.
+    pub loops: bool,
+    /// The list and text builtins (`first`, `sort`, `sum`, `join`, `fixed`, …).
+    pub builtins: bool,
 }
 
 impl Default for Features {
@@ -111,6 +117,9 @@ impl Default for Features {
             call_tests: false,
             paren_heads: true,
             decimal: true,
+            patterns: true,
+            loops: true,
+            builtins: true,
         }
     }
 }
@@ -239,6 +248,10 @@ pub enum Expr {
     /// written with names (then in `order`).
     Call(usize, Vec<Expr>, Option<Vec<usize>>),
     Len(Box<Expr>),
+    /// `range(a)` or `range(a, b)`.
+    Range(Box<Expr>, Option<Box<Expr>>),
+    /// A list or text builtin (`first(xs)`, `join(xs, sep)`, …) and its arguments.
+    Builtin(Bi, Vec<Expr>),
     ToStr(Box<Expr>),
     ToInt(Box<Expr>),
     ToFloat(Box<Expr>),
@@ -260,6 +273,54 @@ pub enum Expr {
     Paren(Box<Expr>),
 }
 
+/// The list and text builtins the generator uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bi {
+    First,
+    Last,
+    Get,
+    Contains,
+    Sort,
+    Reverse,
+    Sum,
+    /// `sum` of a `list[float]` (an empty one is `0.0`, not `0`).
+    SumFloat,
+    Min,
+    Max,
+    Join,
+    Split,
+    Trim,
+    Lower,
+    Upper,
+    StartsWith,
+    EndsWith,
+    Fixed,
+}
+
+impl Bi {
+    fn name(self) -> &'static str {
+        match self {
+            Bi::First => "first",
+            Bi::Last => "last",
+            Bi::Get => "get",
+            Bi::Contains => "contains",
+            Bi::Sort => "sort",
+            Bi::Reverse => "reverse",
+            Bi::Sum | Bi::SumFloat => "sum",
+            Bi::Min => "min",
+            Bi::Max => "max",
+            Bi::Join => "join",
+            Bi::Split => "split",
+            Bi::Trim => "trim",
+            Bi::Lower => "lower",
+            Bi::Upper => "upper",
+            Bi::StartsWith => "starts_with",
+            Bi::EndsWith => "ends_with",
+            Bi::Fixed => "fixed",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Pat {
     Wild,
@@ -273,11 +334,15 @@ pub enum Pat {
     Err(Box<Pat>),
     /// Sum type, variant, field patterns (empty: `V` without arguments).
     Variant(usize, usize, Vec<Pat>),
+    /// `A | B`: alternatives without bindings.
+    Or(Vec<Pat>),
 }
 
 #[derive(Debug, Clone)]
 pub struct Arm {
     pub pat: Pat,
+    /// `if cond` after the pattern.
+    pub guard: Option<Expr>,
     pub body: Body,
 }
 
@@ -302,6 +367,9 @@ pub enum Stmt {
     If(Expr, Block, Option<Block>),
     Match(Expr, Vec<Arm>),
     For(B, Expr, Block),
+    While(Expr, Block),
+    Break,
+    Continue,
     Expr(Expr),
     Print(Expr),
     Assert(Expr),
@@ -351,9 +419,7 @@ const PLAIN_VALUES: &[&str] = &[
 const TRICKY_VALUES: &[&str] = &[
     // Rust keywords (strict, reserved, weak) that are not Vox keywords.
     "as",
-    "break",
     "const",
-    "continue",
     "crate",
     "enum",
     "extern",
@@ -370,7 +436,6 @@ const TRICKY_VALUES: &[&str] = &[
     "unsafe",
     "use",
     "where",
-    "while",
     "async",
     "await",
     "dyn",
@@ -513,6 +578,8 @@ struct Gen {
     cur_net: bool,
     cur_ret: Option<Ty>,
     counter: usize,
+    /// Loops around the statement being generated (for `break`/`continue`).
+    loops: usize,
 }
 
 /// Generates the module for `seed`.
@@ -527,6 +594,7 @@ pub fn generate(seed: u64, features: &Features) -> Module {
         cur_net: false,
         cur_ret: None,
         counter: 0,
+        loops: 0,
     };
     g.gen_types();
     g.gen_fns();
@@ -800,6 +868,80 @@ impl Gen {
 
     // ---- expressions ----
 
+    /// A list or text builtin call of type `ty`, when one gives that type.
+    fn builtin_expr(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
+        let ordered = |t: &Ty| matches!(t, Ty::Int | Ty::Str | Ty::Float | Ty::Bool);
+        let list = |t: &Ty| Ty::List(Box::new(t.clone()));
+        let (b, args) = match ty {
+            Ty::Int if self.rng.chance(50) => {
+                (Bi::Sum, vec![self.typed_expr(&list(&Ty::Int), depth)])
+            }
+            Ty::Float if self.rng.chance(50) => (
+                Bi::SumFloat,
+                vec![self.typed_expr(&list(&Ty::Float), depth)],
+            ),
+            Ty::Bool => {
+                let k = self.rng.below(3);
+                if k == 0 {
+                    let et = self.rng.pick(&[Ty::Int, Ty::Str, Ty::Bool]).clone();
+                    (
+                        Bi::Contains,
+                        vec![self.typed_expr(&list(&et), depth), self.expr(&et, depth)],
+                    )
+                } else {
+                    let b = *self.rng.pick(&[Bi::Contains, Bi::StartsWith, Bi::EndsWith]);
+                    (
+                        b,
+                        vec![self.expr(&Ty::Str, depth), self.expr(&Ty::Str, depth)],
+                    )
+                }
+            }
+            Ty::Str => match self.rng.below(3) {
+                0 => (
+                    Bi::Join,
+                    vec![
+                        self.typed_expr(&list(&Ty::Str), depth),
+                        self.expr(&Ty::Str, depth),
+                    ],
+                ),
+                1 => {
+                    let t = self.rng.pick(&[Ty::Int, Ty::Float]).clone();
+                    let x = self.expr(&t, depth);
+                    (Bi::Fixed, vec![x, Expr::Int(self.rng.below(4) as i64)])
+                }
+                _ => {
+                    let b = *self.rng.pick(&[Bi::Trim, Bi::Lower, Bi::Upper]);
+                    (b, vec![self.expr(&Ty::Str, depth)])
+                }
+            },
+            Ty::List(et) if **et == Ty::Str && self.rng.chance(30) => (
+                Bi::Split,
+                vec![self.expr(&Ty::Str, depth), self.expr(&Ty::Str, depth)],
+            ),
+            Ty::List(et) if ordered(et) && self.rng.chance(50) => {
+                (Bi::Sort, vec![self.typed_expr(ty, depth)])
+            }
+            Ty::List(_) => (Bi::Reverse, vec![self.typed_expr(ty, depth)]),
+            Ty::Opt(et) if ordered(et) => {
+                let b = *self
+                    .rng
+                    .pick(&[Bi::First, Bi::Last, Bi::Get, Bi::Min, Bi::Max]);
+                let xs = self.typed_expr(&list(et), depth);
+                if b == Bi::Get {
+                    (b, vec![xs, self.expr(&Ty::Int, depth)])
+                } else {
+                    (b, vec![xs])
+                }
+            }
+            Ty::Opt(et) => {
+                let b = *self.rng.pick(&[Bi::First, Bi::Last]);
+                (b, vec![self.typed_expr(&list(et), depth)])
+            }
+            _ => return None,
+        };
+        Some(Expr::Builtin(b, args))
+    }
+
     fn lit_int(&mut self) -> i64 {
         if self.rng.chance(80) {
             self.rng.below(10) as i64
@@ -817,6 +959,11 @@ impl Gen {
         }
         if depth == 0 {
             return self.leaf(ty);
+        }
+        if self.f.builtins && self.rng.chance(8) {
+            if let Some(e) = self.builtin_expr(ty, depth - 1) {
+                return e;
+            }
         }
         match self.rng.below(12) {
             0 => {
@@ -1336,17 +1483,56 @@ impl Gen {
         depth: usize,
         mut body: impl FnMut(&mut Gen, usize, bool) -> Body,
     ) -> Vec<Arm> {
-        let pats = self.cover(st);
+        let mut pats = self.cover(st);
+        if self.f.patterns && self.rng.chance(30) {
+            pats = self.merge_alternatives(pats);
+        }
         let count = pats.len();
         let mut arms = Vec::new();
-        for p in pats {
+        for (i, p) in pats.into_iter().enumerate() {
+            // A guarded copy of an arm just before it: reachable (the arm
+            // was), and it covers nothing, so the arm stays reachable.
+            if self.f.patterns && depth > 0 && self.rng.chance(12) {
+                let mark = self.scope.len();
+                let pat = self.realize(p.clone(), &mut Vec::new());
+                let guard = self.expr(&Ty::Bool, depth - 1);
+                let b = body(self, depth, false);
+                self.scope.truncate(mark);
+                arms.push(Arm {
+                    pat,
+                    guard: Some(guard),
+                    body: b,
+                });
+            }
             let mark = self.scope.len();
             let pat = self.realize(p, &mut Vec::new());
-            let b = body(self, depth, arms.len() + 1 == count);
+            let b = body(self, depth, i + 1 == count);
             self.scope.truncate(mark);
-            arms.push(Arm { pat, body: b });
+            arms.push(Arm {
+                pat,
+                guard: None,
+                body: b,
+            });
         }
         arms
+    }
+
+    /// Joins runs of adjacent binding-free shapes into or-patterns (each
+    /// alternative stays reachable: it was an arm of its own in that order).
+    fn merge_alternatives(&mut self, pats: Vec<PatShape>) -> Vec<PatShape> {
+        let mut out: Vec<PatShape> = Vec::new();
+        for p in pats {
+            let joinable = !shape_binds(&p) && self.rng.chance(60);
+            match out.last_mut() {
+                Some(PatShape::Or(alts)) if joinable => alts.push(p),
+                Some(last) if joinable && !shape_binds(last) => {
+                    let prev = std::mem::replace(last, PatShape::Wild);
+                    *last = PatShape::Or(vec![prev, p]);
+                }
+                _ => out.push(p),
+            }
+        }
+        out
     }
 
     /// Pattern shapes covering `st` exactly once each (bindings not yet made).
@@ -1525,6 +1711,7 @@ impl Gen {
                 let out = ps.into_iter().map(|p| self.realize(p, names)).collect();
                 Pat::Variant(t, v, out)
             }
+            PatShape::Or(ps) => Pat::Or(ps.into_iter().map(|p| self.realize(p, names)).collect()),
         }
     }
 
@@ -1637,16 +1824,74 @@ impl Gen {
                 out.push(Stmt::For(b, it, body));
             }
             8 if depth > 0 => {
-                let et = self.base_ty(1);
+                let counting = self.f.loops && self.rng.chance(25);
+                let et = if counting { Ty::Int } else { self.base_ty(1) };
                 let lt = Ty::List(Box::new(et.clone()));
-                let it = self.typed_expr(&lt, depth);
+                let it = if counting {
+                    // Small bounds, sometimes computed (the evaluator drops
+                    // a test whose range is long).
+                    let a = if self.rng.chance(30) {
+                        self.expr(&Ty::Int, 0)
+                    } else {
+                        Expr::Int(self.rng.below(4) as i64)
+                    };
+                    let b = self
+                        .rng
+                        .chance(50)
+                        .then(|| Box::new(Expr::Int(self.rng.below(6) as i64)));
+                    Expr::Range(Box::new(a), b)
+                } else {
+                    self.typed_expr(&lt, depth)
+                };
                 let it = self.head(it);
                 let mark = self.scope.len();
                 let name = self.local_name();
                 let b = self.bind(name, et, false);
+                self.loops += 1;
                 let body = self.unit_block(depth - 1);
+                self.loops -= 1;
                 self.scope.truncate(mark);
                 out.push(Stmt::For(b, it, body));
+            }
+            13 if depth > 0 && self.f.loops && self.rng.chance(50) => {
+                // A counted `while`: the counter goes up first in each round,
+                // so a `continue` later in the body cannot loop forever.
+                let name = self.fresh_local();
+                let w = self.bind(name, Ty::Int, true);
+                out.push(Stmt::Let(w.clone(), false, Expr::Int(0)));
+                let bound = 1 + self.rng.below(4) as i64;
+                let cond = Expr::Bin(
+                    Op::Lt,
+                    Box::new(self.use_var(&w)),
+                    Box::new(Expr::Int(bound)),
+                );
+                let step = Stmt::Assign(
+                    w.clone(),
+                    Vec::new(),
+                    Expr::Bin(Op::Add, Box::new(self.use_var(&w)), Box::new(Expr::Int(1))),
+                );
+                self.loops += 1;
+                let mut body = self.unit_block(depth - 1);
+                self.loops -= 1;
+                body.stmts.insert(0, step);
+                out.push(Stmt::While(cond, body));
+            }
+            13 if self.loops > 0 && self.f.loops => {
+                let c = self.expr(&Ty::Bool, depth);
+                let c = self.head(c);
+                let leave = if self.rng.chance(50) {
+                    Stmt::Break
+                } else {
+                    Stmt::Continue
+                };
+                out.push(Stmt::If(
+                    c,
+                    Block {
+                        stmts: vec![leave],
+                        tail: None,
+                    },
+                    None,
+                ));
             }
             9 => {
                 // Early return (a bare `return` in functions without a value).
@@ -1999,6 +2244,7 @@ impl Gen {
                     self.scope.truncate(mark);
                     arms.push(Arm {
                         pat,
+                        guard: None,
                         body: Body::Block(Block {
                             stmts,
                             tail: Some(tail),
@@ -2082,10 +2328,12 @@ impl Gen {
                 let mut arms = vec![
                     Arm {
                         pat: some,
+                        guard: None,
                         body: Body::Expr(v),
                     },
                     Arm {
                         pat: none,
+                        guard: None,
                         body: Body::Expr(Expr::Int(7)),
                     },
                 ];
@@ -2314,6 +2562,16 @@ enum PatShape {
     Ok(Box<PatShape>),
     Err(Box<PatShape>),
     Variant(usize, usize, Vec<PatShape>),
+    Or(Vec<PatShape>),
+}
+
+fn shape_binds(p: &PatShape) -> bool {
+    match p {
+        PatShape::Bind(_) => true,
+        PatShape::Some(i) | PatShape::Ok(i) | PatShape::Err(i) => shape_binds(i),
+        PatShape::Variant(_, _, ps) | PatShape::Or(ps) => ps.iter().any(shape_binds),
+        _ => false,
+    }
 }
 
 fn pat_binds(p: &Pat) -> Vec<B> {
@@ -2322,7 +2580,7 @@ fn pat_binds(p: &Pat) -> Vec<B> {
         match p {
             Pat::Bind(b) => out.push(b.clone()),
             Pat::Some(i) | Pat::Ok(i) | Pat::Err(i) => walk(i, out),
-            Pat::Variant(_, _, ps) => ps.iter().for_each(|p| walk(p, out)),
+            Pat::Variant(_, _, ps) | Pat::Or(ps) => ps.iter().for_each(|p| walk(p, out)),
             _ => {}
         }
     }
@@ -2519,6 +2777,20 @@ impl Module {
                     self.block(body, depth)
                 );
             }
+            Stmt::While(c, body) => {
+                let _ = writeln!(
+                    out,
+                    "{p}while {} {}",
+                    self.head(c, depth),
+                    self.block(body, depth)
+                );
+            }
+            Stmt::Break => {
+                let _ = writeln!(out, "{p}break");
+            }
+            Stmt::Continue => {
+                let _ = writeln!(out, "{p}continue");
+            }
             Stmt::Expr(e) => {
                 let _ = writeln!(out, "{p}{}", self.expr(e, depth, true));
             }
@@ -2546,7 +2818,17 @@ impl Module {
                 Body::Expr(e) => self.expr(e, depth + 1, true),
                 Body::Block(b) => self.block(b, depth + 1),
             };
-            let _ = writeln!(out, "{}{} => {body}", pad(depth + 1), self.pat(&a.pat));
+            let guard = a
+                .guard
+                .as_ref()
+                .map(|g| format!(" if {}", self.expr(g, depth + 1, true)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{}{}{guard} => {body}",
+                pad(depth + 1),
+                self.pat(&a.pat)
+            );
         }
         out.push_str(&pad(depth));
         out.push('}');
@@ -2564,6 +2846,11 @@ impl Module {
             Pat::Some(i) => format!("Some({})", self.pat(i)),
             Pat::Ok(i) => format!("Ok({})", self.pat(i)),
             Pat::Err(i) => format!("Error({})", self.pat(i)),
+            Pat::Or(ps) => ps
+                .iter()
+                .map(|p| self.pat(p))
+                .collect::<Vec<_>>()
+                .join(" | "),
             Pat::Variant(t, v, ps) => {
                 let TypeKind::Sum(vs) = &self.types[*t].kind else {
                     return "_".into();
@@ -2635,6 +2922,16 @@ impl Module {
                 format!("{}({})", f.name, parts.join(", "))
             }
             Expr::Len(a) => format!("len({})", self.expr(a, depth, true)),
+            Expr::Builtin(b, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a, depth, true)).collect();
+                format!("{}({})", b.name(), args.join(", "))
+            }
+            Expr::Range(a, None) => format!("range({})", self.expr(a, depth, true)),
+            Expr::Range(a, Some(b)) => format!(
+                "range({}, {})",
+                self.expr(a, depth, true),
+                self.expr(b, depth, true)
+            ),
             Expr::ToStr(a) => format!("str({})", self.expr(a, depth, true)),
             Expr::ToInt(a) => format!("int({})", self.expr(a, depth, true)),
             Expr::ToFloat(a) => format!("float({})", self.expr(a, depth, true)),
@@ -2757,11 +3054,16 @@ fn has_record(e: &Expr) -> bool {
         Expr::If(c, t, f) => has_record(c) || block(t) || block(f),
         Expr::Match(x, arms) => {
             has_record(x)
-                || arms.iter().any(|a| match &a.body {
-                    Body::Expr(e) => has_record(e),
-                    Body::Block(b) => block(b),
+                || arms.iter().any(|a| {
+                    a.guard.as_ref().is_some_and(has_record)
+                        || match &a.body {
+                            Body::Expr(e) => has_record(e),
+                            Body::Block(b) => block(b),
+                        }
                 })
         }
+        Expr::Range(a, b) => has_record(a) || b.as_deref().is_some_and(has_record),
+        Expr::Builtin(_, xs) => xs.iter().any(has_record),
         _ => false,
     }
 }
@@ -2870,6 +3172,9 @@ fn align(a: i128, sa: u32, b: i128, sb: u32) -> Ev<(i128, i128, u32)> {
 #[derive(Debug)]
 pub enum Stop {
     Return(Val),
+    /// `break` / `continue`: caught by the innermost loop.
+    Break,
+    Continue,
     /// Left the bounds the generator promises (fuel, huge numbers).
     OutOfBounds(&'static str),
     /// An `int` operation overflowed: a run-time error in Vox.
@@ -2926,6 +3231,9 @@ impl<'m> Interp<'m> {
             Err(Stop::Return(v)) => Ok(v),
             Err(Stop::OutOfBounds(why)) => Err(why),
             Err(Stop::Overflow) => Err("overflow"),
+            Err(Stop::Break | Stop::Continue) => {
+                panic!("generator bug: loop control outside a loop")
+            }
         }
     }
 
@@ -3026,9 +3334,25 @@ impl<'m> Interp<'m> {
                     self.env.push((Rc::as_ptr(b), x));
                     let r = self.block(body);
                     self.env.pop();
-                    r?;
+                    match r {
+                        Err(Stop::Break) => break,
+                        Err(Stop::Continue) | Ok(_) => {}
+                        Err(e) => return Err(e),
+                    }
                 }
             }
+            Stmt::While(c, body) => {
+                while self.truth(c)? {
+                    self.tick()?;
+                    match self.block(body) {
+                        Err(Stop::Break) => break,
+                        Err(Stop::Continue) | Ok(_) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            Stmt::Break => return Err(Stop::Break),
+            Stmt::Continue => return Err(Stop::Continue),
             Stmt::Expr(e) => {
                 self.expr(e)?;
             }
@@ -3059,6 +3383,99 @@ impl<'m> Interp<'m> {
         }
     }
 
+    /// The list and text builtins, as docs/language.md ("Lists", "Text") says.
+    fn builtin(&mut self, b: Bi, vals: Vec<Val>) -> Ev<Val> {
+        fn order(a: &Val, b: &Val) -> std::cmp::Ordering {
+            match (a, b) {
+                (Val::Int(x), Val::Int(y)) => x.cmp(y),
+                (Val::Float(x), Val::Float(y)) => x.total_cmp(y),
+                (Val::Str(x), Val::Str(y)) => x.cmp(y),
+                (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
+                _ => panic!("generator bug: ordering {a:?} and {b:?}"),
+            }
+        }
+        let opt = |v: Option<&Val>| Val::Opt(v.cloned().map(Box::new));
+        let mut it = vals.into_iter();
+        let (a, b2) = (it.next(), it.next());
+        Ok(match (b, a, b2) {
+            (Bi::First, Some(Val::List(xs)), _) => opt(xs.first()),
+            (Bi::Last, Some(Val::List(xs)), _) => opt(xs.last()),
+            (Bi::Get, Some(Val::List(xs)), Some(Val::Int(i))) => {
+                opt(usize::try_from(i).ok().and_then(|i| xs.get(i)))
+            }
+            (Bi::Contains, Some(Val::List(xs)), Some(x)) => Val::Bool(xs.contains(&x)),
+            (Bi::Contains, Some(Val::Str(s)), Some(Val::Str(p))) => Val::Bool(s.contains(&p)),
+            (Bi::StartsWith, Some(Val::Str(s)), Some(Val::Str(p))) => Val::Bool(s.starts_with(&p)),
+            (Bi::EndsWith, Some(Val::Str(s)), Some(Val::Str(p))) => Val::Bool(s.ends_with(&p)),
+            (Bi::Sort, Some(Val::List(mut xs)), _) => {
+                xs.sort_by(order);
+                Val::List(xs)
+            }
+            (Bi::Reverse, Some(Val::List(mut xs)), _) => {
+                xs.reverse();
+                Val::List(xs)
+            }
+            (Bi::Min, Some(Val::List(xs)), _) => opt(xs.iter().min_by(|a, b| order(a, b))),
+            (Bi::Max, Some(Val::List(xs)), _) => opt(xs.iter().max_by(|a, b| order(a, b))),
+            (Bi::Sum | Bi::SumFloat, Some(Val::List(xs)), _) => {
+                if b == Bi::SumFloat {
+                    let mut t = 0.0_f64;
+                    for x in &xs {
+                        if let Val::Float(f) = x {
+                            t += f;
+                        }
+                    }
+                    Self::float(t)?
+                } else {
+                    let mut t = 0_i64;
+                    for x in &xs {
+                        if let Val::Int(n) = x {
+                            t = match t.checked_add(*n) {
+                                Some(v) => v,
+                                None => return Err(Stop::Overflow),
+                            };
+                        }
+                    }
+                    Self::checked(Some(t))?
+                }
+            }
+            (Bi::Join, Some(Val::List(xs)), Some(Val::Str(sep))) => {
+                let parts: Vec<String> = xs
+                    .into_iter()
+                    .map(|x| match x {
+                        Val::Str(s) => s,
+                        v => panic!("generator bug: join of {v:?}"),
+                    })
+                    .collect();
+                Val::Str(parts.join(&sep))
+            }
+            (Bi::Split, Some(Val::Str(s)), Some(Val::Str(sep))) => Val::List(if sep.is_empty() {
+                s.chars().map(|c| Val::Str(c.to_string())).collect()
+            } else {
+                s.split(sep.as_str())
+                    .map(|p| Val::Str(p.to_string()))
+                    .collect()
+            }),
+            (Bi::Trim, Some(Val::Str(s)), _) => Val::Str(s.trim().to_string()),
+            (Bi::Lower, Some(Val::Str(s)), _) => Val::Str(s.to_lowercase()),
+            (Bi::Upper, Some(Val::Str(s)), _) => Val::Str(s.to_uppercase()),
+            (Bi::Fixed, Some(x), Some(Val::Int(n))) => {
+                let x = match x {
+                    Val::Float(f) => f,
+                    Val::Int(i) => i as f64,
+                    v => panic!("generator bug: fixed of {v:?}"),
+                };
+                let places = n.clamp(0, 40) as usize;
+                let text = format!("{x:.places$}");
+                Val::Str(match text.strip_prefix('-') {
+                    Some(rest) if rest.bytes().all(|c| c == b'0' || c == b'.') => rest.to_string(),
+                    _ => text,
+                })
+            }
+            (b, a, c) => panic!("generator bug: {}({a:?}, {c:?})", b.name()),
+        })
+    }
+
     fn checked(n: Option<i64>) -> Ev<Val> {
         match n {
             Some(n) if n.abs() < INT_BOUND => Ok(Val::Int(n)),
@@ -3079,7 +3496,19 @@ impl<'m> Interp<'m> {
         let v = self.expr(s)?;
         for a in arms {
             let mark = self.env.len();
-            if self.pat(&a.pat, &v) {
+            let taken = self.pat(&a.pat, &v)
+                && match &a.guard {
+                    None => true,
+                    Some(g) => match self.expr(g) {
+                        Ok(Val::Bool(b)) => b,
+                        Ok(other) => panic!("generator bug: guard of type {other:?}"),
+                        Err(stop) => {
+                            self.env.truncate(mark);
+                            return Err(stop);
+                        }
+                    },
+                };
+            if taken {
                 let r = match &a.body {
                     Body::Expr(e) => self.expr(e),
                     Body::Block(b) => self.block(b),
@@ -3109,6 +3538,7 @@ impl<'m> Interp<'m> {
             (Pat::Variant(_, vi, ps), Val::Var(_, vj, fs)) => {
                 vi == vj && ps.iter().zip(fs).all(|(p, f)| self.pat(p, f))
             }
+            (Pat::Or(ps), v) => ps.iter().any(|p| self.pat(p, v)),
             _ => false,
         }
     }
@@ -3137,6 +3567,29 @@ impl<'m> Interp<'m> {
                     vals.push(self.expr(a)?);
                 }
                 self.call_inner(*fi, vals)?
+            }
+            Expr::Builtin(b, args) => {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.expr(a)?);
+                }
+                self.builtin(*b, vals)?
+            }
+            Expr::Range(a, b) => {
+                let Val::Int(x) = self.expr(a)? else {
+                    panic!("generator bug: range of a non-int");
+                };
+                let (lo, hi) = match b {
+                    None => (0, x),
+                    Some(b) => match self.expr(b)? {
+                        Val::Int(y) => (x, y),
+                        v => panic!("generator bug: range to {v:?}"),
+                    },
+                };
+                if hi.saturating_sub(lo) > 64 {
+                    return Err(Stop::OutOfBounds("range length"));
+                }
+                Val::List((lo..hi).map(Val::Int).collect())
             }
             Expr::Len(a) => match self.expr(a)? {
                 Val::Str(s) => Val::Int(s.chars().count() as i64),

@@ -555,6 +555,9 @@ fn features_from_env() -> Features {
                 "call_tests" => &mut f.call_tests,
                 "paren_heads" => &mut f.paren_heads,
                 "decimal" => &mut f.decimal,
+                "patterns" => &mut f.patterns,
+                "loops" => &mut f.loops,
+                "builtins" => &mut f.builtins,
                 other => panic!("{var}: unknown generator feature `{other}`"),
             };
             *flag = on;

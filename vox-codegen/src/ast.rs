@@ -191,6 +191,16 @@ pub enum Stmt {
         body: Block,
         span: Span,
     },
+    /// `while cond { … }`
+    While {
+        cond: Expr,
+        body: Block,
+        span: Span,
+    },
+    /// `break`: leaves the innermost `for` or `while`.
+    Break(Span),
+    /// `continue`: starts the innermost loop's next round.
+    Continue(Span),
     Expr(Expr),
 }
 
@@ -200,7 +210,10 @@ impl Stmt {
             Stmt::Let { span, .. }
             | Stmt::Assign { span, .. }
             | Stmt::Return { span, .. }
-            | Stmt::For { span, .. } => *span,
+            | Stmt::For { span, .. }
+            | Stmt::While { span, .. }
+            | Stmt::Break(span)
+            | Stmt::Continue(span) => *span,
             Stmt::Expr(e) => e.span,
         }
     }
@@ -330,6 +343,9 @@ impl BinaryOp {
 #[derive(Debug, Clone)]
 pub struct Arm {
     pub pattern: Pattern,
+    /// `if cond` after the pattern: the arm is taken only when it holds (and
+    /// so does not count toward exhaustiveness).
+    pub guard: Option<Expr>,
     pub body: Expr,
     pub span: Span,
 }
@@ -352,6 +368,9 @@ pub enum PatternKind {
         name: Ident,
         args: Option<Vec<Pattern>>,
     },
+    /// `A | B | C`: matches what any alternative matches. Alternatives bind
+    /// no names (docs/language.md, "Or-patterns and guards").
+    Or(Vec<Pattern>),
     /// A pattern already reported as invalid; it matches nothing.
     Invalid,
 }
@@ -375,6 +394,11 @@ pub(crate) fn walk_block<'m>(b: &'m Block, f: &mut dyn FnMut(&'m Expr)) {
                 walk_expr(iter, f);
                 walk_block(body, f);
             }
+            Stmt::While { cond, body, .. } => {
+                walk_expr(cond, f);
+                walk_block(body, f);
+            }
+            Stmt::Break(_) | Stmt::Continue(_) => {}
             Stmt::Expr(e) => walk_expr(e, f),
         }
     }
@@ -407,6 +431,9 @@ pub(crate) fn walk_expr<'m>(e: &'m Expr, f: &mut dyn FnMut(&'m Expr)) {
         ExprKind::Match { scrutinee, arms } => {
             walk_expr(scrutinee, f);
             for a in arms {
+                if let Some(g) = &a.guard {
+                    walk_expr(g, f);
+                }
                 walk_expr(&a.body, f);
             }
         }

@@ -18,6 +18,8 @@ pub enum Pat {
     Ctor(String, Vec<Pat>),
     /// An int or string literal: covers one value of an infinite type.
     Lit(String),
+    /// `A | B`: matches what any alternative matches.
+    Or(Vec<Pat>),
     /// An invalid pattern (already reported): matches nothing.
     Opaque,
 }
@@ -26,7 +28,7 @@ impl Pat {
     pub fn has_opaque(&self) -> bool {
         match self {
             Pat::Opaque => true,
-            Pat::Ctor(_, args) => args.iter().any(Pat::has_opaque),
+            Pat::Ctor(_, args) | Pat::Or(args) => args.iter().any(Pat::has_opaque),
             _ => false,
         }
     }
@@ -73,6 +75,7 @@ pub fn lower(p: &Pattern, ty: &Ty, types: &TypeTable) -> Pat {
         PatternKind::Int(n) => Pat::Lit(n.to_string()),
         PatternKind::Str(s) => Pat::Lit(format!("{s:?}")),
         PatternKind::Bool(b) => Pat::Ctor(b.to_string(), vec![]),
+        PatternKind::Or(alts) => Pat::Or(alts.iter().map(|a| lower(a, ty, types)).collect()),
         PatternKind::Ctor { name, args } => {
             let Some(ctors) = ctors_of(ty, types) else {
                 return Pat::Opaque;
@@ -98,8 +101,8 @@ pub struct Checker<'a> {
     budget: &'a mut usize,
 }
 
-/// Upper bound on recursive steps per match.
-pub const BUDGET: usize = 200_000;
+/// Upper bound on the work per match: recursive steps times the rows each looks at.
+pub const BUDGET: usize = 2_000_000;
 
 impl<'a> Checker<'a> {
     pub fn new(types: &'a TypeTable, budget: &'a mut usize) -> Checker<'a> {
@@ -137,10 +140,22 @@ impl<'a> Checker<'a> {
         q: &[Pat],
         tys: &[Ty],
     ) -> Result<Option<Vec<Pat>>, OutOfBudget> {
-        if *self.budget == 0 {
+        // Each step costs one unit per row it looks at, so wide matches
+        // (thousands of arms or alternatives) are bounded too.
+        let cost = 1 + rows.len();
+        if *self.budget < cost {
+            *self.budget = 0;
             return Err(OutOfBudget);
         }
-        *self.budget -= 1;
+        *self.budget -= cost;
+        // A row starting with an or-pattern is one row per alternative.
+        let expanded;
+        let rows = if rows.iter().any(|r| matches!(r.first(), Some(Pat::Or(_)))) {
+            expanded = expand_or_rows(rows, self.budget)?;
+            &expanded[..]
+        } else {
+            rows
+        };
         let Some((head, rest)) = q.split_first() else {
             return Ok(rows.is_empty().then(Vec::new));
         };
@@ -150,6 +165,17 @@ impl<'a> Checker<'a> {
         };
         match head {
             Pat::Opaque => Ok(None),
+            // Some value matches `q` and no row when it does for one alternative.
+            Pat::Or(alts) => {
+                for alt in alts {
+                    if let Some(w) =
+                        self.witness(rows, &prepend(alt.clone(), rest.to_vec()), tys)?
+                    {
+                        return Ok(Some(w));
+                    }
+                }
+                Ok(None)
+            }
             Pat::Ctor(c, args) => {
                 let fields = field_types(ty, c, self.types);
                 let m = specialize(rows, c, args.len());
@@ -214,6 +240,28 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// `rows` with every leading or-pattern (nested ones too) split into one
+/// row per alternative; each new row costs one unit of the budget.
+fn expand_or_rows(rows: &[Vec<Pat>], budget: &mut usize) -> Result<Vec<Vec<Pat>>, OutOfBudget> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut stack: Vec<Vec<Pat>> = rows.iter().rev().cloned().collect();
+    while let Some(r) = stack.pop() {
+        if *budget == 0 {
+            return Err(OutOfBudget);
+        }
+        *budget -= 1;
+        match r.split_first() {
+            Some((Pat::Or(alts), tail)) => {
+                for alt in alts.iter().rev() {
+                    stack.push(prepend(alt.clone(), tail.to_vec()));
+                }
+            }
+            _ => out.push(r),
+        }
+    }
+    Ok(out)
+}
+
 /// The work budget ran out; the answer is unknown.
 #[derive(Debug)]
 struct OutOfBudget;
@@ -236,6 +284,7 @@ fn render(p: &Pat) -> String {
     match p {
         Pat::Wild | Pat::Opaque => "_".into(),
         Pat::Lit(l) => l.clone(),
+        Pat::Or(alts) => alts.iter().map(render).collect::<Vec<_>>().join(" | "),
         Pat::Ctor(c, args) if args.is_empty() => c.clone(),
         Pat::Ctor(c, args) => format!(
             "{c}({})",
@@ -300,6 +349,56 @@ mod tests {
             c.useful(&full, &[ctor("None", vec![])], std::slice::from_ref(&ty)),
             Some(false)
         );
+    }
+
+    #[test]
+    fn or_patterns_cover_each_alternative_even_nested() {
+        let types = TypeTable::default();
+        let ty = Ty::Option(Box::new(Ty::Bool));
+        let mut budget = BUDGET;
+        let mut c = Checker::new(&types, &mut budget);
+        let t = || ctor("true", vec![]);
+        let f = || ctor("false", vec![]);
+        // `Some(true | false)` and `None`.
+        let rows = vec![
+            vec![ctor("Some", vec![Pat::Or(vec![t(), f()])])],
+            vec![ctor("None", vec![])],
+        ];
+        assert_eq!(
+            c.useful(&rows, &[Pat::Wild], std::slice::from_ref(&ty)),
+            Some(false)
+        );
+        // `Some(true) | None` leaves `Some(false)`.
+        let rows = vec![vec![Pat::Or(vec![
+            ctor("Some", vec![t()]),
+            ctor("None", vec![]),
+        ])]];
+        assert_eq!(c.missing(&rows, &ty), vec!["`Some(false)`".to_string()]);
+        // An or-pattern is useful when one alternative is.
+        assert_eq!(
+            c.useful(
+                &rows,
+                &[Pat::Or(vec![ctor("None", vec![]), ctor("Some", vec![f()])])],
+                std::slice::from_ref(&ty)
+            ),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn wide_matches_stop_at_the_budget() {
+        let types = TypeTable::default();
+        let mut budget = BUDGET;
+        let rows: Vec<Vec<Pat>> = (0..100_000)
+            .map(|i| vec![Pat::Lit(i.to_string())])
+            .collect();
+        let mut c = Checker::new(&types, &mut budget);
+        // Each check looks at every row: the budget allows some, then says "unknown".
+        let answers: Vec<Option<bool>> = (0..100)
+            .map(|_| c.useful(&rows, &[Pat::Wild], &[Ty::Int]))
+            .collect();
+        assert_eq!(answers[0], Some(true));
+        assert_eq!(answers[99], None);
     }
 
     #[test]

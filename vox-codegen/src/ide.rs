@@ -349,6 +349,11 @@ impl Builder<'_> {
     }
 
     fn pattern(&mut self, p: &Pattern) {
+        if let PatternKind::Or(alts) = &p.kind {
+            for a in alts {
+                self.pattern(a);
+            }
+        }
         if let PatternKind::Ctor { name, args } = &p.kind {
             if let Some(&(ty, v)) = self.variant_names.get(name.name.as_str()) {
                 self.push(name.span, Symbol::Variant { ty, variant: v }, false);

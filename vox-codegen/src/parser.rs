@@ -206,7 +206,7 @@ impl Parser<'_> {
         }
         if matches!(
             self.peek(),
-            T::Let | T::Return | T::For | T::Fn | T::Type | T::RBrace | T::Eof
+            T::Let | T::Return | T::For | T::While | T::Fn | T::Type | T::RBrace | T::Eof
         ) {
             let d = Diagnostic::error(
                 Code::UnclosedDelimiter,
@@ -1088,6 +1088,24 @@ impl Parser<'_> {
                     body,
                 })
             }
+            T::While => {
+                self.bump();
+                let cond = self.head_expr()?;
+                let body = self.block()?;
+                Ok(Stmt::While {
+                    span: start.to(body.span),
+                    cond,
+                    body,
+                })
+            }
+            T::Break => {
+                self.bump();
+                Ok(Stmt::Break(start))
+            }
+            T::Continue => {
+                self.bump();
+                Ok(Stmt::Continue(start))
+            }
             _ => {
                 let e = self.expr()?;
                 if self.peek() == T::Eq {
@@ -1171,6 +1189,12 @@ impl Parser<'_> {
 
     fn arm(&mut self) -> PResult<Arm> {
         let pattern = self.pattern()?;
+        let guard = if self.peek() == T::If {
+            self.bump();
+            Some(self.expr()?)
+        } else {
+            None
+        };
         self.expect(T::FatArrow, "after the pattern")?;
         self.skip_newlines();
         let body = if self.peek() == T::LBrace {
@@ -1183,11 +1207,30 @@ impl Parser<'_> {
         Ok(Arm {
             span: pattern.span.to(body.span),
             pattern,
+            guard,
             body,
         })
     }
 
+    /// A pattern, or several separated by `|` (an or-pattern).
     fn pattern(&mut self) -> PResult<Pattern> {
+        let first = self.one_pattern()?;
+        if self.peek() != T::Pipe {
+            return Ok(first);
+        }
+        let mut alts = vec![first];
+        while self.eat(T::Pipe).is_some() {
+            self.skip_newlines();
+            alts.push(self.one_pattern()?);
+        }
+        let span = alts[0].span.to(self.prev_span());
+        Ok(Pattern {
+            kind: PatternKind::Or(alts),
+            span,
+        })
+    }
+
+    fn one_pattern(&mut self) -> PResult<Pattern> {
         self.nested(|p| {
             let t = p.peek_tok();
             let kind = match t.kind {
@@ -1640,6 +1683,9 @@ fn is_keyword(kind: T) -> bool {
             | T::Else
             | T::Match
             | T::For
+            | T::While
+            | T::Break
+            | T::Continue
             | T::In
             | T::To
             | T::True

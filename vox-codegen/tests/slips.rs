@@ -14,9 +14,9 @@ enum Want {
 }
 use Want::*;
 
-const HEAD: &str = "type Line {\n    price: float\n}\n\ntype Currency =\n    | USD\n    | EUR\n\nfn f(xs: list[int], s0: str, n: int, line: Line) to int {\n    let mut s = 0\n    let mut ys = [1]\n";
+const HEAD: &str = "type Line {\n    price: float\n}\n\ntype Currency =\n    | USD\n    | EUR\n\nfn f(xs: list[int], s0: str, n: int, line: Line) to int {\n    let mut s = 0\n    let mut ys = [1]\n    let ws = [\"a\"]\n";
 const TAIL: &str =
-    "    print(s0)\n    print(str(line.price) + str(ys))\n    return s + n + len(xs)\n}\n";
+    "    print(s0)\n    print(str(line.price) + str(ys) + join(ws, \"\"))\n    return s + n + len(xs)\n}\n";
 
 fn module(body: &str) -> String {
     format!("{HEAD}{body}{TAIL}")
@@ -58,13 +58,10 @@ const CASES: &[(&str, &str, &str, Want)] = &[
     ("Rust", "Type::Variant", "    let c = Currency::USD\n    print(c)\n", Fixed("    let c = USD\n    print(c)\n")),
     ("Rust", "Err", "    let r: Result[int] = Err(\"no\")\n    print(r)\n", Fixed("    let r: Result[int] = Error(\"no\")\n    print(r)\n")),
     ("TypeScript", "undefined", "    let o: Option[int] = undefined\n    print(o)\n", Fixed("    let o: Option[int] = None\n    print(o)\n")),
-    ("Python", "while", "    while s < 3 {\n        s = s + 1\n    }\n", Hint("Vox has no `while` yet: loop over a list with `for x in xs`")),
-    ("Rust", "loop", "    loop {\n        s = s + 1\n    }\n", Hint("Vox has no `loop`: loop over a list with `for x in xs`")),
-    ("Python", "break", "    for x in xs {\n        break\n    }\n", Hint("Vox has no `break`: return from a function, or filter the list first")),
-    ("Go", "continue", "    for x in xs {\n        continue\n    }\n", Hint("Vox has no `continue`: put the rest of the body under an `if`")),
+    ("Rust", "loop", "    loop {\n        s = s + 1\n        break\n    }\n", Fixed("    while true {\n        s = s + 1\n        break\n    }\n")),
+    ("Rust", "..", "    for i in 0..n {\n        s = s + i\n    }\n", Hint("Vox writes ranges as `range(a, b)` (`a` up to, not including, `b`): `for i in range(0, n)`")),
     ("TypeScript", "for … of", "    for x of xs {\n        s = s + x\n    }\n", Fixed("    for x in xs {\n        s = s + x\n    }\n")),
     ("JavaScript", "for (…)", "    for (x in xs) {\n        s = s + x\n    }\n", Hint("Vox loops are `for x in xs`, without parentheses")),
-    ("Python", "range", "    for i in range(3) {\n        s = s + i\n    }\n", Hint("Vox has no `range`: loop over a list (`for x in xs`)")),
     ("Swift", "foreach", "    foreach x in xs {\n        s = x\n    }\n", Hint("Vox loops are `for x in xs`")),
     ("Go", "switch", "    switch n {\n        s = 1\n    }\n", Hint("Vox matches values with `match x { pattern => value }`")),
     ("Kotlin", "when", "    when (n) {\n        s = 1\n    }\n", Hint("Vox matches values with `match x { pattern => value }`")),
@@ -78,8 +75,15 @@ const CASES: &[(&str, &str, &str, Want)] = &[
     ("Rust", ".expect", "    s = ys.expect(\"x\")\n", Hint("Vox has no `expect`: `match` on the `Option`/`Result`")),
     ("TypeScript", ".map", "    ys = xs.map(n)\n", Hint("Vox has no `map` or lambdas: loop with `for` and build a new list with `+`")),
     ("TypeScript", ".filter", "    ys = xs.filter(n)\n", Hint("Vox has no `filter` or lambdas: loop with `for` and `if`")),
-    ("TypeScript", ".toLowerCase", "    s0 = s0.toLowerCase()\n", Hint("Vox has no string methods")),
-    ("Python", ".upper", "    s0 = s0.upper()\n", Hint("Vox has no string methods")),
+    ("TypeScript", ".toLowerCase", "    print(s0.toLowerCase())\n", Fixed("    print(lower(s0))\n")),
+    ("Python", ".upper", "    print(s0.upper())\n", Fixed("    print(upper(s0))\n")),
+    ("Python", ".strip", "    print(s0.strip())\n", Fixed("    print(trim(s0))\n")),
+    ("Python", ".split", "    print(s0.split(\",\"))\n", Fixed("    print(split(s0, \",\"))\n")),
+    ("Python", "str.join", "    print(\", \".join(ws))\n", Fixed("    print(join(ws, \", \"))\n")),
+    ("TypeScript", ".includes", "    print(xs.includes(n))\n", Fixed("    print(contains(xs, n))\n")),
+    ("Python", ".startswith", "    print(s0.startswith(\"a\"))\n", Fixed("    print(starts_with(s0, \"a\"))\n")),
+    ("Rust", ".sort", "    ys.sort()\n", Fixed("    ys = sort(ys)\n")),
+    ("TypeScript", ".toFixed", "    print(line.price.toFixed(2))\n", Hint("Vox has no methods: `fixed(x, 2)` writes a number with 2 decimals")),
     ("Python", "xs[0]", "    s = xs[0]\n", Hint("Vox has no indexing: loop over the list with `for`")),
     ("Python", "dict", "    let d = dict()\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),
     ("Kotlin", "Map", "    let d: Map[str, int] = []\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),

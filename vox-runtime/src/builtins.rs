@@ -34,6 +34,20 @@ pub fn print_captured<T: Serialize + ?Sized>(value: &T) {
     println!("{}", to_str(value));
 }
 
+/// Vox `fixed(x, digits)` of a `float` (or an `int`): `x` with exactly
+/// `digits` decimal places, rounded from its exact binary value (so `2.675`,
+/// stored as 2.67499…, gives `"2.67"`: use a `Decimal` for exact money);
+/// `digits` below 0 counts as 0 and above 40 as 40. A result that is zero
+/// has no sign; infinities and NaN read `inf`, `-inf`, `NaN`.
+pub fn fixed(x: f64, digits: i64) -> String {
+    let places = digits.clamp(0, 40) as usize;
+    let text = format!("{x:.places$}");
+    match text.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_owned(),
+        _ => text,
+    }
+}
+
 /// Renders scalars; refuses everything else so the caller falls back to JSON.
 struct ScalarText;
 
@@ -196,6 +210,17 @@ impl Serializer for ScalarText {
 mod tests {
     use super::*;
     use serde::Serialize;
+
+    #[test]
+    fn fixed_writes_exactly_the_places_asked() {
+        assert_eq!(fixed(12.5, 2), "12.50");
+        assert_eq!(fixed(2.675, 2), "2.67");
+        assert_eq!(fixed(-0.001, 2), "0.00");
+        assert_eq!(fixed(-1.6, 0), "-2");
+        assert_eq!(fixed(3.0, -1), "3");
+        assert_eq!(fixed(f64::NEG_INFINITY, 2), "-inf");
+        assert_eq!(fixed(f64::NAN, 2), "NaN");
+    }
 
     #[derive(Serialize)]
     struct Item {

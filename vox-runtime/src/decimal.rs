@@ -122,6 +122,57 @@ pub fn cmp(a: &str, b: &str, function: &str, at: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Vox `fixed(d, digits)`: `d` rounded to `digits` decimal places (half
+/// away from zero, exactly), written with exactly that many; `digits` below
+/// 0 counts as 0 and above 40 as 40. A result that is zero has no sign.
+#[track_caller]
+pub fn fixed(d: &str, digits: i64, function: &str, at: &str) -> String {
+    if !is_decimal(d) {
+        not_a_decimal(function, at, "fixed", d);
+    }
+    let places = digits.clamp(0, 40) as usize;
+    let (neg, digits_text) = match d.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, d),
+    };
+    let (int, frac) = digits_text.split_once('.').unwrap_or((digits_text, ""));
+    // All digits, as a number with `places` decimals, plus whether to round up.
+    let mut kept: Vec<u8> = int.bytes().collect();
+    let mut frac_bytes = frac.bytes();
+    for _ in 0..places {
+        kept.push(frac_bytes.next().unwrap_or(b'0'));
+    }
+    let round_up = frac_bytes.next().is_some_and(|b| b >= b'5');
+    if round_up {
+        let mut i = kept.len();
+        loop {
+            if i == 0 {
+                kept.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if kept[i] == b'9' {
+                kept[i] = b'0';
+            } else {
+                kept[i] += 1;
+                break;
+            }
+        }
+    }
+    let split = kept.len() - places;
+    let int_part = String::from_utf8_lossy(&kept[..split]);
+    let int_part = int_part.trim_start_matches('0');
+    let int_part = if int_part.is_empty() { "0" } else { int_part };
+    let frac_part = String::from_utf8_lossy(&kept[split..]);
+    let zero = kept.iter().all(|&b| b == b'0');
+    let sign = if neg && !zero { "-" } else { "" };
+    if places == 0 {
+        format!("{sign}{int_part}")
+    } else {
+        format!("{sign}{int_part}.{frac_part}")
+    }
+}
+
 /// The sign (false for zero), the integer digits without leading zeros and
 /// the decimal places without trailing zeros of a decimal number's text.
 fn value_parts(d: &str) -> (bool, &str, &str) {
@@ -242,6 +293,20 @@ fn not_a_decimal(function: &str, at: &str, builtin: &str, text: &str) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_rounds_half_away_from_zero_exactly() {
+        let f = |d: &str, n: i64| fixed(d, n, "f", "t.vox:1:1");
+        assert_eq!(f("12.5", 2), "12.50");
+        assert_eq!(f("2.675", 2), "2.68");
+        assert_eq!(f("-2.675", 2), "-2.68");
+        assert_eq!(f("9.995", 2), "10.00");
+        assert_eq!(f("-0.004", 2), "0.00");
+        assert_eq!(f("0.5", 0), "1");
+        assert_eq!(f("007", 1), "7.0");
+        assert_eq!(f("1.23", -3), "1");
+        assert_eq!(f("99", 2), "99.00");
+    }
 
     fn message<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> String {
         let err = std::panic::catch_unwind(f).err().expect("should fail");

@@ -206,12 +206,23 @@ impl Checker<'_> {
         }
     }
 
-    fn infer_builtin(&mut self, e: &Expr, b: Builtin, args: &[Arg], _want: Want) -> Ty {
+    fn infer_builtin(&mut self, e: &Expr, b: Builtin, args: &[Arg], want: Want) -> Ty {
         let name = Builtin::ALL
             .iter()
             .find(|(_, x)| *x == b)
             .map_or("?", |(n, _)| *n);
-        let want_n = if b == Builtin::AssertEq { 2 } else { 1 };
+        let want_n = match b {
+            Builtin::AssertEq
+            | Builtin::Get
+            | Builtin::Contains
+            | Builtin::Join
+            | Builtin::Split
+            | Builtin::StartsWith
+            | Builtin::EndsWith
+            | Builtin::Fixed => 2,
+            Builtin::Range if args.len() == 2 => 2,
+            _ => 1,
+        };
         if let Some(a) = args.iter().find_map(|a| a.name.as_ref()) {
             self.err(Diagnostic::error(
                 Code::UnknownArgument,
@@ -237,7 +248,19 @@ impl Checker<'_> {
                 Builtin::Str => Ty::Str,
                 Builtin::Float => Ty::Float,
                 Builtin::Decimal => Ty::Decimal,
-                _ => Ty::Unit,
+                Builtin::Range | Builtin::Split => Ty::List(Box::new(match b {
+                    Builtin::Range => Ty::Int,
+                    _ => Ty::Str,
+                })),
+                Builtin::Contains | Builtin::StartsWith | Builtin::EndsWith => Ty::Bool,
+                Builtin::Join
+                | Builtin::Trim
+                | Builtin::Lower
+                | Builtin::Upper
+                | Builtin::Fixed => Ty::Str,
+                Builtin::Print | Builtin::Assert | Builtin::AssertEq => Ty::Unit,
+                // Their type depends on the argument's: nothing to go on.
+                _ => Ty::Error,
             };
         }
         let a0 = &args[0].value;
@@ -339,6 +362,139 @@ impl Checker<'_> {
                 let t = self.check_expr(a0, Want::Any);
                 self.check_expr(&args[1].value, Want::Type(&t));
                 Ty::Unit
+            }
+            Builtin::Range => {
+                for a in args {
+                    self.check_expr(&a.value, Want::Type(&Ty::Int));
+                }
+                Ty::List(Box::new(Ty::Int))
+            }
+            Builtin::Trim | Builtin::Lower | Builtin::Upper => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                Ty::Str
+            }
+            Builtin::StartsWith | Builtin::EndsWith => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                self.check_expr(&args[1].value, Want::Type(&Ty::Str));
+                Ty::Bool
+            }
+            Builtin::Join => {
+                self.check_expr(a0, Want::Type(&Ty::List(Box::new(Ty::Str))));
+                self.check_expr(&args[1].value, Want::Type(&Ty::Str));
+                Ty::Str
+            }
+            Builtin::Split => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                self.check_expr(&args[1].value, Want::Type(&Ty::Str));
+                Ty::List(Box::new(Ty::Str))
+            }
+            Builtin::Fixed => {
+                let t = self.check_expr(a0, Want::Any);
+                if !matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error) {
+                    bad(
+                        self,
+                        &t,
+                        "an `int`, `float` or `Decimal`",
+                        "int | float | Decimal",
+                    );
+                }
+                self.check_expr(&args[1].value, Want::Type(&Ty::Int));
+                Ty::Str
+            }
+            Builtin::Contains => {
+                let t = self.check_expr(a0, Want::Any);
+                match t {
+                    Ty::Str => {
+                        self.check_expr(&args[1].value, Want::Type(&Ty::Str));
+                    }
+                    Ty::List(elem) if elem.is_concrete() => {
+                        self.check_expr(&args[1].value, Want::Type(&elem));
+                    }
+                    Ty::Error => {
+                        self.check_expr(&args[1].value, Want::Any);
+                    }
+                    Ty::List(_) | Ty::Unknown => {
+                        self.open_type(a0.span, "searched with `contains`");
+                        self.check_expr(&args[1].value, Want::Any);
+                    }
+                    other => {
+                        bad(self, &other, "a `str` or a `list`", "str | list[_]");
+                        self.check_expr(&args[1].value, Want::Any);
+                    }
+                }
+                Ty::Bool
+            }
+            Builtin::First
+            | Builtin::Last
+            | Builtin::Get
+            | Builtin::Sort
+            | Builtin::Reverse
+            | Builtin::Sum
+            | Builtin::Min
+            | Builtin::Max => {
+                // The element type decides the result: take it from what is
+                // wanted when the list has none of its own (`[]`).
+                let wanted_elem = match (b, want.ty()) {
+                    (Builtin::Sort | Builtin::Reverse, Some(Ty::List(e))) => Some((**e).clone()),
+                    (
+                        Builtin::First | Builtin::Last | Builtin::Get | Builtin::Min | Builtin::Max,
+                        Some(Ty::Option(e)),
+                    ) => Some((**e).clone()),
+                    (Builtin::Sum, Some(t)) => Some(t.clone()),
+                    _ => None,
+                };
+                let t = match &wanted_elem {
+                    Some(e) if e.is_concrete() => {
+                        self.check_expr(a0, Want::Type(&Ty::List(Box::new(e.clone()))))
+                    }
+                    _ => self.check_expr(a0, Want::Any),
+                };
+                let elem = match t {
+                    Ty::List(e) if e.is_concrete() => Some(*e),
+                    Ty::List(_) | Ty::Unknown => match wanted_elem {
+                        Some(e) if e.is_concrete() => Some(e),
+                        _ => {
+                            self.open_type(a0.span, &format!("passed to `{name}`"));
+                            None
+                        }
+                    },
+                    Ty::Error => None,
+                    other => {
+                        bad(self, &other, "a `list`", "list[_]");
+                        None
+                    }
+                };
+                if b == Builtin::Get {
+                    self.check_expr(&args[1].value, Want::Type(&Ty::Int));
+                }
+                let Some(elem) = elem else {
+                    return Ty::Error;
+                };
+                let ordered =
+                    matches!(elem, Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::Decimal);
+                match b {
+                    Builtin::Sort | Builtin::Min | Builtin::Max if !ordered => {
+                        bad(
+                            self,
+                            &Ty::List(Box::new(elem)),
+                            "a list of `int`, `float`, `str`, `bool` or `Decimal`",
+                            "list[int | float | str | bool | Decimal]",
+                        );
+                        Ty::Error
+                    }
+                    Builtin::Sum if !matches!(elem, Ty::Int | Ty::Float | Ty::Decimal) => {
+                        bad(
+                            self,
+                            &Ty::List(Box::new(elem)),
+                            "a list of `int`, `float` or `Decimal`",
+                            "list[int | float | Decimal]",
+                        );
+                        Ty::Error
+                    }
+                    Builtin::Sum => elem,
+                    Builtin::Sort | Builtin::Reverse => Ty::List(Box::new(elem)),
+                    _ => Ty::Option(Box::new(elem)),
+                }
             }
         }
     }

@@ -31,7 +31,14 @@ impl Checker<'_> {
             ExprKind::Call { .. } => matches!(
                 self.info.callees.get(&e.id),
                 Some(Callee::Builtin(
-                    Builtin::Int | Builtin::Float | Builtin::Decimal
+                    Builtin::Int
+                        | Builtin::Float
+                        | Builtin::Decimal
+                        | Builtin::Sum
+                        | Builtin::Sort
+                        | Builtin::Min
+                        | Builtin::Max
+                        | Builtin::Fixed
                 ))
             ),
             _ => false,

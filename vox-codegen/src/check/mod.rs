@@ -53,10 +53,31 @@ pub enum Builtin {
     Print,
     Assert,
     AssertEq,
+    /// `range(n)`, `range(a, b)`: the ints from `a` (default 0) up to, not including, `b`.
+    Range,
+    // Lists (docs/language.md, "Lists").
+    First,
+    Last,
+    Get,
+    Contains,
+    Sort,
+    Reverse,
+    Sum,
+    Min,
+    Max,
+    // Text (docs/language.md, "Text").
+    Join,
+    Split,
+    Trim,
+    Lower,
+    Upper,
+    StartsWith,
+    EndsWith,
+    Fixed,
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 8] = [
+    pub const ALL: [(&'static str, Builtin); 26] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -65,6 +86,24 @@ impl Builtin {
         ("print", Builtin::Print),
         ("assert", Builtin::Assert),
         ("assert_eq", Builtin::AssertEq),
+        ("range", Builtin::Range),
+        ("first", Builtin::First),
+        ("last", Builtin::Last),
+        ("get", Builtin::Get),
+        ("contains", Builtin::Contains),
+        ("sort", Builtin::Sort),
+        ("reverse", Builtin::Reverse),
+        ("sum", Builtin::Sum),
+        ("min", Builtin::Min),
+        ("max", Builtin::Max),
+        ("join", Builtin::Join),
+        ("split", Builtin::Split),
+        ("trim", Builtin::Trim),
+        ("lower", Builtin::Lower),
+        ("upper", Builtin::Upper),
+        ("starts_with", Builtin::StartsWith),
+        ("ends_with", Builtin::EndsWith),
+        ("fixed", Builtin::Fixed),
     ];
 
     fn lookup(name: &str) -> Option<Builtin> {
@@ -192,6 +231,7 @@ pub fn check_module(
         var_origins: Vec::new(),
         holes: false,
         open_uses: Vec::new(),
+        loops: 0,
     };
     c.collect_types();
     c.collect_fns();
@@ -229,6 +269,8 @@ struct Checker<'a> {
     /// Values iterated or measured while their type was still a hole:
     /// after settling, each must have a type (`vox/type/needs-annotation`).
     open_uses: Vec<(ExprId, Span, &'static str)>,
+    /// How many `for`/`while` loops enclose the statement being checked.
+    loops: usize,
 }
 
 /// How an expression's value is used.

@@ -31,6 +31,9 @@ impl Checker<'_> {
             self.check_pattern(&arm.pattern, &st);
             self.pat_origin = None;
             self.report_duplicate_bindings();
+            if let Some(g) = &arm.guard {
+                self.check_expr(g, Want::Type(&Ty::Bool));
+            }
             if check_coverage {
                 let pat = crate::exhaustive::lower(&arm.pattern, &st, &self.info.types);
                 let useful = crate::exhaustive::Checker::new(&self.info.types, &mut budget).useful(
@@ -47,8 +50,34 @@ impl Checker<'_> {
                         )
                         .hint("earlier arms already match every value this pattern matches"),
                     );
+                } else if let (
+                    Some(true),
+                    PatternKind::Or(alts),
+                    crate::exhaustive::Pat::Or(lowered),
+                ) = (useful, &arm.pattern.kind, &pat)
+                {
+                    // The arm is reachable; an alternative of it may not be.
+                    let mut seen = rows.clone();
+                    for (alt, low) in alts.iter().zip(lowered) {
+                        let useful = crate::exhaustive::Checker::new(&self.info.types, &mut budget)
+                            .useful(&seen, std::slice::from_ref(low), std::slice::from_ref(&st));
+                        if useful == Some(false) && !low.has_opaque() {
+                            self.err(
+                                Diagnostic::warning(
+                                    Code::Unreachable,
+                                    alt.span,
+                                    "unreachable alternative",
+                                )
+                                .hint("earlier arms or alternatives already match every value it matches"),
+                            );
+                        }
+                        seen.push(vec![low.clone()]);
+                    }
                 }
-                rows.push(vec![pat]);
+                // A guarded arm may not be taken: it covers nothing.
+                if arm.guard.is_none() {
+                    rows.push(vec![pat]);
+                }
             }
             let arm_want = match (&want, &result) {
                 (Want::Nothing, _) => Want::Nothing,
@@ -139,6 +168,23 @@ impl Checker<'_> {
                     self.set_origin(o);
                 }
                 true
+            }
+            PatternKind::Or(alts) => {
+                for a in alts {
+                    if let Some(span) = first_binding(a) {
+                        self.err(
+                            Diagnostic::error(
+                                Code::OrPatternBinding,
+                                span,
+                                "an alternative of an or-pattern cannot bind a name",
+                            )
+                            .label("bound here")
+                            .hint("write one arm per alternative to use the value, or match it with `_`"),
+                        );
+                    }
+                    self.check_pattern(a, t);
+                }
+                false
             }
             PatternKind::Int(_) => literal(self, Ty::Int),
             PatternKind::Str(_) => literal(self, Ty::Str),
@@ -297,5 +343,15 @@ impl Checker<'_> {
                 )
             }
         }
+    }
+}
+
+/// The span of the first name `p` binds, if any.
+fn first_binding(p: &Pattern) -> Option<crate::source::Span> {
+    match &p.kind {
+        PatternKind::Binding(_) => Some(p.span),
+        PatternKind::Ctor { args, .. } => args.iter().flatten().find_map(first_binding),
+        PatternKind::Or(alts) => alts.iter().find_map(first_binding),
+        _ => None,
     }
 }

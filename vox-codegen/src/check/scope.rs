@@ -239,6 +239,11 @@ fn settle_block(info: &mut ModuleInfo, b: &Block) -> bool {
                 changed |= settle_expr(info, iter);
                 changed |= settle_block(info, body);
             }
+            Stmt::While { cond, body, .. } => {
+                changed |= settle_expr(info, cond);
+                changed |= settle_block(info, body);
+            }
+            Stmt::Break(_) | Stmt::Continue(_) => {}
             Stmt::Expr(e) => changed |= settle_expr(info, e),
         }
     }
@@ -375,6 +380,9 @@ fn settle_expr(info: &mut ModuleInfo, e: &Expr) -> bool {
             }
             changed |= settle_expr(info, scrutinee);
             for a in arms {
+                if let Some(g) = &a.guard {
+                    changed |= settle_expr(info, g);
+                }
                 changed |= settle_expr(info, &a.body);
             }
         }

@@ -170,9 +170,38 @@ impl Checker<'_> {
                     expr: iter.id,
                     wrap: vec![Wrap::List],
                 });
+                self.loops += 1;
                 self.check_block(body, Want::Nothing);
+                self.loops -= 1;
                 self.pop_scope();
                 false
+            }
+            Stmt::While { cond, body, .. } => {
+                self.check_expr(cond, Want::Type(&Ty::Bool));
+                self.loops += 1;
+                self.check_block(body, Want::Nothing);
+                self.loops -= 1;
+                // Like `for`, a loop may run no round: it does not diverge.
+                false
+            }
+            Stmt::Break(span) | Stmt::Continue(span) => {
+                if self.loops == 0 {
+                    let word = if matches!(s, Stmt::Break(_)) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.err(
+                        Diagnostic::error(
+                            Code::OutsideLoop,
+                            *span,
+                            format!("`{word}` outside a loop"),
+                        )
+                        .hint("`break` and `continue` belong inside a `for` or `while` body; to leave a function early, use `return`"),
+                    );
+                }
+                // The statements after it in the block never run.
+                true
             }
             Stmt::Expr(e) => {
                 let t = self.check_expr(e, Want::Nothing);

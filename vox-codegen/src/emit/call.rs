@@ -85,6 +85,29 @@ impl Emitter<'_> {
         }
     }
 
+    /// Argument `i` as an owned value.
+    fn arg(&mut self, args: &[Arg], i: usize, ctx: Ctx, depth: usize) -> String {
+        match args.get(i) {
+            Some(a) => self.expr(&a.value, ctx, depth, Tail::Value),
+            None => "::std::unreachable!()".into(),
+        }
+    }
+
+    /// `range(…)`'s arguments as a Rust range of `i64` (empty when `b <= a`).
+    pub(super) fn range(&mut self, args: &[Arg], ctx: Ctx, depth: usize) -> String {
+        let mut v: Vec<String> = args
+            .iter()
+            .map(|a| self.expr(&a.value, ctx, depth, Tail::Value))
+            .collect();
+        if v.len() == 1 {
+            v.insert(0, "0_i64".into());
+        }
+        match v.as_slice() {
+            [a, b] => format!("(({a})..({b}))"),
+            _ => "::std::unreachable!()".into(),
+        }
+    }
+
     fn builtin(&mut self, call: &Expr, b: Builtin, args: &[Arg], ctx: Ctx, depth: usize) -> String {
         let Some(a0) = args.first().map(|a| &a.value) else {
             return "::std::unreachable!()".into();
@@ -154,6 +177,116 @@ impl Emitter<'_> {
                 let text = format!("assertion failed: {}", self.source_of(a0));
                 format!("::std::assert!({v}, \"{{}}\", {})", rust_str(&text))
             }
+            Builtin::First | Builtin::Last => {
+                let v = self.borrowable(a0, ctx, depth);
+                let m = if b == Builtin::First { "first" } else { "last" };
+                format!("{v}.{m}().cloned()")
+            }
+            Builtin::Get => {
+                let l = self.borrowable(a0, ctx, depth);
+                let i = self.arg(args, 1, ctx, depth);
+                format!("{{ let VOX_L = &{l}; let VOX_I: i64 = {i}; if VOX_I < 0 {{ ::std::option::Option::None }} else {{ VOX_L.get(VOX_I as usize).cloned() }} }}")
+            }
+            Builtin::Contains => {
+                let l = self.borrowable(a0, ctx, depth);
+                let elem = match self.ty(a0) {
+                    Ty::List(e) => Some((**e).clone()),
+                    _ => None,
+                };
+                let x = match (&elem, args.get(1)) {
+                    (Some(e), Some(a)) => self.typed(&a.value, Some(e), ctx, depth),
+                    _ => self.arg(args, 1, ctx, depth),
+                };
+                if elem.is_some() {
+                    format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(&VOX_X) }}")
+                } else {
+                    format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(VOX_X.as_str()) }}")
+                }
+            }
+            Builtin::StartsWith | Builtin::EndsWith => {
+                let l = self.borrowable(a0, ctx, depth);
+                let x = self.arg(args, 1, ctx, depth);
+                let m = if b == Builtin::StartsWith { "starts_with" } else { "ends_with" };
+                format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.{m}(VOX_X.as_str()) }}")
+            }
+            Builtin::Join => {
+                let l = self.borrowable(a0, ctx, depth);
+                let x = self.arg(args, 1, ctx, depth);
+                format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.join(VOX_X.as_str()) }}")
+            }
+            Builtin::Split => {
+                let l = self.borrowable(a0, ctx, depth);
+                let x = self.arg(args, 1, ctx, depth);
+                format!("{{ let VOX_L = &{l}; let VOX_X = {x}; if VOX_X.is_empty() {{ VOX_L.chars().map(::std::string::String::from).collect::<::std::vec::Vec<_>>() }} else {{ VOX_L.split(VOX_X.as_str()).map(::std::string::String::from).collect::<::std::vec::Vec<_>>() }} }}")
+            }
+            Builtin::Trim | Builtin::Lower | Builtin::Upper => {
+                let v = self.borrowable(a0, ctx, depth);
+                let m = match b {
+                    Builtin::Trim => "trim().to_owned",
+                    Builtin::Lower => "to_lowercase",
+                    _ => "to_uppercase",
+                };
+                format!("{v}.{m}()")
+            }
+            Builtin::Fixed => {
+                let digits = self.arg(args, 1, ctx, depth);
+                match self.ty(a0) {
+                    Ty::Decimal => {
+                        let v = self.borrowable(a0, ctx, depth);
+                        let at = self.info.sites.get(&call.id).map_or("?", String::as_str);
+                        format!(
+                            "{{ let VOX_L = &{v}; let VOX_N: i64 = {digits}; ::vox_runtime::decimal::fixed(VOX_L, VOX_N, {}, {}) }}",
+                            rust_str(&self.current_fn),
+                            rust_str(at)
+                        )
+                    }
+                    t => {
+                        let v = self.expr(a0, ctx, depth, Tail::Value);
+                        let v = if matches!(t, Ty::Float) { v } else { format!("({v} as f64)") };
+                        format!("{{ let VOX_X: f64 = {v}; let VOX_N: i64 = {digits}; ::vox_runtime::builtins::fixed(VOX_X, VOX_N) }}")
+                    }
+                }
+            }
+            Builtin::Reverse => {
+                let v = self.expr(a0, ctx, depth, Tail::Value);
+                format!("{{ let mut VOX_V = {v}; VOX_V.reverse(); VOX_V }}")
+            }
+            Builtin::Sort | Builtin::Min | Builtin::Max | Builtin::Sum => {
+                let elem = match self.ty(call) {
+                    Ty::List(e) | Ty::Option(e) => (**e).clone(),
+                    t => t.clone(),
+                };
+                let at = self.info.sites.get(&call.id).map_or("?", String::as_str).to_string();
+                let (f, at) = (rust_str(&self.current_fn), rust_str(&at));
+                let cmp = match elem {
+                    Ty::Float => "|VOX_A: &f64, VOX_B: &f64| VOX_A.total_cmp(VOX_B)".to_string(),
+                    Ty::Decimal => format!("|VOX_A: &::std::string::String, VOX_B: &::std::string::String| ::vox_runtime::decimal::cmp(VOX_A, VOX_B, {f}, {at})"),
+                    _ => "::std::cmp::Ord::cmp".to_string(),
+                };
+                match b {
+                    Builtin::Sort => {
+                        let v = self.expr(a0, ctx, depth, Tail::Value);
+                        format!("{{ let mut VOX_V = {v}; VOX_V.sort_by({cmp}); VOX_V }}")
+                    }
+                    Builtin::Min | Builtin::Max => {
+                        let v = self.borrowable(a0, ctx, depth);
+                        let m = if b == Builtin::Min { "min_by" } else { "max_by" };
+                        format!("{v}.iter().{m}(|VOX_A, VOX_B| ({cmp})(*VOX_A, *VOX_B)).cloned()")
+                    }
+                    _ => {
+                        let v = self.borrowable(a0, ctx, depth);
+                        match elem {
+                            Ty::Float => format!("{v}.iter().fold(0.0_f64, |VOX_A, VOX_B| VOX_A + *VOX_B)"),
+                            Ty::Decimal => format!("{v}.iter().fold(::std::string::String::from(\"0\"), |VOX_A, VOX_B| ::vox_runtime::decimal::add(&VOX_A, VOX_B, {f}, {at}))"),
+                            _ => format!("{v}.iter().fold(0_i64, |VOX_A, VOX_B| ::vox_runtime::arith::add(VOX_A, *VOX_B, {f}, {at}))"),
+                        }
+                    }
+                }
+            }
+            Builtin::Range => format!(
+                "{}.collect::<::std::vec::Vec<i64>>()",
+                self.range(args, ctx, depth)
+            ),
             Builtin::AssertEq => {
                 let Some(a1) = args.get(1).map(|a| &a.value) else {
                     return "::std::unreachable!()".into();

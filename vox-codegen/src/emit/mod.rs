@@ -83,7 +83,7 @@ pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
     e.out
 }
 
-const FN_ALLOWS: &str = "#[allow(unused_variables, unused_mut, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unconditional_recursion, non_snake_case, dead_code, unused_comparisons, clippy::all)]";
+const FN_ALLOWS: &str = "#[allow(while_true, unused_variables, unused_mut, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unconditional_recursion, non_snake_case, dead_code, unused_comparisons, clippy::all)]";
 
 /// Vox names types, variants and fields as the user wrote them (not
 /// necessarily Rust's UpperCamelCase/snake_case), and a binary crate may

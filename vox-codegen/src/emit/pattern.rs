@@ -26,6 +26,20 @@ impl Emitter<'_> {
             let mut guards = Vec::new();
             let mut rebinds = Vec::new();
             let pat = self.pattern(&arm.pattern, &st, &mut guards, &mut rebinds);
+            if let Some(g) = &arm.guard {
+                let cond = self.expr(g, ctx, depth + 1, Tail::Value);
+                if rebinds.is_empty() {
+                    guards.push(format!("({cond})"));
+                } else {
+                    // The guard sees the arm's names as the body does: unbox
+                    // copies of the boxed ones first (a guard only borrows).
+                    let rb: String = rebinds
+                        .iter()
+                        .map(|r| format!("{} ", r.replacen(".map(", ".clone().map(", 1)))
+                        .collect();
+                    guards.push(format!("{{ {rb}{cond} }}"));
+                }
+            }
             let guard = if guards.is_empty() {
                 String::new()
             } else {
@@ -88,6 +102,37 @@ impl Emitter<'_> {
             PatternKind::Binding(n) => rust_ident(n),
             PatternKind::Int(n) => n.to_string(),
             PatternKind::Bool(b) => b.to_string(),
+            PatternKind::Or(alts) => {
+                // Alternatives bind no names (the checker insists), so any
+                // guard an alternative needs (string literals, boxed fields)
+                // can test a copy of the value on its own.
+                let mut parts = Vec::new();
+                let mut alt_guards = Vec::new();
+                for a in alts {
+                    let mut g = Vec::new();
+                    let mut r = Vec::new();
+                    let text = self.pattern(a, t, &mut g, &mut r);
+                    alt_guards.push(g);
+                    parts.push(text);
+                }
+                if alt_guards.iter().all(Vec::is_empty) {
+                    return format!("({})", parts.join(" | "));
+                }
+                let v = self.fresh("VOX_O");
+                let tests: Vec<String> = parts
+                    .iter()
+                    .zip(&alt_guards)
+                    .map(|(p, g)| {
+                        if g.is_empty() {
+                            format!("::std::matches!(&{v}, {p})")
+                        } else {
+                            format!("::std::matches!(&{v}, {p} if {})", g.join(" && "))
+                        }
+                    })
+                    .collect();
+                guards.push(format!("({})", tests.join(" || ")));
+                v
+            }
             PatternKind::Str(s) => {
                 let v = self.fresh("VOX_S");
                 guards.push(format!("{v} == {}", rust_str(s)));

@@ -62,13 +62,31 @@ impl Emitter<'_> {
             Stmt::For {
                 var, iter, body, ..
             } => {
-                let it = head(self.typed(iter, None, ctx, depth));
+                // `for i in range(…)` counts without building the list.
+                let it = match &iter.kind {
+                    ExprKind::Call { args, .. }
+                        if self.info.callees.get(&iter.id)
+                            == Some(&crate::check::Callee::Builtin(
+                                crate::check::Builtin::Range,
+                            )) =>
+                    {
+                        self.range(args, ctx, depth)
+                    }
+                    _ => head(self.typed(iter, None, ctx, depth)),
+                };
                 let b = self.block_body(body, ctx, depth + 1, Tail::Discard);
                 format!(
                     "{pad}for {} in {it} {{\n{b}{pad}}}\n",
                     rust_ident(&var.name)
                 )
             }
+            Stmt::While { cond, body, .. } => {
+                let c = head(self.expr(cond, ctx, depth, Tail::Value));
+                let b = self.block_body(body, ctx, depth + 1, Tail::Discard);
+                format!("{pad}while {c} {{\n{b}{pad}}}\n")
+            }
+            Stmt::Break(_) => format!("{pad}break;\n"),
+            Stmt::Continue(_) => format!("{pad}continue;\n"),
             // A dropped value is dropped explicitly, so rustc does not warn
             // (`x + 1;`, `x;`, a value-producing `match`).
             Stmt::Expr(e) if produces_value(self.ty(e)) => {

@@ -106,6 +106,13 @@ pub const FRAGMENTS: &[&str] = &[
     "Invoice {",
     "structured_output = ",
     "max_iterations = ",
+    "A | B =>",
+    "x if x > 1 =>",
+    "Some(1 | 2)",
+    "while",
+    "break",
+    "continue",
+    "range(",
 ];
 
 pub fn fixture_files() -> Vec<(String, Vec<u8>)> {
@@ -218,6 +225,7 @@ pub const TORTURE_CASES: &[&str] = &[
     "20,000 types and functions",
     "20,000 duplicate functions",
     "20,000-long call chain needing @uses(net)",
+    "100,000 alternatives and guards",
 ];
 
 /// The files of one named deep or torture case.
@@ -262,6 +270,11 @@ pub fn case_inputs(name: &str) -> Vec<Vec<u8>> {
             nested("Some(", "x", ")", DEEP)
         )),
         "unclosed parens" => one(format!("fn f() {{ {}", "(".repeat(DEEP))),
+        "100,000 alternatives and guards" => one(format!(
+            "fn f(o: Option[int]) to int {{\n    return match o {{\n        Some({}) => 1\n{}        _ => 0\n    }}\n}}\n",
+            vec!["1"; 100_000].join(" | "),
+            "        Some(n) if n > 2 => 2\n".repeat(2_000)
+        )),
         "unclosed braces" => one("{".repeat(DEEP)),
         "binary chain" => one(format!(
             "fn f() to int {{\n    return 1{}\n}}\n",
