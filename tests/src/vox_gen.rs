@@ -252,6 +252,8 @@ pub enum Expr {
     Range(Box<Expr>, Option<Box<Expr>>),
     /// A list or text builtin (`first(xs)`, `join(xs, sep)`, …) and its arguments.
     Builtin(Bi, Vec<Expr>),
+    /// `f"…{e}…"`: literal text (`Ok`) and interpolated values (`Err`).
+    FStr(Vec<Result<String, Expr>>),
     ToStr(Box<Expr>),
     ToInt(Box<Expr>),
     ToFloat(Box<Expr>),
@@ -895,6 +897,21 @@ impl Gen {
                         vec![self.expr(&Ty::Str, depth), self.expr(&Ty::Str, depth)],
                     )
                 }
+            }
+            Ty::Str if self.rng.chance(30) => {
+                let mut parts = Vec::new();
+                for _ in 0..1 + self.rng.below(3) {
+                    if self.rng.chance(50) {
+                        parts.push(Ok(self.rng.pick(STRINGS).to_string()));
+                    }
+                    let mut tys = vec![Ty::Int, Ty::Str, Ty::Bool, Ty::Float];
+                    if self.f.decimal {
+                        tys.push(Ty::Dec);
+                    }
+                    let t = self.rng.pick(&tys).clone();
+                    parts.push(Err(self.expr(&t, 0)));
+                }
+                return Some(Expr::FStr(parts));
             }
             Ty::Str => match self.rng.below(3) {
                 0 => (
@@ -2922,6 +2939,33 @@ impl Module {
                 format!("{}({})", f.name, parts.join(", "))
             }
             Expr::Len(a) => format!("len({})", self.expr(a, depth, true)),
+            Expr::FStr(parts) => {
+                let mut out = String::from("f\"");
+                for p in parts {
+                    match p {
+                        Ok(text) => {
+                            // Braces doubled, everything else escaped as in a plain string.
+                            for c in text.chars() {
+                                match c {
+                                    '{' => out.push_str("{{"),
+                                    '}' => out.push_str("}}"),
+                                    c => {
+                                        let lit = vox_str(&c.to_string());
+                                        out.push_str(&lit[1..lit.len() - 1]);
+                                    }
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            out.push('{');
+                            out.push_str(&self.expr(e, depth, true));
+                            out.push('}');
+                        }
+                    }
+                }
+                out.push('"');
+                out
+            }
             Expr::Builtin(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a, depth, true)).collect();
                 format!("{}({})", b.name(), args.join(", "))
@@ -3064,6 +3108,9 @@ fn has_record(e: &Expr) -> bool {
         }
         Expr::Range(a, b) => has_record(a) || b.as_deref().is_some_and(has_record),
         Expr::Builtin(_, xs) => xs.iter().any(has_record),
+        Expr::FStr(parts) => parts
+            .iter()
+            .any(|p| p.as_ref().err().is_some_and(has_record)),
         _ => false,
     }
 }
@@ -3567,6 +3614,19 @@ impl<'m> Interp<'m> {
                     vals.push(self.expr(a)?);
                 }
                 self.call_inner(*fi, vals)?
+            }
+            Expr::FStr(parts) => {
+                let mut out = String::new();
+                for p in parts {
+                    match p {
+                        Ok(text) => out.push_str(text),
+                        Err(e) => {
+                            let v = self.expr(e)?;
+                            out.push_str(&self.text(v));
+                        }
+                    }
+                }
+                Val::Str(out)
             }
             Expr::Builtin(b, args) => {
                 let mut vals = Vec::new();

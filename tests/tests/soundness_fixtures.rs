@@ -113,6 +113,7 @@ fn soundness_fixture_is_clippy_clean_and_its_tests_pass() {
         "vox_tests::loops_break_and_continue ... ok",
         "vox_tests::list_builtins ... ok",
         "vox_tests::text_builtins ... ok",
+        "vox_tests::fstrings_interpolate ... ok",
     ] {
         assert!(
             r.stdout.contains(needle),

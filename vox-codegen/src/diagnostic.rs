@@ -108,6 +108,7 @@ codes! {
     TestCalled = "vox/test/called": "a call of an `@test` function (tests exist only in the test build and are run by the harness)",
     UnusedVariable = "vox/lint/unused-variable" [warning]: "a `let` binding or parameter that is never read",
     UnusedValue = "vox/lint/unused-value" [warning]: "an expression statement that computes a value, calls nothing and drops the value",
+    BracesInString = "vox/lint/braces-in-string" [warning]: "a plain string containing `{name}` where `name` is a variable in scope (an f-string was probably meant)",
     SelfAssignment = "vox/lint/self-assignment" [warning]: "an assignment of a variable or field to itself",
 }
 

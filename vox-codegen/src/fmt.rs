@@ -165,6 +165,7 @@ fn ends_operand(k: T) -> bool {
             | T::Int
             | T::Float
             | T::Str
+            | T::FStr
             | T::True
             | T::False
             | T::Underscore

@@ -21,6 +21,8 @@ pub enum TokenKind {
     Str,
     /// `/// text` (the span covers the text after `///`).
     Doc,
+    /// `f"Total: {x}"`: its pieces are in [`Lexed::fstrings`], in order.
+    FStr,
     Newline,
     Underscore,
     // Keywords.
@@ -86,6 +88,7 @@ impl TokenKind {
             Float => "float literal",
             Str => "string literal",
             Doc => "doc comment",
+            FStr => "f-string",
             Newline => "end of line",
             Underscore => "`_`",
             Type => "`type`",
@@ -152,8 +155,28 @@ pub struct Token {
 pub struct Lexed {
     pub tokens: Vec<Token>,
     pub strings: Vec<String>,
+    /// The pieces of each `FStr` token, in token order.
+    pub fstrings: Vec<Vec<FPiece>>,
     pub diagnostics: Vec<Diagnostic>,
 }
+
+/// A piece of an f-string: literal text, or the tokens of one `{…}`.
+#[derive(Debug, Clone, Default)]
+pub struct Interior {
+    /// The expression's tokens, ending with an `Eof` at the closing `}`.
+    pub tokens: Vec<Token>,
+    pub strings: Vec<String>,
+    pub fstrings: Vec<Vec<FPiece>>,
+}
+
+#[derive(Debug, Clone)]
+pub enum FPiece {
+    Lit(String),
+    Code(Interior),
+}
+
+/// How deeply f-strings may nest inside each other's `{…}`.
+const MAX_FSTRING_NESTING: usize = 8;
 
 fn keyword(word: &str) -> Option<TokenKind> {
     use TokenKind::*;
@@ -198,6 +221,7 @@ pub fn lex(file: FileId, src: &str) -> Lexed {
             0
         },
         out: Lexed::default(),
+        fdepth: 0,
     };
     lx.run();
     lx.out
@@ -209,6 +233,8 @@ struct Lexer<'a> {
     text: &'a str,
     pos: usize,
     out: Lexed,
+    /// f-strings open around the current position.
+    fdepth: usize,
 }
 
 impl Lexer<'_> {
@@ -272,6 +298,9 @@ impl Lexer<'_> {
             self.pos += 1;
         }
         let word = &self.text[start..self.pos];
+        if word == "f" && self.peek(0) == b'"' && self.fdepth < MAX_FSTRING_NESTING {
+            return self.fstring(start);
+        }
         let kind = keyword(word).unwrap_or(if word.as_bytes()[0].is_ascii_uppercase() {
             TokenKind::TypeName
         } else {
@@ -360,6 +389,145 @@ impl Lexer<'_> {
         }
         self.out.strings.push(value);
         self.push(TokenKind::Str, start, self.pos);
+    }
+
+    /// `f"…{expr}…"` from its `f` at `start`: literal pieces (with the
+    /// escapes of strings, and `{{`/`}}` for braces) and the tokens of each
+    /// `{…}`, lexed as code (a string inside is a nested literal).
+    fn fstring(&mut self, start: usize) {
+        let idx = self.out.fstrings.len();
+        self.out.fstrings.push(Vec::new());
+        self.fdepth += 1;
+        self.pos += 1; // the `"`
+        let mut pieces = Vec::new();
+        let mut lit = String::new();
+        let terminated = loop {
+            let Some(&b) = self.src.get(self.pos) else {
+                break false;
+            };
+            match b {
+                b'"' => {
+                    self.pos += 1;
+                    break true;
+                }
+                b'\n' => break false,
+                b'\\' => self.escape(&mut lit),
+                b'{' if self.peek(1) == b'{' => {
+                    lit.push('{');
+                    self.pos += 2;
+                }
+                b'}' if self.peek(1) == b'}' => {
+                    lit.push('}');
+                    self.pos += 2;
+                }
+                b'}' => {
+                    self.out.diagnostics.push(
+                        Diagnostic::error(
+                            Code::UnexpectedToken,
+                            self.span(self.pos, self.pos + 1),
+                            "a single `}` in an f-string",
+                        )
+                        .hint("write `}}` for a literal `}`")
+                        .fix(
+                            "double it",
+                            self.span(self.pos, self.pos + 1),
+                            "}}",
+                        ),
+                    );
+                    lit.push('}');
+                    self.pos += 1;
+                }
+                b'{' => {
+                    if !lit.is_empty() {
+                        pieces.push(FPiece::Lit(std::mem::take(&mut lit)));
+                    }
+                    let open = self.pos;
+                    self.pos += 1;
+                    match self.interpolation(open) {
+                        Some(code) => pieces.push(FPiece::Code(code)),
+                        None => break false,
+                    }
+                }
+                _ => {
+                    let run_start = self.pos;
+                    while let Some(&c) = self.src.get(self.pos) {
+                        if matches!(c, b'"' | b'\n' | b'\\' | b'{' | b'}') {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                    lit.push_str(&self.text[run_start..self.pos]);
+                    self.flow_controls(run_start, self.pos, true);
+                }
+            }
+        };
+        self.fdepth -= 1;
+        if !lit.is_empty() {
+            pieces.push(FPiece::Lit(lit));
+        }
+        if !terminated {
+            self.out.diagnostics.push(
+                Diagnostic::error(
+                    Code::UnterminatedString,
+                    self.span(start, self.pos),
+                    "unterminated f-string",
+                )
+                .label("this f-string is never closed")
+                .hint(
+                    "close each `{` with `}` and the string with `\"` before the end of the line",
+                ),
+            );
+        }
+        self.out.fstrings[idx] = pieces;
+        self.push(TokenKind::FStr, start, self.pos);
+    }
+
+    /// The tokens of one `{…}` of an f-string, after its `{` (at `open`),
+    /// up to its `}` (consumed); `None` when the line ends first.
+    fn interpolation(&mut self, open: usize) -> Option<Interior> {
+        let (t0, s0, f0) = (
+            self.out.tokens.len(),
+            self.out.strings.len(),
+            self.out.fstrings.len(),
+        );
+        let mut depth = 0usize;
+        let closed = loop {
+            let Some(&b) = self.src.get(self.pos) else {
+                break false;
+            };
+            match b {
+                b'\n' => break false,
+                b'}' if depth == 0 => break true,
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            match b {
+                b' ' | b'\t' | b'\r' => self.pos += 1,
+                b'/' if self.peek(1) == b'/' => break false,
+                b'"' => self.string(),
+                b'0'..=b'9' => self.number(),
+                b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.word(),
+                _ => self.punct(),
+            }
+        };
+        let mut code = Interior {
+            tokens: self.out.tokens.split_off(t0),
+            strings: self.out.strings.split_off(s0),
+            fstrings: self.out.fstrings.split_off(f0),
+        };
+        let end = self.pos;
+        code.tokens.push(Token {
+            kind: TokenKind::Eof,
+            span: self.span(end, end),
+        });
+        if closed {
+            self.pos += 1;
+            Some(code)
+        } else {
+            let _ = open;
+            None
+        }
     }
 
     /// Reports each character of `start..end` (inside a string literal when

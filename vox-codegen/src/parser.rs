@@ -57,6 +57,9 @@ struct Parser<'a> {
     pos: usize,
     /// Index into `strings` of the next string literal token.
     string_pos: usize,
+    /// The pieces of each f-string token, and the index of the next one.
+    fstrings: Vec<Vec<crate::lexer::FPiece>>,
+    fstring_pos: usize,
     next_expr: u32,
     depth: u32,
     too_deep: bool,
@@ -84,6 +87,8 @@ impl<'a> Parser<'a> {
         Parser {
             tokens: lexed.tokens,
             strings: lexed.strings,
+            fstrings: lexed.fstrings,
+            fstring_pos: 0,
             text,
             pos: 0,
             string_pos: 0,
@@ -168,8 +173,10 @@ impl Parser<'_> {
     /// Keeps `string_pos` in step when tokens in `from..to` are consumed or skipped.
     fn track_strings(&mut self, from: usize, to: usize) {
         for i in from..to.min(self.tokens.len()) {
-            if self.tokens[i].kind == T::Str {
-                self.string_pos += 1;
+            match self.tokens[i].kind {
+                T::Str => self.string_pos += 1,
+                T::FStr => self.fstring_pos += 1,
+                _ => {}
             }
         }
     }
@@ -275,6 +282,85 @@ impl Parser<'_> {
             }
         }
         self.raw(0).span.shrink_to_start()
+    }
+
+    /// The f-string token just bumped (at `span`), as the concatenation it
+    /// means: `f"Total: {x}"` is `"Total: " + str(x)` (docs/language.md,
+    /// "Text"). The `str` calls are marked by an empty name span, so a local
+    /// named `str` cannot capture them.
+    fn fstring(&mut self, span: Span) -> PResult<Expr> {
+        let pieces = self
+            .fstrings
+            .get(self.fstring_pos.wrapping_sub(1))
+            .cloned()
+            .unwrap_or_default();
+        let mut parts = Vec::new();
+        for piece in pieces {
+            match piece {
+                crate::lexer::FPiece::Lit(s) => parts.push(self.new_expr(ExprKind::Str(s), span)),
+                crate::lexer::FPiece::Code(code) => {
+                    let e = self.interior(code)?;
+                    let at = Span::new(e.span.file, e.span.start as usize, e.span.start as usize);
+                    let espan = e.span;
+                    parts.push(self.new_expr(
+                        ExprKind::Call {
+                            callee: Ident {
+                                name: "str".into(),
+                                span: at,
+                            },
+                            args: vec![Arg {
+                                name: None,
+                                value: e,
+                            }],
+                        },
+                        espan,
+                    ));
+                }
+            }
+        }
+        let mut it = parts.into_iter();
+        let Some(mut acc) = it.next() else {
+            return Ok(self.new_expr(ExprKind::Str(String::new()), span));
+        };
+        for p in it {
+            acc = self.new_expr(
+                ExprKind::Binary {
+                    op: BinaryOp::Add,
+                    lhs: Box::new(acc),
+                    rhs: Box::new(p),
+                },
+                span,
+            );
+        }
+        Ok(acc)
+    }
+
+    /// Parses one `{…}` of an f-string: an expression filling its tokens.
+    fn interior(&mut self, code: crate::lexer::Interior) -> PResult<Expr> {
+        let saved = (
+            std::mem::replace(&mut self.tokens, code.tokens),
+            std::mem::replace(&mut self.strings, code.strings),
+            std::mem::replace(&mut self.fstrings, code.fstrings),
+            std::mem::replace(&mut self.pos, 0),
+            std::mem::replace(&mut self.string_pos, 0),
+            std::mem::replace(&mut self.fstring_pos, 0),
+        );
+        self.newline_significant.push(false);
+        let r = self.expr().and_then(|e| {
+            if self.peek() == T::Eof {
+                Ok(e)
+            } else {
+                Err(self.unexpected("expected `}` to end the f-string's expression"))
+            }
+        });
+        self.newline_significant.pop();
+        self.tokens = saved.0;
+        self.strings = saved.1;
+        self.fstrings = saved.2;
+        self.pos = saved.3;
+        self.string_pos = saved.4;
+        self.fstring_pos = saved.5;
+        r
     }
 
     fn new_expr(&mut self, kind: ExprKind, span: Span) -> Expr {
@@ -1202,7 +1288,38 @@ impl Parser<'_> {
             let span = b.span;
             self.new_expr(ExprKind::Block(b), span)
         } else {
-            self.expr()?
+            let e = self.expr()?;
+            if self.peek() == T::Eq {
+                // `Some(v) => total = v`: an assignment is a statement, and an
+                // arm of statements is a block.
+                self.bump();
+                let value = self.expr()?;
+                let span = e.span.to(value.span);
+                let written = self.text(span).to_string();
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::UnexpectedToken,
+                        span,
+                        "an assignment cannot be a match arm's value",
+                    )
+                    .hint("wrap the assignment in braces: `pattern => { x = value }`")
+                    .fix("wrap it in `{ }`", span, format!("{{ {written} }}")),
+                );
+                let stmt = Stmt::Assign {
+                    span,
+                    target: e,
+                    value,
+                };
+                self.new_expr(
+                    ExprKind::Block(Block {
+                        stmts: vec![stmt],
+                        span,
+                    }),
+                    span,
+                )
+            } else {
+                e
+            }
         };
         Ok(Arm {
             span: pattern.span.to(body.span),
@@ -1314,6 +1431,29 @@ impl Parser<'_> {
                 return Ok(lhs);
             }
             let op_tok = self.bump();
+            // `s--` / `s++` at the end of a line would read on into the next
+            // line as `s - -…`: it is the C increment, which Vox spells
+            // `s = s - 1` (the slip table offers that fix).
+            if matches!(op, BinaryOp::Add | BinaryOp::Sub)
+                && self.raw(self.pos).kind == op_tok.kind
+                && matches!(
+                    self.raw(self.pos + 1).kind,
+                    T::Newline | T::Semi | T::RBrace | T::Eof
+                )
+            {
+                let second = self.bump();
+                let sym = op.symbol();
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::UnexpectedToken,
+                        op_tok.span.to(second.span),
+                        format!("`{sym}{sym}` is not an operator in Vox"),
+                    )
+                    .hint(format!("write `x = x {sym} 1`")),
+                );
+                self.body_recovered = true;
+                return Ok(lhs);
+            }
             self.enter(op_tok.span)?;
             *levels += 1;
             if prec == CMP_PREC {
@@ -1519,6 +1659,10 @@ impl Parser<'_> {
                 self.bump();
                 let v = self.string_value();
                 Ok(self.new_expr(ExprKind::Str(v), t.span))
+            }
+            T::FStr => {
+                self.bump();
+                self.fstring(t.span)
             }
             T::True | T::False => {
                 self.bump();

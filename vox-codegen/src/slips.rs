@@ -139,10 +139,9 @@ pub(crate) const SLIPS: &[Slip] = &[
     say("Map", "Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)"),
     say("HashMap", "Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)"),
     say("abs (", "Vox has no `abs`: `if x < 0 { -x } else { x }`"),
-    say("f $s", "Vox has no string interpolation: `\"Total: \" + str(x)`"),
     say("#", "Vox comments start with `//`"),
     say("'", "Vox strings use double quotes: \"text\""),
-    say("`", "Vox strings use double quotes: \"text\", and have no interpolation"),
+    say("`", "Vox strings use double quotes: \"text\"; an f-string interpolates: f\"n={n}\""),
 ];
 
 /// A token in `toks` matches pattern word `p`; captures fill `caps`.

@@ -14,7 +14,7 @@ enum Want {
 }
 use Want::*;
 
-const HEAD: &str = "type Line {\n    price: float\n}\n\ntype Currency =\n    | USD\n    | EUR\n\nfn f(xs: list[int], s0: str, n: int, line: Line) to int {\n    let mut s = 0\n    let mut ys = [1]\n    let ws = [\"a\"]\n";
+const HEAD: &str = "type Line {\n    price: float\n}\n\ntype Currency =\n    | USD\n    | EUR\n    | Coin(value: int)\n\nfn f(xs: list[int], s0: str, n: int, line: Line) to int {\n    let mut s = 0\n    let mut ys = [1]\n    let ws = [\"a\"]\n";
 const TAIL: &str =
     "    print(s0)\n    print(str(line.price) + str(ys) + join(ws, \"\"))\n    return s + n + len(xs)\n}\n";
 
@@ -30,6 +30,13 @@ const CASES: &[(&str, &str, &str, Want)] = &[
     ("Kotlin", "/=", "    s /= 4\n", Fixed("    s = s / 4\n")),
     ("Swift", "%=", "    s %= 5\n", Fixed("    s = s % 5\n")),
     ("TypeScript", "++", "    s++\n", Fixed("    s = s + 1\n")),
+    ("Kotlin", "-- before a line", "    s--\n    s = -n\n", Fixed("    s = s - 1\n    s = -n\n")),
+    ("Swift", "++ before a line", "    s++\n    print(n)\n", Fixed("    s = s + 1\n    print(n)\n")),
+    ("Python", "Decimal return", "    let d: Decimal = 12.50\n    print(d)\n", Fixed("    let d: Decimal = decimal(\"12.50\")\n    print(d)\n")),
+    ("Python", "Decimal times int", "    let d = decimal(\"2.5\")\n    print(d * 2)\n", Fixed("    let d = decimal(\"2.5\")\n    print(d * decimal(2))\n")),
+    ("Python", "Decimal plus float", "    let d = decimal(\"2.5\")\n    print(0.5 + d)\n", Fixed("    let d = decimal(\"2.5\")\n    print(decimal(\"0.5\") + d)\n")),
+    ("Rust", "assignment as a match arm", "    match n {\n        1 => s = 2\n        _ => s = 3\n    }\n", Fixed("    match n {\n        1 => { s = 2 }\n        _ => { s = 3 }\n    }\n")),
+    ("Rust", "struct literal of a variant", "    let c = Coin { value: 2 }\n    print(c)\n", Fixed("    let c = Coin(value: 2)\n    print(c)\n")),
     ("Rust", "use", "    use std::fmt\n", Hint("Vox has no imports: every `.vox` file of a package is one module")),
     ("TypeScript", "===", "    if n === 1 {\n        s = 1\n    }\n", Fixed("    if n is 1 {\n        s = 1\n    }\n")),
     ("JavaScript", "!==", "    if n !== 1 {\n        s = 1\n    }\n", Fixed("    if n isnt 1 {\n        s = 1\n    }\n")),
@@ -88,10 +95,10 @@ const CASES: &[(&str, &str, &str, Want)] = &[
     ("Python", "dict", "    let d = dict()\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),
     ("Kotlin", "Map", "    let d: Map[str, int] = []\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),
     ("Python", "abs", "    s = abs(n)\n", Hint("Vox has no `abs`: `if x < 0 { -x } else { x }`")),
-    ("Python", "f-string", "    s0 = f\"n={n}\"\n", Hint("Vox has no string interpolation: `\"Total: \" + str(x)`")),
+    ("JavaScript", "template string", "    print(`n=${n}`)\n", Hint("Vox strings use double quotes: \"text\"; an f-string interpolates: f\"n={n}\"")),
     ("Python", "# comment", "    # note\n", Hint("Vox comments start with `//`")),
     ("JavaScript", "'text'", "    s0 = 'hi'\n", Hint("Vox strings use double quotes: \"text\"")),
-    ("TypeScript", "template", "    s0 = `hi`\n", Hint("Vox strings use double quotes: \"text\", and have no interpolation")),
+    ("TypeScript", "template", "    s0 = `hi`\n", Hint("Vox strings use double quotes: \"text\"; an f-string interpolates: f\"n={n}\"")),
 ];
 
 fn checked(text: &str) -> vox_codegen::Checked {

@@ -123,7 +123,8 @@ impl Checker<'_> {
 
     pub(super) fn infer_call(&mut self, e: &Expr, callee: &Ident, args: &[Arg], want: Want) -> Ty {
         if let Some(b) = Builtin::lookup(&callee.name) {
-            if self.lookup(&callee.name).is_none() {
+            // An f-string's `str` (an empty name span) is always the builtin.
+            if self.lookup(&callee.name).is_none() || callee.span.start == callee.span.end {
                 self.info.callees.insert(e.id, Callee::Builtin(b));
                 return self.infer_builtin(e, b, args, want);
             }

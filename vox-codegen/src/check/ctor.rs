@@ -206,6 +206,39 @@ impl Checker<'_> {
                     "`{}` is a variant; build it with `{}(field: value, …)`",
                     name.name, name.name
                 ));
+                // `Tech { a: 1 }` → `Tech(a: 1)`: the fields are already
+                // written as named arguments.
+                let text = self.source_text(e.span);
+                let head = name.span.end.saturating_sub(e.span.start) as usize;
+                let open = text.get(head..).and_then(|t| t.find('{')).map(|i| head + i);
+                let body = open.and_then(|o| text.get(o + 1..text.len().saturating_sub(1)));
+                if let (Some(open), Some(body), false, true) =
+                    (open, body, inits.is_empty(), text.ends_with('}'))
+                {
+                    let lead = body.len() - body.trim_start().len();
+                    let trail = body.len() - body.trim_end().len();
+                    let at = |i: usize| e.span.start as usize + i;
+                    let open_end = open + 1 + lead;
+                    let close_start = text.len() - 1 - trail;
+                    d = d.fix_with(
+                        crate::diagnostic::Applicability::MachineApplicable,
+                        format!("build the variant: `{}(…)`", name.name),
+                        vec![
+                            crate::diagnostic::Edit {
+                                span: crate::source::Span::new(e.span.file, at(head), at(open_end)),
+                                replacement: "(".into(),
+                            },
+                            crate::diagnostic::Edit {
+                                span: crate::source::Span::new(
+                                    e.span.file,
+                                    at(close_start),
+                                    at(text.len()),
+                                ),
+                                replacement: ")".into(),
+                            },
+                        ],
+                    );
+                }
             } else if let Some(s) =
                 did_you_mean(&name.name, self.type_index.keys().map(String::as_str))
             {

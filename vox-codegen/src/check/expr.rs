@@ -108,16 +108,67 @@ impl Checker<'_> {
             (Ty::Decimal, Ty::Str) | (Ty::Str, Ty::Decimal) => {
                 d = d.hint("`Decimal` is carried as text but is its own type");
             }
+            (Ty::Decimal, Ty::Int | Ty::Float) => {
+                d = d.hint("write a `Decimal` as `decimal(\"12.50\")`, or convert an `int` with `decimal(n)`; Vox never converts numbers implicitly");
+                if let Some(fixed) = self.as_decimal(e, found) {
+                    d = d.fix("make it a `Decimal`", e.span, fixed);
+                }
+            }
             _ => {}
         }
         self.err(d);
+    }
+
+    /// A plain string with `{name}` where `name` is a variable in scope
+    /// prints the braces: most likely an f-string was meant.
+    fn braces_in_plain_string(&mut self, e: &Expr, s: &str) {
+        if !self.lints || !self.source_text(e.span).starts_with('"') {
+            return;
+        }
+        let mut rest = s;
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open + 1..];
+            let name_len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            let name = &after[..name_len];
+            let closes = after[name_len..].starts_with('}') || after[name_len..].starts_with('.');
+            if closes
+                && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                && self.lookup(name).is_some()
+            {
+                let at = Span::new(e.span.file, e.span.start as usize, e.span.start as usize);
+                self.err(
+                    Diagnostic::warning(
+                        Code::BracesInString,
+                        e.span,
+                        format!("`{{{name}}}` in a plain string is printed as written"),
+                    )
+                    .label(format!("`{name}` is a variable here"))
+                    .hint("an f-string puts the value in: `f\"…{name}…\"`; to keep the braces, write the string without a variable's name in them")
+                    .fix_with(
+                        crate::diagnostic::Applicability::MaybeIncorrect,
+                        "make it an f-string",
+                        vec![crate::diagnostic::Edit {
+                            span: at,
+                            replacement: "f".into(),
+                        }],
+                    ),
+                );
+                return;
+            }
+            rest = after;
+        }
     }
 
     fn infer(&mut self, e: &Expr, want: Want) -> Ty {
         match &e.kind {
             ExprKind::Int(_) => Ty::Int,
             ExprKind::Float(_) => Ty::Float,
-            ExprKind::Str(_) => Ty::Str,
+            ExprKind::Str(s) => {
+                self.braces_in_plain_string(e, s);
+                Ty::Str
+            }
             ExprKind::Bool(_) => Ty::Bool,
             ExprKind::Error => Ty::Error,
             ExprKind::Poison(parts) => {
@@ -373,6 +424,32 @@ impl Checker<'_> {
         }
     }
 
+    /// `e` (of type `t`) written as the same `Decimal`, when that is exact:
+    /// `decimal(n)` of an `int`, `decimal("12.50")` of a float literal.
+    fn as_decimal(&self, e: &Expr, t: &Ty) -> Option<String> {
+        let text = self.source_text(e.span).to_string();
+        match (t, &e.kind) {
+            (Ty::Int, _) => Some(format!("decimal({text})")),
+            (Ty::Float, ExprKind::Float(_)) => {
+                let digits = text.replace('_', "");
+                let plain = !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                    && digits.bytes().filter(|&b| b == b'.').count() == 1;
+                plain.then(|| format!("decimal(\"{digits}\")"))
+            }
+            (
+                Ty::Float,
+                ExprKind::Unary {
+                    op: UnaryOp::Neg,
+                    expr,
+                },
+            ) if matches!(expr.kind, ExprKind::Float(_)) => self
+                .as_decimal(expr, t)
+                .map(|d| d.replacen("decimal(\"", "decimal(\"-", 1)),
+            _ => None,
+        }
+    }
+
     fn operand_error(&mut self, e: &Expr, sym: &str, lt: &Ty, rt: &Ty) {
         let mut d = Diagnostic::error(
             Code::InvalidOperand,
@@ -401,6 +478,20 @@ impl Checker<'_> {
             ),
             _ => d,
         };
+        // The `int` (exactly) or float literal (as written) beside a `Decimal`
+        // becomes a `Decimal`: the meaning is the same number.
+        if let ExprKind::Binary { lhs, rhs, .. } = &e.kind {
+            let other = match (lt, rt) {
+                (Ty::Decimal, Ty::Int | Ty::Float) => Some((rhs, rt)),
+                (Ty::Int | Ty::Float, Ty::Decimal) => Some((lhs, lt)),
+                _ => None,
+            };
+            if let Some((side, t)) = other {
+                if let Some(fixed) = self.as_decimal(side, t) {
+                    d = d.fix("make it a `Decimal`", side.span, fixed);
+                }
+            }
+        }
         self.err(d);
     }
 
@@ -433,7 +524,22 @@ impl Checker<'_> {
                 let (t1, tail1) = self.check_block(then, want);
                 self.require_block_value(then, &t1, tail1, want);
                 let Some(els) = els else {
-                    if !matches!(t1, Ty::Error) {
+                    if matches!(t1, Ty::Never) {
+                        // `if c { return x }` where a value is needed: the
+                        // value after the `if` is what is missing.
+                        self.err(
+                            Diagnostic::error(
+                                Code::MissingReturn,
+                                Span {
+                                    end: e.span.start.saturating_add(2).min(e.span.end),
+                                    ..e.span
+                                },
+                                "nothing is returned when this `if`'s condition is false",
+                            )
+                            .label("the `if` returns, but the code after it gives no value")
+                            .hint("add a `return …` after the `if` (or an `else { return … }`)"),
+                        );
+                    } else if !matches!(t1, Ty::Error) {
                         self.err(
                             Diagnostic::error(
                                 Code::MissingElse,
