@@ -114,6 +114,7 @@ fn soundness_fixture_is_clippy_clean_and_its_tests_pass() {
         "vox_tests::list_builtins ... ok",
         "vox_tests::text_builtins ... ok",
         "vox_tests::fstrings_interpolate ... ok",
+        "vox_tests::triage_program ... ok",
     ] {
         assert!(
             r.stdout.contains(needle),

@@ -132,8 +132,8 @@ pub(crate) const SLIPS: &[Slip] = &[
     say(". sorted (", "Vox has no methods: `sort(xs)` returns a sorted copy"),
     say(". toFixed (", "Vox has no methods: `fixed(x, 2)` writes a number with 2 decimals"),
     say(". keys (", "Vox has no maps: use a list of records"),
-    say("[ $a ]", "Vox has no indexing: loop over the list with `for`"),
-    say("[ $n ]", "Vox has no indexing: loop over the list with `for`"),
+    say("[ $a ]", "Vox has no indexing: `get(xs, i)` gives an `Option` (`first(xs)`, `last(xs)` too), or loop with `for`"),
+    say("[ $n ]", "Vox has no indexing: `get(xs, i)` gives an `Option` (`first(xs)`, `last(xs)` too), or loop with `for`"),
     // Types and literals.
     say("dict", "Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)"),
     say("Map", "Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)"),

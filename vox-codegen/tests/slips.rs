@@ -91,7 +91,7 @@ const CASES: &[(&str, &str, &str, Want)] = &[
     ("Python", ".startswith", "    print(s0.startswith(\"a\"))\n", Fixed("    print(starts_with(s0, \"a\"))\n")),
     ("Rust", ".sort", "    ys.sort()\n", Fixed("    ys = sort(ys)\n")),
     ("TypeScript", ".toFixed", "    print(line.price.toFixed(2))\n", Hint("Vox has no methods: `fixed(x, 2)` writes a number with 2 decimals")),
-    ("Python", "xs[0]", "    s = xs[0]\n", Hint("Vox has no indexing: loop over the list with `for`")),
+    ("Python", "xs[0]", "    s = xs[0]\n", Hint("Vox has no indexing: `get(xs, i)` gives an `Option` (`first(xs)`, `last(xs)` too), or loop with `for`")),
     ("Python", "dict", "    let d = dict()\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),
     ("Kotlin", "Map", "    let d: Map[str, int] = []\n", Hint("Vox has no maps: use a list of records (`type Entry { key: str, value: int }`)")),
     ("Python", "abs", "    s = abs(n)\n", Hint("Vox has no `abs`: `if x < 0 { -x } else { x }`")),
