@@ -23,6 +23,7 @@
 
 mod http;
 mod memory;
+mod rate;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -334,6 +335,8 @@ pub(crate) struct Sender {
     /// (sending, waiting, reading the body) must fit in `request_timeout`;
     /// shared by the senders of one client.
     in_flight: Arc<InFlight>,
+    /// Closed while the provider's rate-limit headers say to wait.
+    gate: rate::RateGate,
     request_timeout: Duration,
     max_body_bytes: usize,
     retry: RetryPolicy,
@@ -445,6 +448,7 @@ impl Sender {
             headers,
             redactor: Redactor::new(endpoint.api_key.as_deref(), Some(base_url)),
             in_flight,
+            gate: rate::RateGate::new(config.max_retry_after),
             request_timeout: config.request_timeout,
             max_body_bytes: config.max_body_bytes,
             retry: RetryPolicy {
@@ -606,7 +610,30 @@ impl Sender {
         // flight. The transport's future is boxed (`SendFuture`): the
         // default one's state machine is about 1 KB, which every enclosing
         // future would otherwise embed and copy.
-        match self.in_flight.run(self.transport.send(request)).await {
+        let sent = loop {
+            // A provider that said to wait is not asked, by any call,
+            // before then (docs/runtime.md, "Rate limits"): no slot is
+            // held while waiting, and a request whose turn came while it
+            // waited for a slot asks the gate again.
+            let pass = self.gate.wait().await;
+            let request = request.clone();
+            let sent = self
+                .in_flight
+                .run(async move {
+                    if self.gate.recheck(pass) {
+                        Some(self.transport.send(request).await)
+                    } else {
+                        None
+                    }
+                })
+                .await;
+            match sent {
+                Some(None) => continue,
+                Some(Some(sent)) => break Some(sent),
+                None => break None,
+            }
+        };
+        match sent {
             Some(Ok(response)) => self.judge(exchange.url, response, exchange.max_body_bytes),
             Some(Err(error)) => Err(self.transport_failure(error)),
             None => Err(FailedTry {
@@ -631,6 +658,7 @@ impl Sender {
         max_body_bytes: usize,
     ) -> Result<Bytes, FailedTry> {
         let status = response.status;
+        self.gate.observe(status, &response.headers);
         if (200..300).contains(&status) {
             return match response.body {
                 // A transport that ignored the limit: held to it here.
