@@ -6,10 +6,11 @@
 //! shape (docs/runtime.md, "Providers") are unit-tested without HTTP.
 
 use bytes::Bytes;
+use serde_json::value::RawValue;
 
 use crate::ai_function::{AiFunction, Args};
 use crate::error::Error;
-use crate::wire::{push_escaped, Render, Wire};
+use crate::wire::{Prepare, Wire};
 
 /// What the constant parts of a request depend on besides the function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,19 +21,26 @@ pub(crate) struct PartsKey {
 }
 
 /// The parts of one function's requests to one model that are the same for
-/// every call, already rendered as JSON: everything before the arguments
-/// and everything after the messages. Built once per function (see
-/// `AiFunction::request_parts`).
+/// every call: the system text and the schema as the wire sends them.
+/// Built once per function (see `AiFunction::request_parts`); the wire
+/// renders each request from them and the [`Conversation`].
 #[derive(Debug, Clone)]
 pub(crate) struct RequestParts {
     key: PartsKey,
-    /// Everything up to where the arguments go in the first user message:
-    /// model, system message or instruction, tools, and the start of that
-    /// message (the instruction and the function's name).
-    head: Box<[u8]>,
-    /// What closes the messages and follows them: temperature, completion
-    /// limit, the schema (`response_format`, `format`, `generationConfig`).
-    tail: Box<[u8]>,
+    /// The function's temperature, if it has one.
+    pub temperature: Option<f64>,
+    /// The system message as the wire sends it, already a JSON string
+    /// (escaped once, not on every request).
+    pub system: Box<RawValue>,
+    /// The tool the model is asked to call, and its description, where
+    /// the wire has one (Anthropic).
+    pub tool: Option<(Box<str>, Box<str>)>,
+    /// The strict schema, as generated.
+    pub schema: &'static RawValue,
+    /// The schema's name.
+    pub schema_name: &'static str,
+    /// The schema as the wire sends it when that differs (Gemini's subset).
+    pub wire_schema: Option<Box<RawValue>>,
 }
 
 /// The task: the function's doc comment, or, without one, a sentence
@@ -209,48 +217,50 @@ impl<'s> Picture<'s, '_> {
 }
 
 impl RequestParts {
-    /// Renders the constant parts of `function`'s requests to `model` with
-    /// at most `max_tokens` completion tokens, in the shape of `wire`.
+    /// The constant parts of `function`'s requests to `model` with at most
+    /// `max_tokens` completion tokens, in the shape of `wire`.
     pub fn new(
         function: &AiFunction,
         wire: Wire,
         model: &str,
         max_tokens: u32,
     ) -> Result<RequestParts, Error> {
-        let schema_name = function.output().name();
-        let schema = function.output().raw()?.get().as_bytes();
+        let output = function.output();
+        let schema = output.raw()?;
         let protocol = wire.protocol();
         let stated = if protocol.states_shape() {
             Some(stated_shape(function)?)
         } else {
             None
         };
-        let system = system_text(function, stated.as_deref());
-        let task = task_text(function);
-        let mut head = Vec::with_capacity(system.len() + model.len() + 300 + schema.len());
-        let mut tail = Vec::with_capacity(schema.len() + schema_name.len() + 160);
-        let limit = max_tokens.to_string();
-        protocol.render(
-            &Render {
-                function,
-                model,
-                limit: &limit,
-                task: &task,
-                system: &system,
-                schema,
-                schema_name,
-            },
-            &mut head,
-            &mut tail,
-        )?;
+        let prepared = protocol.prepare(Prepare {
+            function: function.name(),
+            task: &task_text(function),
+            system: system_text(function, stated.as_deref()),
+            schema: schema.get(),
+            schema_name: output.name(),
+        })?;
         Ok(RequestParts {
             key: PartsKey {
                 wire,
                 model: model.into(),
                 max_tokens,
             },
-            head: head.into(),
-            tail: tail.into(),
+            temperature: function.temperature(),
+            // A JSON string of any text can be written; were it not, the
+            // error names the function.
+            system: serde_json::value::to_raw_value(&prepared.system).map_err(|e| {
+                Error::Config(format!(
+                    "the system message of `{}` could not be written as JSON: {e}",
+                    function.name()
+                ))
+            })?,
+            tool: prepared
+                .tool
+                .map(|(name, description)| (name.into(), description.into())),
+            schema,
+            schema_name: output.name(),
+            wire_schema: prepared.schema,
         })
     }
 
@@ -264,66 +274,105 @@ impl RequestParts {
         &self.key.model
     }
 
+    /// The completion limit these parts are for.
+    pub fn max_tokens(&self) -> u32 {
+        self.key.max_tokens
+    }
+
     /// The API shape these parts are in.
     pub fn wire(&self) -> Wire {
         self.key.wire
     }
 
-    /// The JSON body of one request: the constant parts around
-    /// `conversation`, in one allocation.
+    /// The JSON body of one request: these parts and `conversation`, in
+    /// the wire's shape.
     pub fn request_body(&self, conversation: &Conversation) -> Bytes {
-        let mut body =
-            Vec::with_capacity(self.head.len() + conversation.after_head.len() + self.tail.len());
-        body.extend_from_slice(&self.head);
-        body.extend_from_slice(&conversation.after_head);
-        body.extend_from_slice(&self.tail);
+        let mut body = Vec::with_capacity(
+            self.system.get().len()
+                + self.schema.get().len()
+                + conversation.len()
+                + self.key.model.len()
+                + 256,
+        );
+        // Writing to a Vec fails only for a value that cannot be JSON; every
+        // field here is text, integers, raw JSON or an f64 (written as
+        // `null` when not finite).
+        if let Err(e) = self
+            .wire()
+            .protocol()
+            .write_request(self, conversation, &mut body)
+        {
+            debug_assert!(false, "a request could not be rendered: {e}");
+        }
         Bytes::from(body)
     }
 }
 
-/// What varies in the messages of one call, kept as the JSON text it is
-/// sent as: the rendered arguments that end the first user message, then,
-/// for each rejected attempt, the model's reply and the correction. Each
-/// message is escaped once, when it is added, not again for every request.
+/// What varies in the messages of one call: the first user message (the
+/// arguments), then, for each rejected attempt, the model's reply and the
+/// correction.
 #[derive(Debug, Clone)]
 pub(crate) struct Conversation {
-    wire: Wire,
-    /// Follows `RequestParts::head`, precedes `RequestParts::tail`.
-    after_head: Vec<u8>,
+    /// The first user message's text.
+    pub first: String,
+    /// One per rejected attempt.
+    pub turns: Vec<Turn>,
+}
+
+/// A rejected attempt and the correction that answers it.
+#[derive(Debug, Clone)]
+pub(crate) struct Turn {
+    /// The reply as it goes back into the conversation.
+    pub reply: String,
+    /// Anthropic: the `tool_use` block as the model sent it, and its id.
+    pub tool_use: Option<(Box<RawValue>, String)>,
+    /// What the user says back: the correction quoting the error.
+    pub correction: String,
 }
 
 const CORRECTION_START: &str = "Your previous reply was rejected: ";
 const CORRECTION_END: &str = "\nAnswer again with only the corrected JSON value.";
 
 impl Conversation {
-    /// The call's arguments, closing the first user message (whose start,
-    /// the instruction, is in `RequestParts::head`).
-    pub fn start(wire: Wire, args: &Args) -> Conversation {
-        let args_json = args.as_json();
-        let mut after_head = Vec::with_capacity(args_json.len() * 5 / 4 + 16);
+    /// The call's arguments as the first user message.
+    pub fn start(_wire: Wire, args: &Args) -> Conversation {
         // One `str` argument is the message itself; other arguments are
         // their JSON object (docs/runtime.md, "What the model sees").
-        match args.single_text() {
-            Some(text) if !text.trim().is_empty() => push_escaped(&mut after_head, text.as_bytes()),
-            _ if args.is_empty() => push_escaped(&mut after_head, b"(no input)"),
-            _ => {
-                push_escaped(&mut after_head, b"Input (JSON): ");
-                push_escaped(&mut after_head, args_json.as_bytes());
-            }
+        let first = match args.single_text() {
+            Some(text) if !text.trim().is_empty() => text.to_owned(),
+            _ if args.is_empty() => "(no input)".to_owned(),
+            _ => format!("Input (JSON): {}", args.as_json()),
+        };
+        Conversation {
+            first,
+            turns: Vec::new(),
         }
-        wire.protocol().close_first_message(&mut after_head);
-        Conversation { wire, after_head }
     }
 
     /// Records a rejected reply and asks the model to correct it, quoting
     /// the exact error.
     pub fn push_correction(&mut self, rejected: &crate::reply::RejectedReply) {
-        self.after_head.push(b',');
-        self.wire.protocol().push_correction(
-            &mut self.after_head,
-            rejected,
-            &[CORRECTION_START, &rejected.error, CORRECTION_END],
-        );
+        self.turns.push(Turn {
+            reply: rejected.reply.clone(),
+            // The block is JSON the model sent (it was read as JSON); were
+            // it not, the turn goes back as plain messages.
+            tool_use: rejected.tool_use.as_ref().and_then(|(block, id)| {
+                RawValue::from_string(block.clone())
+                    .ok()
+                    .map(|block| (block, id.clone()))
+            }),
+            correction: format!("{CORRECTION_START}{}{CORRECTION_END}", rejected.error),
+        });
+    }
+
+    /// About how many bytes the messages take.
+    fn len(&self) -> usize {
+        self.first.len()
+            + self
+                .turns
+                .iter()
+                .map(|t| t.reply.len() + t.correction.len() + 64)
+                .sum::<usize>()
     }
 }
 
@@ -545,40 +594,6 @@ mod tests {
         assert_eq!(messages[1]["content"], tricky.as_str());
         assert_eq!(messages[2]["content"], tricky.as_str());
         assert!(messages[3]["content"].as_str().unwrap().contains(&tricky));
-        // The escaper agrees with serde_json byte for byte.
-        let mut ours = Vec::new();
-        push_escaped(&mut ours, tricky.as_bytes());
-        let theirs = serde_json::to_string(&tricky).unwrap();
-        assert_eq!(
-            String::from_utf8(ours).unwrap(),
-            theirs[1..theirs.len() - 1]
-        );
-    }
-
-    #[test]
-    fn escaper_matches_serde_json_for_every_byte_at_every_offset() {
-        // Every ASCII byte (and a multi-byte character) at each position of
-        // a word, so the eight-at-a-time path and the tail both see it.
-        let mut samples: Vec<String> = Vec::new();
-        for byte in 0u8..0x80 {
-            for position in 0..17 {
-                let mut text = "a".repeat(16);
-                text.insert(position, char::from(byte));
-                samples.push(text);
-            }
-        }
-        samples.push("ünïcödé ✓ 😀 \u{7f}\u{80}".repeat(3));
-        samples.push(String::new());
-        for text in samples {
-            let mut ours = Vec::new();
-            push_escaped(&mut ours, text.as_bytes());
-            let theirs = serde_json::to_string(&text).unwrap();
-            assert_eq!(
-                String::from_utf8(ours).unwrap(),
-                theirs[1..theirs.len() - 1],
-                "{text:?}"
-            );
-        }
     }
 
     #[test]

@@ -8,12 +8,13 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use vox_metadata::providers::{tool_description, tool_name};
 
-use super::{
-    malformed, non_empty, open_message, push_escaped, push_message, KeyHeader, Protocol, Render,
-};
+use serde::Serialize;
+
+use super::{malformed, non_empty, temperature, KeyHeader, Message, Prepare, Prepared, Protocol};
 use crate::error::Error;
+use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
-use crate::reply::{Answer, RejectedReply, Usage};
+use crate::reply::{Answer, Usage};
 use crate::server_text::REFUSAL_CHARS;
 
 /// Anthropic's Messages API.
@@ -37,70 +38,53 @@ impl Protocol for Anthropic {
         &[("anthropic-version", "2023-06-01")]
     }
 
-    fn render(&self, r: &Render<'_>, head: &mut Vec<u8>, tail: &mut Vec<u8>) -> Result<(), Error> {
-        // Anthropic's "Tool use with Claude" guide: a forced tool
-        // call (`tool_choice: {"type": "tool", "name": …}`) whose
-        // `input_schema` is the output schema; the answer is the
-        // `tool_use` block's `input`.
-        let tool = tool_name(r.function.name());
-        head.extend_from_slice(br#"{"model":""#);
-        push_escaped(head, r.model.as_bytes());
-        head.extend_from_slice(br#"","max_tokens":"#);
-        head.extend_from_slice(r.limit.as_bytes());
-        head.extend_from_slice(br#","system":""#);
-        for part in [
-            r.task,
-            "\n\nAnswer by calling the tool `",
-            &tool,
-            "` once: its input is the result.",
-        ] {
-            push_escaped(head, part.as_bytes());
-        }
-        head.extend_from_slice(br#"","tools":[{"name":""#);
-        push_escaped(head, tool.as_bytes());
-        head.extend_from_slice(br#"","description":""#);
-        push_escaped(head, tool_description(r.function.name()).as_bytes());
-        head.extend_from_slice(br#"","input_schema":"#);
-        head.extend_from_slice(r.schema);
-        head.extend_from_slice(br#"}],"tool_choice":{"type":"tool","name":""#);
-        push_escaped(head, tool.as_bytes());
-        head.extend_from_slice(br#""},"messages":["#);
-        open_message(head, "user", &[]);
-
-        tail.push(b']');
-        // The Messages API takes temperatures from 0 to 1.
-        r.temperature(tail, br#","temperature":"#, 1.0)?;
-        tail.push(b'}');
-        Ok(())
+    // "Tool use with Claude": a forced tool call (`tool_choice: {"type":
+    // "tool", "name": …}`) whose `input_schema` is the output schema; the
+    // answer is the `tool_use` block's `input`.
+    fn prepare(&self, input: Prepare<'_>) -> Result<Prepared, Error> {
+        let tool = tool_name(input.function);
+        Ok(Prepared {
+            system: format!(
+                "{}\n\nAnswer by calling the tool `{tool}` once: its input is the result.",
+                input.task,
+            ),
+            schema: None,
+            tool: Some((tool, tool_description(input.function))),
+        })
     }
 
-    fn push_correction(&self, out: &mut Vec<u8>, rejected: &RejectedReply, correction: &[&str]) {
-        match &rejected.tool_use {
-            // "Tool use with Claude", "Handling tool use and tool result
-            // content blocks": the tool call goes back as the assistant's
-            // turn, answered by a `tool_result` with `is_error: true` that
-            // quotes the error.
-            Some((block, id)) => {
-                out.extend_from_slice(br#"{"role":"assistant","content":["#);
-                out.extend_from_slice(block.as_bytes());
-                out.extend_from_slice(
-                    br#"]},{"role":"user","content":[{"type":"tool_result","tool_use_id":""#,
-                );
-                push_escaped(out, id.as_bytes());
-                out.extend_from_slice(br#"","is_error":true,"content":""#);
-                for part in correction {
-                    push_escaped(out, part.as_bytes());
-                }
-                out.extend_from_slice(b"\"}]}");
-            }
-            // A reply without a tool call: plain messages. Anthropic
-            // refuses empty text blocks.
-            None => {
-                push_message(out, "assistant", &[non_empty(&rejected.reply)]);
-                out.push(b',');
-                push_message(out, "user", correction);
-            }
-        }
+    fn write_request(
+        &self,
+        parts: &RequestParts,
+        conversation: &Conversation,
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()> {
+        let (tool, description) = match &parts.tool {
+            Some((tool, description)) => (&**tool, &**description),
+            // Parts prepared by this wire always name the tool.
+            None => ("result", ""),
+        };
+        serde_json::to_writer(
+            out,
+            &AnthropicRequest {
+                model: parts.model(),
+                // Required by the Messages API.
+                max_tokens: parts.max_tokens(),
+                system: &parts.system,
+                tools: [Tool {
+                    name: tool,
+                    description,
+                    input_schema: parts.schema,
+                }],
+                tool_choice: ToolChoice {
+                    kind: "tool",
+                    name: tool,
+                },
+                messages: AnthropicMessages(conversation),
+                // The Messages API takes temperatures from 0 to 1.
+                temperature: temperature(parts, 1.0),
+            },
+        )
     }
 
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
@@ -179,4 +163,95 @@ struct AnthropicUsage {
     input_tokens: Option<u64>,
     #[serde(default)]
     output_tokens: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct AnthropicRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    system: &'a RawValue,
+    tools: [Tool<'a>; 1],
+    tool_choice: ToolChoice<'a>,
+    messages: AnthropicMessages<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a RawValue,
+}
+
+#[derive(Serialize)]
+struct ToolChoice<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    name: &'a str,
+}
+
+/// The arguments, then each rejected attempt. A rejected tool call goes
+/// back as the assistant's turn, answered by a `tool_result` with
+/// `is_error: true` that quotes the error ("Tool use with Claude",
+/// "Handling tool use and tool result content blocks"); a reply without a
+/// tool call goes back as text, never empty (Anthropic refuses empty text
+/// blocks).
+struct AnthropicMessages<'a>(&'a Conversation);
+
+impl Serialize for AnthropicMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let turns = &self.0.turns;
+        let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
+        seq.serialize_element(&Message {
+            role: "user",
+            content: &self.0.first,
+        })?;
+        for turn in turns {
+            match &turn.tool_use {
+                Some((block, id)) => {
+                    seq.serialize_element(&Blocks {
+                        role: "assistant",
+                        content: [&**block],
+                    })?;
+                    seq.serialize_element(&Blocks {
+                        role: "user",
+                        content: [ToolResult {
+                            kind: "tool_result",
+                            tool_use_id: id,
+                            is_error: true,
+                            content: &turn.correction,
+                        }],
+                    })?;
+                }
+                None => {
+                    seq.serialize_element(&Message {
+                        role: "assistant",
+                        content: non_empty(&turn.reply),
+                    })?;
+                    seq.serialize_element(&Message {
+                        role: "user",
+                        content: &turn.correction,
+                    })?;
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
+#[derive(Serialize)]
+struct Blocks<'a, T> {
+    role: &'a str,
+    content: [T; 1],
+}
+
+#[derive(Serialize)]
+struct ToolResult<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    tool_use_id: &'a str,
+    is_error: bool,
+    content: &'a str,
 }

@@ -6,9 +6,13 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{malformed, open_message, push_escaped, push_message, Protocol, Render};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::{malformed, temperature, Message, Protocol};
 use crate::config::ResponseFormat;
 use crate::error::Error;
+use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::server_text::REFUSAL_CHARS;
@@ -35,42 +39,52 @@ impl Protocol for Chat {
         self.stated
     }
 
-    fn render(&self, r: &Render<'_>, head: &mut Vec<u8>, tail: &mut Vec<u8>) -> Result<(), Error> {
-        head.extend_from_slice(br#"{"model":""#);
-        push_escaped(head, r.model.as_bytes());
-        head.extend_from_slice(br#"","messages":["#);
-        // The schema travels in `response_format`; the system
-        // message states its shape too where it may not be enforced.
-        push_message(head, "system", &[r.system]);
-        head.push(b',');
-        open_message(head, "user", &[]);
-
-        tail.push(b']');
-        r.temperature(tail, br#","temperature":"#, f64::MAX)?;
-        tail.extend_from_slice(b",\"");
-        tail.extend_from_slice(self.limit.as_bytes());
-        tail.extend_from_slice(b"\":");
-        tail.extend_from_slice(r.limit.as_bytes());
-        match self.format {
-            ResponseFormat::JsonSchema => {
-                tail.extend_from_slice(
-                    br#","response_format":{"type":"json_schema","json_schema":{"name":""#,
-                );
-                push_escaped(tail, r.schema_name.as_bytes());
-                tail.extend_from_slice(br#"","strict":true,"schema":"#);
-                tail.extend_from_slice(r.schema);
-                tail.extend_from_slice(b"}}}");
-            }
-            // llama-cpp-python's server: `json_object` with the
-            // schema beside the type (docs/runtime.md, "Compatible
-            // servers").
-            ResponseFormat::JsonObject => {
-                tail.extend_from_slice(br#","response_format":{"type":"json_object","schema":"#);
-                tail.extend_from_slice(r.schema);
-                tail.extend_from_slice(b"}}");
-            }
+    fn write_request(
+        &self,
+        parts: &RequestParts,
+        conversation: &Conversation,
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()> {
+        use serde::ser::{SerializeMap, Serializer};
+        let mut ser = serde_json::Serializer::new(out);
+        let mut map = ser.serialize_map(None)?;
+        map.serialize_entry("model", parts.model())?;
+        // The schema travels in `response_format`; the system message
+        // states its shape too where it may not be enforced.
+        map.serialize_entry(
+            "messages",
+            &ChatMessages {
+                system: &parts.system,
+                conversation,
+            },
+        )?;
+        if let Some(t) = temperature(parts, f64::MAX) {
+            map.serialize_entry("temperature", &t)?;
         }
-        Ok(())
+        map.serialize_entry(self.limit, &parts.max_tokens())?;
+        match self.format {
+            ResponseFormat::JsonSchema => map.serialize_entry(
+                "response_format",
+                &JsonSchemaFormat {
+                    kind: "json_schema",
+                    json_schema: NamedSchema {
+                        name: parts.schema_name,
+                        strict: true,
+                        schema: parts.schema,
+                    },
+                },
+            )?,
+            // llama-cpp-python's server: `json_object` with the schema
+            // beside the type (docs/runtime.md, "Compatible servers").
+            ResponseFormat::JsonObject => map.serialize_entry(
+                "response_format",
+                &JsonObjectFormat {
+                    kind: "json_object",
+                    schema: parts.schema,
+                },
+            )?,
+        }
+        map.end()
     }
 
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
@@ -130,4 +144,59 @@ struct ChatUsage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct JsonSchemaFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    json_schema: NamedSchema<'a>,
+}
+
+#[derive(Serialize)]
+struct NamedSchema<'a> {
+    name: &'a str,
+    strict: bool,
+    schema: &'a RawValue,
+}
+
+#[derive(Serialize)]
+struct JsonObjectFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    schema: &'a RawValue,
+}
+
+/// The messages of a chat request (and of Ollama's): the system message,
+/// the arguments, then each rejected reply and its correction.
+pub(crate) struct ChatMessages<'a> {
+    pub system: &'a RawValue,
+    pub conversation: &'a Conversation,
+}
+
+impl Serialize for ChatMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let turns = &self.conversation.turns;
+        let mut seq = serializer.serialize_seq(Some(2 + 2 * turns.len()))?;
+        seq.serialize_element(&Message {
+            role: "system",
+            content: self.system,
+        })?;
+        seq.serialize_element(&Message {
+            role: "user",
+            content: &self.conversation.first,
+        })?;
+        for turn in turns {
+            seq.serialize_element(&Message {
+                role: "assistant",
+                content: &turn.reply,
+            })?;
+            seq.serialize_element(&Message {
+                role: "user",
+                content: &turn.correction,
+            })?;
+        }
+        seq.end()
+    }
 }

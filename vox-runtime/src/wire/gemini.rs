@@ -9,10 +9,14 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use vox_metadata::providers::gemini_schema_text;
 
-use super::{malformed, non_empty, push_escaped, KeyHeader, Protocol, Render};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::{malformed, non_empty, temperature, KeyHeader, Prepare, Prepared, Protocol};
 use crate::error::Error;
+use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
-use crate::reply::{Answer, RejectedReply, Usage};
+use crate::reply::{Answer, Usage};
 use crate::server_text::REASON_CHARS;
 
 /// Gemini's `generateContent`.
@@ -38,52 +42,56 @@ impl Protocol for Gemini {
         }
     }
 
-    fn render(&self, r: &Render<'_>, head: &mut Vec<u8>, tail: &mut Vec<u8>) -> Result<(), Error> {
-        // Gemini API "Structured output" guide: `responseMimeType`
-        // `application/json` with the schema in `responseJsonSchema`
-        // (the JSON Schema field; `responseSchema` takes OpenAPI's).
-        // The model is in the URL, not the body.
-        head.extend_from_slice(br#"{"systemInstruction":{"parts":[{"text":""#);
-        push_escaped(head, r.system.as_bytes());
-        head.extend_from_slice(br#""}]},"contents":[{"role":"user","parts":[{"text":""#);
-
-        // The same conversion as `cargo vox schema --provider
-        // gemini`, written by the same writer: the same bytes.
-        let text = std::str::from_utf8(r.schema).map_err(|e| {
-            Error::Config(format!(
-                "the schema `{}` is invalid UTF-8: {e}",
-                r.schema_name
-            ))
-        })?;
-        let converted = gemini_schema_text(text, r.schema_name).map_err(|e| {
+    // Gemini API "Structured output" guide: `responseMimeType`
+    // `application/json` with the schema in `responseJsonSchema` (the JSON
+    // Schema field; `responseSchema` takes OpenAPI's), converted to the
+    // subset Gemini accepts with the same function and writer as
+    // `cargo vox schema --provider gemini`: the same bytes.
+    fn prepare(&self, input: Prepare<'_>) -> Result<Prepared, Error> {
+        let converted = gemini_schema_text(input.schema, input.schema_name).map_err(|e| {
             Error::Config(format!(
                 "the schema `{}` is invalid JSON: {e}",
-                r.schema_name
+                input.schema_name
             ))
         })?;
-        tail.extend_from_slice(
-            br#"],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":"#,
-        );
-        tail.extend_from_slice(converted.as_bytes());
-        tail.extend_from_slice(br#","maxOutputTokens":"#);
-        tail.extend_from_slice(r.limit.as_bytes());
-        r.temperature(tail, br#","temperature":"#, 2.0)?;
-        tail.extend_from_slice(b"}}");
-        Ok(())
+        let schema = RawValue::from_string(converted).map_err(|e| {
+            Error::Config(format!(
+                "the schema `{}` could not be converted: {e}",
+                input.schema_name
+            ))
+        })?;
+        Ok(Prepared {
+            system: input.system,
+            schema: Some(schema),
+            tool: None,
+        })
     }
 
-    fn close_first_message(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"\"}]}");
-    }
-
-    fn push_correction(&self, out: &mut Vec<u8>, rejected: &RejectedReply, correction: &[&str]) {
-        out.extend_from_slice(br#"{"role":"model","parts":[{"text":""#);
-        push_escaped(out, non_empty(&rejected.reply).as_bytes());
-        out.extend_from_slice(br#""}]},{"role":"user","parts":[{"text":""#);
-        for part in correction {
-            push_escaped(out, part.as_bytes());
-        }
-        out.extend_from_slice(b"\"}]}");
+    fn write_request(
+        &self,
+        parts: &RequestParts,
+        conversation: &Conversation,
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()> {
+        serde_json::to_writer(
+            out,
+            &GeminiRequest {
+                system_instruction: Content {
+                    role: None,
+                    parts: [Part {
+                        text: &*parts.system,
+                    }],
+                },
+                contents: GeminiContents(conversation),
+                // The model is in the URL, not the body.
+                generation_config: GenerationConfig {
+                    response_mime_type: "application/json",
+                    response_json_schema: parts.wire_schema.as_deref().unwrap_or(parts.schema),
+                    max_output_tokens: parts.max_tokens(),
+                    temperature: temperature(parts, 2.0),
+                },
+            },
+        )
     }
 
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
@@ -189,4 +197,56 @@ struct GeminiUsage {
     prompt_token_count: Option<u64>,
     #[serde(default)]
     candidates_token_count: Option<u64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiRequest<'a> {
+    system_instruction: Content<'a, &'a RawValue>,
+    contents: GeminiContents<'a>,
+    generation_config: GenerationConfig<'a>,
+}
+
+#[derive(Serialize)]
+struct Content<'a, T = &'a str> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'a str>,
+    parts: [Part<T>; 1],
+}
+
+#[derive(Serialize)]
+struct Part<T> {
+    text: T,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig<'a> {
+    response_mime_type: &'a str,
+    response_json_schema: &'a RawValue,
+    max_output_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+}
+
+/// The arguments, then each rejected reply (as the model's turn, never
+/// empty) and its correction.
+struct GeminiContents<'a>(&'a Conversation);
+
+impl Serialize for GeminiContents<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let turn = |role, text| Content::<&str> {
+            role: Some(role),
+            parts: [Part { text }],
+        };
+        let turns = &self.0.turns;
+        let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
+        seq.serialize_element(&turn("user", &self.0.first))?;
+        for t in turns {
+            seq.serialize_element(&turn("model", non_empty(&t.reply)))?;
+            seq.serialize_element(&turn("user", &t.correction))?;
+        }
+        seq.end()
+    }
 }

@@ -19,11 +19,13 @@ pub(crate) mod ollama;
 use reqwest::header::HeaderName;
 use vox_metadata::providers::Protocol as TableProtocol;
 
-use crate::ai_function::AiFunction;
+use serde_json::value::RawValue;
+
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Error;
+use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
-use crate::reply::{Answer, RejectedReply};
+use crate::reply::Answer;
 
 /// Where one provider's calls go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,38 +113,34 @@ impl Wire {
     }
 }
 
-/// What the constant parts of one function's requests are made of, the
-/// same for every wire.
-pub(crate) struct Render<'a> {
-    pub function: &'a AiFunction,
-    pub model: &'a str,
-    /// The completion limit, as JSON.
-    pub limit: &'a str,
+/// What a wire prepares once per function: the texts every wire gets.
+pub(crate) struct Prepare<'a> {
+    /// The function's name.
+    pub function: &'a str,
     /// The task: the function's doc comment, or a sentence naming it.
     pub task: &'a str,
     /// The system message (the task, how to answer, and the schema's shape
     /// when [`Protocol::states_shape`]).
-    pub system: &'a str,
+    pub system: String,
     /// The strict schema's JSON text.
-    pub schema: &'a [u8],
+    pub schema: &'a str,
     pub schema_name: &'a str,
 }
 
-impl Render<'_> {
-    /// Appends `key` and the function's temperature, at most `max`, if it
-    /// has one.
-    pub fn temperature(&self, out: &mut Vec<u8>, key: &[u8], max: f64) -> Result<(), Error> {
-        if let Some(t) = self.function.temperature() {
-            out.extend_from_slice(key);
-            // A non-finite temperature cannot be sent as JSON; serde_json
-            // writes it as `null`, which servers read as "the default".
-            serde_json::to_writer(&mut *out, &t.min(max)).map_err(|e| Error::Serialize {
-                argument: "<temperature>".to_owned(),
-                message: e.to_string(),
-            })?;
-        }
-        Ok(())
-    }
+/// What a wire keeps for every request of one function.
+pub(crate) struct Prepared {
+    /// The system text it sends.
+    pub system: String,
+    /// The schema it sends, when not the strict schema itself.
+    pub schema: Option<Box<RawValue>>,
+    /// The tool the model is asked to call, and its description.
+    pub tool: Option<(String, String)>,
+}
+
+/// A temperature as sent: at most `max` (a NaN is written as `null`,
+/// which servers read as "the default").
+pub(crate) fn temperature(parts: &RequestParts, max: f64) -> Option<f64> {
+    parts.temperature.map(|t| t.min(max))
 }
 
 /// How a key is sent.
@@ -151,6 +149,14 @@ pub(crate) struct KeyHeader {
     pub name: HeaderName,
     /// Whether its value is `Bearer <key>` rather than the key alone.
     pub bearer: bool,
+}
+
+/// A `{"role": …, "content": …}` message of the chat-shaped APIs; the
+/// content is text, or (for the system message) a JSON string written once.
+#[derive(serde::Serialize)]
+pub(crate) struct Message<'a, C: ?Sized + serde::Serialize = str> {
+    pub role: &'a str,
+    pub content: &'a C,
 }
 
 /// Everything protocol-specific about talking to one API.
@@ -183,24 +189,25 @@ pub(crate) trait Protocol: Send + Sync {
         false
     }
 
-    /// Renders the constant parts of one function's requests: `head` up to
-    /// where the first user message's text goes, `tail` from the end of
-    /// the messages on.
-    fn render(&self, r: &Render<'_>, head: &mut Vec<u8>, tail: &mut Vec<u8>) -> Result<(), Error>;
-
-    /// Closes the first user message after its (escaped) text.
-    fn close_first_message(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"\"}");
+    /// Prepares what every request of one function carries (the system
+    /// text, the schema in the API's form), once per function.
+    fn prepare(&self, input: Prepare<'_>) -> Result<Prepared, Error> {
+        Ok(Prepared {
+            system: input.system,
+            schema: None,
+            tool: None,
+        })
     }
 
-    /// Appends the turns that answer a rejected reply: the reply as the
-    /// model's turn, then the correction (the concatenation of
-    /// `correction`) as the user's. Starts after a `,` already written.
-    fn push_correction(&self, out: &mut Vec<u8>, rejected: &RejectedReply, correction: &[&str]) {
-        push_message(out, "assistant", &[&rejected.reply]);
-        out.push(b',');
-        push_message(out, "user", correction);
-    }
+    /// Writes the JSON body of one request: `parts` (the constant parts)
+    /// and `conversation` (the arguments and every rejected attempt with
+    /// its correction).
+    fn write_request(
+        &self,
+        parts: &RequestParts,
+        conversation: &Conversation,
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()>;
 
     /// Reads a successful response body. What the server says instead of
     /// an answer (a refusal, a finish or block reason) is quoted through
@@ -219,94 +226,5 @@ pub(crate) fn non_empty(reply: &str) -> &str {
         "(no reply)"
     } else {
         reply
-    }
-}
-
-/// Appends one `{"role":…,"content":…}` message whose content is the
-/// concatenation of `content`.
-pub(crate) fn push_message(out: &mut Vec<u8>, role: &str, content: &[&str]) {
-    open_message(out, role, content);
-    out.extend_from_slice(b"\"}");
-}
-
-/// Appends the start of a message: its role and the beginning of its
-/// content, the concatenation of `content`, with the string left open.
-pub(crate) fn open_message(out: &mut Vec<u8>, role: &str, content: &[&str]) {
-    out.extend_from_slice(b"{\"role\":\"");
-    out.extend_from_slice(role.as_bytes());
-    out.extend_from_slice(b"\",\"content\":\"");
-    for part in content {
-        push_escaped(out, part.as_bytes());
-    }
-}
-
-/// Appends `text` (valid UTF-8) escaped as the inside of a JSON string:
-/// `"` and `\` get a backslash, control characters become `\n`, `\t`… or
-/// `\u00XX`; everything else, including non-ASCII, is copied as is.
-pub(crate) fn push_escaped(out: &mut Vec<u8>, text: &[u8]) {
-    out.reserve(text.len() + 2);
-    let mut start = 0;
-    let mut i = 0;
-    // Eight bytes at a time while none needs escaping: prompts are mostly
-    // plain text, so this is the loop that runs.
-    while i + 8 <= text.len() {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&text[i..i + 8]);
-        if !needs_escape(u64::from_le_bytes(word)) {
-            i += 8;
-            continue;
-        }
-        for offset in 0..8 {
-            escape_byte(out, text, &mut start, i + offset);
-        }
-        i += 8;
-    }
-    while i < text.len() {
-        escape_byte(out, text, &mut start, i);
-        i += 1;
-    }
-    out.extend_from_slice(&text[start..]);
-}
-
-/// Whether any byte of `word` is a control character, `"` or `\`.
-/// (SWAR: `(x - 0x01…) & !x & 0x80…` is non-zero exactly when some byte of
-/// `x` is zero, and `(x - n…) & !x & 0x80…` when some byte is below `n`.)
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    let has_quote = quote.wrapping_sub(ONES) & !quote;
-    let has_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (below_space | has_quote | has_backslash) & HIGH != 0
-}
-
-/// Escapes `text[i]` if it needs it, first copying the plain run
-/// `text[*start..i]`.
-fn escape_byte(out: &mut Vec<u8>, text: &[u8], start: &mut usize, i: usize) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let byte = text[i];
-    if byte >= 0x20 && byte != b'"' && byte != b'\\' {
-        return;
-    }
-    out.extend_from_slice(&text[*start..i]);
-    *start = i + 1;
-    match byte {
-        b'"' => out.extend_from_slice(b"\\\""),
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        b'\n' => out.extend_from_slice(b"\\n"),
-        b'\r' => out.extend_from_slice(b"\\r"),
-        b'\t' => out.extend_from_slice(b"\\t"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
-        _ => out.extend_from_slice(&[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[usize::from(byte >> 4)],
-            HEX[usize::from(byte & 0xf)],
-        ]),
     }
 }

@@ -7,9 +7,13 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::chat::ReplyMessage;
-use super::{malformed, open_message, push_escaped, push_message, Protocol, Render};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::chat::{ChatMessages, ReplyMessage};
+use super::{malformed, temperature, Protocol};
 use crate::error::Error;
+use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 
@@ -26,24 +30,29 @@ impl Protocol for Ollama {
         true
     }
 
-    fn render(&self, r: &Render<'_>, head: &mut Vec<u8>, tail: &mut Vec<u8>) -> Result<(), Error> {
-        // Ollama's API docs, "Generate a chat completion": `format`
-        // takes a JSON Schema; `stream: false` answers with one
-        // object; `options.num_predict` is the completion limit.
-        head.extend_from_slice(br#"{"model":""#);
-        push_escaped(head, r.model.as_bytes());
-        head.extend_from_slice(br#"","stream":false,"messages":["#);
-        push_message(head, "system", &[r.system]);
-        head.push(b',');
-        open_message(head, "user", &[]);
-
-        tail.extend_from_slice(br#"],"format":"#);
-        tail.extend_from_slice(r.schema);
-        tail.extend_from_slice(br#","options":{"num_predict":"#);
-        tail.extend_from_slice(r.limit.as_bytes());
-        r.temperature(tail, br#","temperature":"#, f64::MAX)?;
-        tail.extend_from_slice(b"}}");
-        Ok(())
+    fn write_request(
+        &self,
+        parts: &RequestParts,
+        conversation: &Conversation,
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()> {
+        serde_json::to_writer(
+            out,
+            &OllamaRequest {
+                model: parts.model(),
+                // One object, not a stream of them.
+                stream: false,
+                messages: ChatMessages {
+                    system: &parts.system,
+                    conversation,
+                },
+                format: parts.schema,
+                options: Options {
+                    num_predict: parts.max_tokens(),
+                    temperature: temperature(parts, f64::MAX),
+                },
+            },
+        )
     }
 
     fn parse<'b>(&self, body: &'b str, _redactor: &Redactor) -> Result<Answer<'b>, Error> {
@@ -86,4 +95,20 @@ struct OllamaResponse<'a> {
     prompt_eval_count: Option<u64>,
     #[serde(default)]
     eval_count: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct OllamaRequest<'a> {
+    model: &'a str,
+    stream: bool,
+    messages: ChatMessages<'a>,
+    format: &'a RawValue,
+    options: Options,
+}
+
+#[derive(Serialize)]
+struct Options {
+    num_predict: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
 }
