@@ -180,7 +180,7 @@ fn net_main_is_a_plain_entry_point() {
     for (script, head) in [
         (
             true,
-            "\nfn main() -> ::std::result::Result<(), ::vox_runtime::Error> {\n",
+            "\nfn main() -> ::std::process::ExitCode {\n",
         ),
         (
             false,

@@ -46,7 +46,16 @@ impl Emitter<'_> {
                 "vox_main".to_string()
             };
             let vis = if self.opts.script { "" } else { "pub " };
-            if needs_async {
+            if needs_async && self.opts.script {
+                // A script's `main`: a failure it does not handle is one
+                // readable line on stderr (the runtime's redacted message,
+                // not a Debug dump) and exit status 1.
+                out.push_str("fn main() -> ::std::process::ExitCode {\n");
+                out.push_str("    let vox_outcome: ::std::result::Result<(), ::vox_runtime::Error> = ::vox_runtime::block_on(async move {\n");
+                out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
+                out.push_str("    });\n");
+                out.push_str("    match vox_outcome {\n        ::std::result::Result::Ok(()) => ::std::process::ExitCode::SUCCESS,\n        ::std::result::Result::Err(e) => {\n            ::std::eprintln!(\"error: {e}\");\n            ::std::process::ExitCode::FAILURE\n        }\n    }\n}\n\n");
+            } else if needs_async {
                 let _ = writeln!(
                     out,
                     "{vis}fn {fname}() -> ::std::result::Result<(), ::vox_runtime::Error> {{"
