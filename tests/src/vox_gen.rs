@@ -254,6 +254,8 @@ pub enum Expr {
     Builtin(Bi, Vec<Expr>),
     /// `f"…{e}…"`: literal text (`Ok`) and interpolated values (`Err`).
     FStr(Vec<Result<String, Expr>>),
+    /// `try f(x)` of a call of a network function: its outcome as a `Result`.
+    Try(Box<Expr>),
     ToStr(Box<Expr>),
     ToInt(Box<Expr>),
     ToFloat(Box<Expr>),
@@ -897,6 +899,18 @@ impl Gen {
                         vec![self.expr(&Ty::Str, depth), self.expr(&Ty::Str, depth)],
                     )
                 }
+            }
+            Ty::Res(inner) if self.cur_net => {
+                let nets: Vec<usize> = self
+                    .callable(Some(inner))
+                    .into_iter()
+                    .filter(|&i| self.fns[i].net())
+                    .collect();
+                if nets.is_empty() {
+                    return None;
+                }
+                let fi = *self.rng.pick(&nets);
+                return Some(Expr::Try(Box::new(self.call(fi, depth))));
             }
             Ty::Str if self.rng.chance(30) => {
                 let mut parts = Vec::new();
@@ -2939,6 +2953,7 @@ impl Module {
                 format!("{}({})", f.name, parts.join(", "))
             }
             Expr::Len(a) => format!("len({})", self.expr(a, depth, true)),
+            Expr::Try(call) => format!("(try {})", self.expr(call, depth, true)),
             Expr::FStr(parts) => {
                 let mut out = String::from("f\"");
                 for p in parts {
@@ -3111,6 +3126,7 @@ fn has_record(e: &Expr) -> bool {
         Expr::FStr(parts) => parts
             .iter()
             .any(|p| p.as_ref().err().is_some_and(has_record)),
+        Expr::Try(x) => has_record(x),
         _ => false,
     }
 }
@@ -3615,6 +3631,9 @@ impl<'m> Interp<'m> {
                 }
                 self.call_inner(*fi, vals)?
             }
+            // Offline every network call succeeds (the fixture provider runs
+            // the body), so the outcome is `Ok`.
+            Expr::Try(call) => Val::Res(Ok(Box::new(self.expr(call)?))),
             Expr::FStr(parts) => {
                 let mut out = String::new();
                 for p in parts {

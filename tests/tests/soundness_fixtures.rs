@@ -115,6 +115,7 @@ fn soundness_fixture_is_clippy_clean_and_its_tests_pass() {
         "vox_tests::text_builtins ... ok",
         "vox_tests::fstrings_interpolate ... ok",
         "vox_tests::triage_program ... ok",
+        "vox_tests::try_gives_the_outcome ... ok",
     ] {
         assert!(
             r.stdout.contains(needle),

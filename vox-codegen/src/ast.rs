@@ -276,6 +276,9 @@ pub enum ExprKind {
         scrutinee: Box<Expr>,
         arms: Vec<Arm>,
     },
+    /// `try f(x)`: the outcome of a network call as a `Result` instead of
+    /// a failure of the caller.
+    Try(Box<Expr>),
     /// A `{ … }` block as a match arm body.
     Block(Block),
     /// Stands in for an expression that failed to parse (already reported).
@@ -415,7 +418,7 @@ pub(crate) fn walk_expr<'m>(e: &'m Expr, f: &mut dyn FnMut(&'m Expr)) {
         | ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_expr(&a.value, f)),
         ExprKind::Record { fields, .. } => fields.iter().for_each(|i| walk_expr(&i.value, f)),
         ExprKind::List(items) => items.iter().for_each(|i| walk_expr(i, f)),
-        ExprKind::Field { base, .. } => walk_expr(base, f),
+        ExprKind::Field { base, .. } | ExprKind::Try(base) => walk_expr(base, f),
         ExprKind::Unary { expr, .. } => walk_expr(expr, f),
         ExprKind::Binary { lhs, rhs, .. } => {
             walk_expr(lhs, f);

@@ -80,6 +80,7 @@ codes! {
     InvalidDecimal = "vox/type/invalid-decimal": "`decimal(\"…\")` of a string literal that is not a decimal number",
     NotIterable = "vox/type/not-iterable": "a `for` loop over something that is not a list",
     MissingReturn = "vox/type/missing-return": "a function with a return type whose body can end without a value",
+    TryNeedsNetCall = "vox/type/try-needs-net-call": "`try` applied to something other than a call of a function that uses the network",
     OutsideLoop = "vox/flow/outside-loop": "a `break` or `continue` outside a `for` or `while` body",
     MissingElse = "vox/type/missing-else": "an `if` used as a value without an `else` branch",
     InfiniteType = "vox/type/infinite-recursion": "a type that contains itself other than through `list` or `Option`",

@@ -1508,6 +1508,18 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> PResult<Expr> {
         match self.peek() {
+            // `try f(x)`: `try` is a word only there (a name followed by a
+            // name is no other expression), so `try` stays usable as a
+            // field or variable name.
+            T::Ident
+                if self.text(self.peek_tok().span) == "try"
+                    && matches!(self.peek_nth(1), T::Ident | T::TypeName) =>
+            {
+                let t = self.bump();
+                let inner = self.nested(|p| p.unary())?;
+                let span = t.span.to(inner.span);
+                Ok(self.new_expr(ExprKind::Try(Box::new(inner)), span))
+            }
             T::Minus if self.peek_nth(1) == T::Int => {
                 // `-literal` is one negative literal, so `-9223372036854775808`
                 // (the least `int`) is representable (docs/language.md, "Numbers").

@@ -92,6 +92,7 @@ pub(crate) const SLIPS: &[Slip] = &[
     say("for (", "Vox loops are `for x in xs`, without parentheses"),
     say(". .", "Vox writes ranges as `range(a, b)` (`a` up to, not including, `b`): `for i in range(0, n)`"),
     say("foreach", "Vox loops are `for x in xs`"),
+    say("try {", "Vox has no `try` blocks: `match try f(x) { Ok(v) => …, Error(e) => … }` around one network call"),
     say("switch", "Vox matches values with `match x { pattern => value }`"),
     say("case $T", "Vox matches values with `match x { pattern => value }`, one arm per line"),
     say("case $a", "Vox matches values with `match x { pattern => value }`, one arm per line"),

@@ -178,10 +178,7 @@ fn net_main_is_a_plain_entry_point() {
     let checked = check(map);
     assert!(checked.diagnostics.is_empty(), "{:#?}", checked.diagnostics);
     for (script, head) in [
-        (
-            true,
-            "\nfn main() -> ::std::process::ExitCode {\n",
-        ),
+        (true, "\nfn main() -> ::std::process::ExitCode {\n"),
         (
             false,
             "\npub fn vox_main() -> ::std::result::Result<(), ::vox_runtime::Error> {\n",

@@ -170,6 +170,33 @@ impl Checker<'_> {
                 Ty::Str
             }
             ExprKind::Bool(_) => Ty::Bool,
+            ExprKind::Try(inner) => {
+                let t = self.check_expr(inner, Want::Any);
+                let net_call = matches!(inner.kind, ExprKind::Call { .. })
+                    && matches!(
+                        self.info.callees.get(&inner.id),
+                        Some(Callee::Fn(i)) if self.info.fns.get(*i).is_some_and(|f| f.net)
+                    );
+                if !net_call {
+                    if !matches!(t, Ty::Error) {
+                        self.err(
+                            Diagnostic::error(
+                                Code::TryNeedsNetCall,
+                                e.span,
+                                "`try` takes a call of a function that uses the network",
+                            )
+                            .label("not a call of an `@ai` or `@uses(net)` function")
+                            .hint("only a network call can fail at run time; other values need no `try`"),
+                        );
+                    }
+                    return Ty::Error;
+                }
+                if matches!(t, Ty::Error) {
+                    Ty::Error
+                } else {
+                    Ty::Result(Box::new(t))
+                }
+            }
             ExprKind::Error => Ty::Error,
             ExprKind::Poison(parts) => {
                 for p in parts {

@@ -402,7 +402,7 @@ fn settle_expr(info: &mut ModuleInfo, e: &Expr) -> bool {
                 changed |= settle_expr(info, &f.value);
             }
         }
-        ExprKind::Field { base, .. } => changed |= settle_expr(info, base),
+        ExprKind::Field { base, .. } | ExprKind::Try(base) => changed |= settle_expr(info, base),
         ExprKind::Unary { expr, .. } => changed |= settle_expr(info, expr),
         ExprKind::Poison(parts) => {
             for p in parts {

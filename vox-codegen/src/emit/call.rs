@@ -21,6 +21,7 @@ impl Emitter<'_> {
         ctx: Ctx,
         depth: usize,
     ) -> String {
+        let tried = std::mem::take(&mut self.try_call);
         match self.info.callees.get(&e.id).copied() {
             Some(Callee::Builtin(b)) => self.builtin(e, b, args, ctx, depth),
             Some(Callee::Fn(i)) => {
@@ -70,9 +71,16 @@ impl Emitter<'_> {
                     .recursive_net
                     .get(&i)
                     .is_some_and(|reach| reach.contains(&self.current));
+                // Under `try`, the runtime's error (its message redacted, as
+                // every runtime error is) becomes the `Error` text.
+                let outcome = if tried {
+                    ".map_err(|e| ::std::string::ToString::to_string(&e))"
+                } else {
+                    "?"
+                };
                 let call = match (net, recursive) {
-                    (true, true) => format!("::std::boxed::Box::pin({call}).await?"),
-                    (true, false) => format!("{call}.await?"),
+                    (true, true) => format!("::std::boxed::Box::pin({call}).await{outcome}"),
+                    (true, false) => format!("{call}.await{outcome}"),
                     _ => call,
                 };
                 if lets.is_empty() {

@@ -98,6 +98,12 @@ impl<'a> Emitter<'a> {
             ExprKind::Bool(b) => b.to_string(),
             // Modules with errors are never emitted.
             ExprKind::Error | ExprKind::Poison(_) => "::std::unreachable!()".into(),
+            ExprKind::Try(inner) => {
+                self.try_call = true;
+                let v = self.expr(inner, ctx, depth, Tail::Value);
+                self.try_call = false;
+                v
+            }
             ExprKind::Var(n) => {
                 let id = rust_ident(n);
                 if is_copy(self.ty(e)) {

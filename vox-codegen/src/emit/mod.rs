@@ -77,6 +77,7 @@ pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
         current_fn: String::new(),
         current: usize::MAX,
         in_test: false,
+        try_call: false,
         recursive_net: recursive_net_fns(info),
     };
     e.run();
@@ -108,6 +109,9 @@ struct Emitter<'a> {
     current: usize,
     /// Whether it is emitted inside `mod vox_tests` (user functions are `super::f`).
     in_test: bool,
+    /// The next user-function call is the operand of `try`: its outcome
+    /// becomes a `Result` value instead of propagating with `?`.
+    try_call: bool,
     /// For each `net` function, the `net` functions it can reach through calls
     /// (calls that can come back to the caller are boxed: async recursion).
     recursive_net: HashMap<usize, HashSet<usize>>,

@@ -113,6 +113,9 @@ pub const FRAGMENTS: &[&str] = &[
     "break",
     "continue",
     "range(",
+    "try",
+    "f\"{",
+    "}\"",
 ];
 
 pub fn fixture_files() -> Vec<(String, Vec<u8>)> {
