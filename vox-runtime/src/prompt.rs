@@ -310,24 +310,35 @@ impl RequestParts {
 
 /// What varies in the messages of one call: the first user message (the
 /// arguments), then, for each rejected attempt, the model's reply and the
-/// correction.
+/// correction. Each text is kept as the JSON string it is sent as, escaped
+/// once when it is added, not again for every request.
 #[derive(Debug, Clone)]
 pub(crate) struct Conversation {
-    /// The first user message's text.
-    pub first: String,
+    /// The first user message's text, as a JSON string.
+    pub first: Box<RawValue>,
     /// One per rejected attempt.
     pub turns: Vec<Turn>,
 }
 
-/// A rejected attempt and the correction that answers it.
+/// A rejected attempt and the correction that answers it, as JSON strings.
 #[derive(Debug, Clone)]
 pub(crate) struct Turn {
     /// The reply as it goes back into the conversation.
-    pub reply: String,
+    pub reply: Box<RawValue>,
+    /// The reply, or a placeholder where it is blank (for the APIs that
+    /// refuse empty text).
+    pub reply_non_empty: Box<RawValue>,
     /// Anthropic: the `tool_use` block as the model sent it, and its id.
     pub tool_use: Option<(Box<RawValue>, String)>,
     /// What the user says back: the correction quoting the error.
-    pub correction: String,
+    pub correction: Box<RawValue>,
+}
+
+/// `value` (text) as a JSON string. Text always serializes; the fallback is
+/// never used.
+fn json_string<T: serde::Serialize + ?Sized>(value: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| RawValue::from_string("\"\"".to_owned()).unwrap_or_default())
 }
 
 const CORRECTION_START: &str = "Your previous reply was rejected: ";
@@ -339,9 +350,9 @@ impl Conversation {
         // One `str` argument is the message itself; other arguments are
         // their JSON object (docs/runtime.md, "What the model sees").
         let first = match args.single_text() {
-            Some(text) if !text.trim().is_empty() => text.to_owned(),
-            _ if args.is_empty() => "(no input)".to_owned(),
-            _ => format!("Input (JSON): {}", args.as_json()),
+            Some(text) if !text.trim().is_empty() => json_string(&text),
+            _ if args.is_empty() => json_string("(no input)"),
+            _ => json_string(&format_args!("Input (JSON): {}", args.as_json())),
         };
         Conversation {
             first,
@@ -352,8 +363,15 @@ impl Conversation {
     /// Records a rejected reply and asks the model to correct it, quoting
     /// the exact error.
     pub fn push_correction(&mut self, rejected: &crate::reply::RejectedReply) {
+        let reply = &rejected.reply;
+        let placeholder = if reply.trim().is_empty() {
+            "(no reply)"
+        } else {
+            reply
+        };
         self.turns.push(Turn {
-            reply: rejected.reply.clone(),
+            reply: json_string(reply),
+            reply_non_empty: json_string(placeholder),
             // The block is JSON the model sent (it was read as JSON); were
             // it not, the turn goes back as plain messages.
             tool_use: rejected.tool_use.as_ref().and_then(|(block, id)| {
@@ -361,17 +379,20 @@ impl Conversation {
                     .ok()
                     .map(|block| (block, id.clone()))
             }),
-            correction: format!("{CORRECTION_START}{}{CORRECTION_END}", rejected.error),
+            correction: json_string(&format_args!(
+                "{CORRECTION_START}{}{CORRECTION_END}",
+                rejected.error
+            )),
         });
     }
 
     /// About how many bytes the messages take.
     fn len(&self) -> usize {
-        self.first.len()
+        self.first.get().len()
             + self
                 .turns
                 .iter()
-                .map(|t| t.reply.len() + t.correction.len() + 64)
+                .map(|t| t.reply.get().len() + t.correction.get().len() + 64)
                 .sum::<usize>()
     }
 }

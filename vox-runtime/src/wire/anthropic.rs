@@ -10,7 +10,7 @@ use vox_metadata::providers::{tool_description, tool_name};
 
 use serde::Serialize;
 
-use super::{malformed, non_empty, temperature, KeyHeader, Message, Prepare, Prepared, Protocol};
+use super::{malformed, temperature, KeyHeader, Message, Prepare, Prepared, Protocol};
 use crate::error::Error;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
@@ -206,7 +206,7 @@ impl Serialize for AnthropicMessages<'_> {
         let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
         seq.serialize_element(&Message {
             role: "user",
-            content: &self.0.first,
+            content: &*self.0.first,
         })?;
         for turn in turns {
             match &turn.tool_use {
@@ -228,11 +228,11 @@ impl Serialize for AnthropicMessages<'_> {
                 None => {
                     seq.serialize_element(&Message {
                         role: "assistant",
-                        content: non_empty(&turn.reply),
+                        content: &*turn.reply_non_empty,
                     })?;
                     seq.serialize_element(&Message {
                         role: "user",
-                        content: &turn.correction,
+                        content: &*turn.correction,
                     })?;
                 }
             }
@@ -253,5 +253,5 @@ struct ToolResult<'a> {
     kind: &'a str,
     tool_use_id: &'a str,
     is_error: bool,
-    content: &'a str,
+    content: &'a RawValue,
 }

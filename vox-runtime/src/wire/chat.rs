@@ -185,16 +185,16 @@ impl Serialize for ChatMessages<'_> {
         })?;
         seq.serialize_element(&Message {
             role: "user",
-            content: &self.conversation.first,
+            content: &*self.conversation.first,
         })?;
         for turn in turns {
             seq.serialize_element(&Message {
                 role: "assistant",
-                content: &turn.reply,
+                content: &*turn.reply,
             })?;
             seq.serialize_element(&Message {
                 role: "user",
-                content: &turn.correction,
+                content: &*turn.correction,
             })?;
         }
         seq.end()

@@ -12,7 +12,7 @@ use vox_metadata::providers::gemini_schema_text;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{malformed, non_empty, temperature, KeyHeader, Prepare, Prepared, Protocol};
+use super::{malformed, temperature, KeyHeader, Prepare, Prepared, Protocol};
 use crate::error::Error;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
@@ -236,7 +236,7 @@ struct GeminiContents<'a>(&'a Conversation);
 impl Serialize for GeminiContents<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
-        let turn = |role, text| Content::<&str> {
+        let turn = |role, text| Content::<&RawValue> {
             role: Some(role),
             parts: [Part { text }],
         };
@@ -244,7 +244,7 @@ impl Serialize for GeminiContents<'_> {
         let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
         seq.serialize_element(&turn("user", &self.0.first))?;
         for t in turns {
-            seq.serialize_element(&turn("model", non_empty(&t.reply)))?;
+            seq.serialize_element(&turn("model", &t.reply_non_empty))?;
             seq.serialize_element(&turn("user", &t.correction))?;
         }
         seq.end()

@@ -219,12 +219,3 @@ pub(crate) trait Protocol: Send + Sync {
 pub(crate) fn malformed(e: serde_json::Error) -> Error {
     Error::MalformedResponse(e.to_string())
 }
-
-/// `reply`, or a placeholder where an API refuses empty text.
-pub(crate) fn non_empty(reply: &str) -> &str {
-    if reply.trim().is_empty() {
-        "(no reply)"
-    } else {
-        reply
-    }
-}
