@@ -1,7 +1,7 @@
 //! The names of the reports vox-build writes to `OUT_DIR` (without serde:
 //! vox-build names its files with these).
 
-/// Version of the report format ([`Report::report_version`]). Bumped only
+/// Version of the report format (`Report::report_version`). Bumped only
 /// for incompatible changes; fields are only added within a version.
 pub const REPORT_VERSION: u32 = 1;
 
