@@ -1938,6 +1938,22 @@ impl Gen {
                     None,
                 ));
             }
+            10 if self.cur_net && self.rng.chance(30) => {
+                // `print(try f(x))` of a network call: `Ok(…)` offline.
+                let t = self.base_ty(1);
+                let nets: Vec<usize> = self
+                    .callable(Some(&t))
+                    .into_iter()
+                    .filter(|&i| self.fns[i].net())
+                    .collect();
+                let v = if nets.is_empty() {
+                    self.expr(&t, depth)
+                } else {
+                    let fi = *self.rng.pick(&nets);
+                    Expr::Try(Box::new(self.call(fi, depth)))
+                };
+                out.push(Stmt::Print(v));
+            }
             10 => {
                 let t = self.base_ty(1);
                 let v = self.expr(&t, depth);
