@@ -490,3 +490,44 @@ async fn a_plan_only_run_sends_nothing_and_the_next_run_submits_it() {
     assert_eq!(report.request_bytes, planned.request_bytes);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[tokio::test]
+async fn two_runs_never_drive_one_job_at_once() {
+    let (emulator, _) = Emulator::start(1_000_000, None).await;
+    let dir = temp_dir("locked");
+    let client = client(Provider::OpenAi, &emulator.base_url());
+    // The first run submits and then polls a batch that does not end.
+    let first = {
+        let (client, dir) = (client.clone(), dir.clone());
+        tokio::spawn(async move {
+            client
+                .batch::<Count, _>(&READ_COUNT, &dir, inputs(3), &options(10))
+                .await
+        })
+    };
+    while emulator.batches().is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let error = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(3), &options(10))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("another run is using"),
+        "{error}"
+    );
+    // Results can be read meanwhile (nothing collected yet).
+    let items: Vec<_> = batch_results::<Count>(&dir).unwrap().collect();
+    assert_eq!(items.len(), 3);
+    // Once the first run is gone (as if killed), the job can be taken up.
+    first.abort();
+    let _ = first.await;
+    emulator.state.lock().unwrap().batches[0].polls = 1_000_001;
+    let report = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(3), &options(10))
+        .await
+        .unwrap();
+    assert_eq!(emulator.batches().len(), 1, "submitted once");
+    assert!(report.resumed);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -108,10 +108,13 @@ pub(crate) struct ItemRecord {
     pub repairs: Option<String>,
 }
 
-/// An open job directory.
+/// An open job directory, locked against other runs while open.
 pub(crate) struct JobDir {
     dir: PathBuf,
     journal: Option<File>,
+    /// Holds the directory's lock (released when dropped, or when the
+    /// process ends however it ends).
+    _lock: Option<File>,
 }
 
 pub(crate) fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
@@ -119,13 +122,40 @@ pub(crate) fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 }
 
 impl JobDir {
-    /// The job directory at `dir`, created if missing.
+    /// The job directory at `dir`, created if missing, locked so that
+    /// two runs never drive one job at once (one would submit what the
+    /// other is submitting). The lock is the operating system's (`flock`
+    /// on Unix), so a killed run leaves none behind.
     pub fn open(dir: &Path) -> Result<JobDir, Error> {
         fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+        let path = dir.join("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io_error("open", &path, e))?;
+        if !try_lock(&lock) {
+            return Err(Error::Batch(format!(
+                "another run is using the job in {}; wait for it to end (a stopped run \
+                 leaves no lock behind)",
+                dir.display()
+            )));
+        }
         Ok(JobDir {
             dir: dir.to_owned(),
             journal: None,
+            _lock: Some(lock),
         })
+    }
+
+    /// The job directory at `dir` for reading its results, without the lock.
+    pub fn read_only(dir: &Path) -> JobDir {
+        JobDir {
+            dir: dir.to_owned(),
+            journal: None,
+            _lock: None,
+        }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -254,6 +284,21 @@ impl JobDir {
             .and_then(|()| file.sync_data())
             .map_err(|e| io_error("append to", &path, e))
     }
+}
+
+/// Takes `file`'s exclusive lock without waiting; whether it was free.
+#[cfg(unix)]
+fn try_lock(file: &File) -> bool {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: flock only reads the descriptor, which `file` keeps open for
+    // the duration of the call.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Elsewhere runs are not locked against each other (docs/runtime.md).
+#[cfg(not(unix))]
+fn try_lock(_: &File) -> bool {
+    true
 }
 
 /// Writes `bytes` to `path` so that `path` holds either its old content or

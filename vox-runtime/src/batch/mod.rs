@@ -778,7 +778,7 @@ where
 /// at a time. An item without a value carries why: its re-run's error,
 /// its batch error, or that the job has not finished.
 pub fn batch_results<T: DeserializeOwned>(dir: &Path) -> Result<BatchResults<T>, Error> {
-    let job = JobDir::open(dir)?;
+    let job = JobDir::read_only(dir);
     let plan = job
         .plan()?
         .ok_or_else(|| Error::Batch(format!("{} holds no planned job", dir.display())))?;
