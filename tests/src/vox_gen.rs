@@ -1886,8 +1886,12 @@ impl Gen {
             }
             13 if depth > 0 && self.f.loops && self.rng.chance(50) => {
                 // A counted `while`: the counter goes up first in each round,
-                // so a `continue` later in the body cannot loop forever.
-                let name = self.fresh_local();
+                // so a `continue` later in the body cannot loop forever. Its
+                // name is one no later `let` takes, so a read of it at the
+                // end of the block (the unread-variable flush) is never
+                // shadowed.
+                self.counter += 1;
+                let name = format!("while{}", self.counter);
                 let w = self.bind(name, Ty::Int, true);
                 out.push(Stmt::Let(w.clone(), false, Expr::Int(0)));
                 let bound = 1 + self.rng.below(4) as i64;
