@@ -155,7 +155,14 @@ module.exports = grammar({
     // ---- expressions ----------------------------------------------------
 
     _expression: ($) =>
-      choice($.if_expression, $.match_expression, $.binary_expression, $.unary_expression, $._postfix),
+      choice(
+        $.if_expression,
+        $.match_expression,
+        $.binary_expression,
+        $.unary_expression,
+        $.try_expression,
+        $._postfix,
+      ),
 
     if_expression: ($) =>
       prec.right(
@@ -222,6 +229,11 @@ module.exports = grammar({
         prec(PREC.not, seq(field('operator', 'not'), field('operand', $._expression))),
         prec(PREC.unary, seq(field('operator', '-'), field('operand', $._expression))),
       ),
+
+    // `try f(x)`: a network call's outcome as a `Result` (the checker, not
+    // the grammar, requires the operand to be a call of a network function);
+    // `try` can still name a field.
+    try_expression: ($) => prec(PREC.unary, seq('try', field('operand', $._expression))),
 
     _postfix: ($) => choice($.call_expression, $.field_expression, $._primary),
 

@@ -29,6 +29,8 @@
 
 "return" @keyword.return
 
+"try" @keyword.exception
+
 [
   "to"
   "is"
