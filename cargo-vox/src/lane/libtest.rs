@@ -91,6 +91,7 @@ pub fn parse_binary(stdout: &str, stderr: &str) -> Option<TestReport> {
     let mut agreeing = None;
     // Summaries accounting for N tests, each with the names seen before it.
     let mut accounting: Vec<(usize, Outcomes, usize)> = Vec::new();
+    let mut merged = false;
     for (j, line) in lines.iter().enumerate().skip(start) {
         if let Some(m) = running_count(line) {
             nested.push(m);
@@ -127,6 +128,10 @@ pub fn parse_binary(stdout: &str, stderr: &str) -> Option<TestReport> {
             seen.record(line);
         }
         if let Some((name, outcome)) = outcome_line(line) {
+            // A test name never holds ` ... `: this line is libtest's
+            // `test NAME ... ` run together with what a test printed
+            // (`--nocapture`), so the lines cannot be trusted over the summary.
+            merged |= name.contains(" ... ");
             by_name.insert(name, outcome);
         }
     }
@@ -135,11 +140,12 @@ pub fn parse_binary(stdout: &str, stderr: &str) -> Option<TestReport> {
     }
     // A summary the test lines do not contradict: lines missing (`--quiet`,
     // or lost inside a nested run cut short), or more names than tests (a
-    // test printed some: the lines cannot be trusted over the summary).
+    // test printed some, or printed into libtest's own lines: the lines
+    // cannot be trusted over the summary).
     let allowed = accounting
         .iter()
         .rev()
-        .find(|(j, named, names)| *names > expected || named.allows(lines[*j]));
+        .find(|(j, named, names)| merged || *names > expected || named.allows(lines[*j]));
     if let Some((j, _, _)) = allowed {
         return Some(run_report(&lines, start, *j, stderr));
     }
@@ -753,6 +759,16 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         let r = parse_binary(died, "").expect("a report");
         assert_eq!(counts(&r), (1, 0, 1), "{r:?}");
         assert!(r.notes[0].contains("no summary for its 3 tests"), "{r:?}");
+    }
+
+    #[test]
+    fn a_test_printing_into_libtests_line_does_not_overrule_the_summary() {
+        // `--nocapture`: a passing test prints a fake outcome line while
+        // libtest is half-way through another test's line.
+        let out = "running 2 tests\ntest passes_plainly ... test ghost ... FAILED\ntest ghost ... ok\n\ntest result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        let r = parse_binary(out, "").expect("a report");
+        assert_eq!(counts(&r), (2, 0, 0), "{r:?}");
+        assert!(r.notes.is_empty(), "{r:?}");
     }
 
     #[test]
