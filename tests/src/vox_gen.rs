@@ -3644,11 +3644,23 @@ impl<'m> Interp<'m> {
                 Val::Rec(_, mut fs) => fs.swap_remove(*fi),
                 v => panic!("generator bug: field of {v:?}"),
             },
-            Expr::Call(fi, args, _) => {
-                let mut vals = Vec::new();
-                for a in args {
-                    vals.push(self.expr(a)?);
+            // Arguments are evaluated in the order they are written: by
+            // name, that is the shuffled order (docs/language.md, "Statements").
+            Expr::Call(fi, args, named) => {
+                let mut vals: Vec<Option<Val>> = vec![None; args.len()];
+                let written: Vec<usize> = match named {
+                    Some(order) => order.clone(),
+                    None => (0..args.len()).collect(),
+                };
+                for i in written {
+                    vals[i] = Some(self.expr(&args[i])?);
                 }
+                let vals = vals
+                    .into_iter()
+                    .map(|v| {
+                        v.expect("generator invariant: a named call names every parameter once")
+                    })
+                    .collect();
                 self.call_inner(*fi, vals)?
             }
             // Offline every network call succeeds (the fixture provider runs
