@@ -113,6 +113,13 @@ fn every_cited_heading_exists() {
     let mut files = Vec::new();
     sources(&root, &mut files);
     let mut broken = Vec::new();
+    // Spelled in pieces so that this file does not itself cite the document.
+    let design = concat!("SP", "EC");
+    let design_citations = [
+        format!("{design} §"),
+        format!("{design}.md"),
+        "the spec ".to_string(),
+    ];
     let mut seen = 0;
     for file in &files {
         let Ok(text) = std::fs::read_to_string(file) else {
@@ -137,8 +144,8 @@ fn every_cited_heading_exists() {
             }
         }
         // The design document is not part of the repository.
-        for bad in ["SPEC §", "SPEC.md", "the spec "] {
-            if text.contains(bad) {
+        for bad in &design_citations {
+            if text.contains(bad.as_str()) {
                 broken.push(format!(
                     "{shown}: cites `{bad}`, which is not in the repository"
                 ));
