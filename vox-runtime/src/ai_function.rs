@@ -13,6 +13,7 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
+use crate::media::MediaArg;
 use crate::prompt::RequestParts;
 use crate::wire::Wire;
 
@@ -327,6 +328,9 @@ pub struct Args {
     /// that, and names are `&str`).
     json: Vec<u8>,
     len: usize,
+    /// The media met in the arguments, in the order of their placeholders
+    /// (`"<image 1>"` is the first; see `media`).
+    media: Vec<MediaArg>,
 }
 
 impl Default for Args {
@@ -334,7 +338,11 @@ impl Default for Args {
         // Room for a few short arguments without regrowing.
         let mut json = Vec::with_capacity(128);
         json.extend_from_slice(b"{}");
-        Args { json, len: 0 }
+        Args {
+            json,
+            len: 0,
+            media: Vec::new(),
+        }
     }
 }
 
@@ -352,9 +360,12 @@ impl Args {
         if self.len > 0 {
             self.json.push(b',');
         }
-        let written = serde_json::to_writer(&mut self.json, name).and_then(|()| {
-            self.json.push(b':');
-            serde_json::to_writer(&mut self.json, value)
+        let json = &mut self.json;
+        let (written, media) = crate::media::collecting(self.media.len(), || {
+            serde_json::to_writer(&mut *json, name).and_then(|()| {
+                json.push(b':');
+                serde_json::to_writer(&mut *json, value)
+            })
         });
         if let Err(e) = written {
             // Leave the arguments as they were before this one.
@@ -367,6 +378,12 @@ impl Args {
         }
         self.json.push(b'}');
         self.len += 1;
+        self.media
+            .extend(media.into_iter().map(|(kind, source)| MediaArg {
+                argument: name.into(),
+                kind,
+                source,
+            }));
         Ok(self)
     }
 
@@ -380,7 +397,7 @@ impl Args {
     /// string (a `str`): the model is given it plainly, as the user message
     /// (docs/runtime.md, "What the model sees").
     pub(crate) fn single_text(&self) -> Option<String> {
-        if self.len != 1 {
+        if self.len != 1 || !self.media.is_empty() {
             return None;
         }
         let object: serde_json::Map<String, serde_json::Value> =
@@ -389,6 +406,12 @@ impl Args {
             Some((_, serde_json::Value::String(text))) => Some(text),
             _ => None,
         }
+    }
+
+    /// The media in the arguments (images, documents, audio), in the
+    /// order of their placeholders.
+    pub(crate) fn media(&self) -> &[MediaArg] {
+        &self.media
     }
 
     /// Number of arguments.
@@ -458,6 +481,51 @@ mod tests {
         }
         assert_eq!(args.as_json(), r#"{"a0":0,"a1":1,"a2":2}"#);
         assert_eq!(good.as_json(), r#"{"n":1}"#);
+    }
+
+    #[test]
+    fn media_anywhere_in_an_argument_is_collected_behind_numbered_placeholders() {
+        use crate::media::Kind;
+        use crate::{Document, Image};
+        #[derive(serde::Serialize)]
+        struct Scan {
+            page: Document,
+            thumbs: Vec<Image>,
+        }
+        let args = Args::new()
+            .arg("note", "see below")
+            .unwrap()
+            .arg("logo", &Image::from_url("https://example.com/logo.png"))
+            .unwrap()
+            .arg(
+                "scan",
+                &Scan {
+                    page: Document::from_path("a.pdf"),
+                    thumbs: vec![Image::from_path("b.png"), Image::from_path("c.png")],
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            args.as_json(),
+            r#"{"note":"see below","logo":"<image 1>","scan":{"page":"<document 2>","thumbs":["<image 3>","<image 4>"]}}"#
+        );
+        let media = args.media();
+        assert_eq!(media.len(), 4);
+        assert_eq!(&*media[0].argument, "logo");
+        assert_eq!(
+            media.iter().map(|m| m.kind).collect::<Vec<_>>(),
+            [Kind::Image, Kind::Document, Kind::Image, Kind::Image]
+        );
+        assert!(media[1..].iter().all(|m| &*m.argument == "scan"));
+        // A lone media argument is not sent as plain text.
+        let one = Args::new().arg("scan", &Image::from_path("x.png")).unwrap();
+        assert_eq!(one.single_text(), None);
+        // A failed argument leaves no media behind.
+        let mut bad = HashMap::new();
+        bad.insert(vec![1u8], Image::from_path("y.png"));
+        let err = one.clone().arg("bad", &(Image::from_path("z.png"), bad));
+        assert!(err.is_err());
+        assert_eq!(one.media().len(), 1);
     }
 
     #[test]

@@ -714,6 +714,12 @@ impl<'a> Call<'a> {
             Backend::Fixture => Wire::offline(config),
         };
         let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
+        if let Some(media) = args.media().first() {
+            return Err(Error::Media {
+                argument: media.argument.to_string(),
+                reason: "media arguments are not sent by this version of vox-runtime yet".into(),
+            });
+        }
         Ok(Call {
             function,
             named: target.named,

@@ -87,6 +87,22 @@ pub enum Error {
         message: String,
     },
 
+    /// A media argument (an image, a document, audio) cannot be sent: its
+    /// file is missing, not a regular file, empty or unreadable; its
+    /// content is not of a kind it may be (detected from its first bytes,
+    /// never the file name) or not what `from_bytes` said; it is over the
+    /// provider's size limit; its URL is not `https`; or the provider does
+    /// not take it. Checked before anything is sent. The text names the
+    /// argument, the file or the URL's host, the media type and size;
+    /// never the content (docs/runtime.md, "Media arguments").
+    #[error("cannot send argument `{argument}`: {reason}")]
+    Media {
+        /// The argument the media is in.
+        argument: String,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// The response body was larger than the configured limit.
     #[error("LLM server response exceeded the limit of {limit_bytes} bytes")]
     ResponseTooLarge {

@@ -31,6 +31,7 @@ mod correction;
 pub mod decimal;
 mod error;
 mod in_flight;
+mod media;
 mod prompt;
 mod redact;
 mod repair;
@@ -57,6 +58,7 @@ pub use config::{
     MAX_CONCURRENT_REQUESTS_LIMIT, MAX_REDIRECTS,
 };
 pub use error::{CassetteField, Error, ProviderFailure, TransportErrorKind};
+pub use media::{Audio, Document, Image};
 pub use reply::strip_code_fences;
 
 /// Judges one reply's content as a call does — parse, repair (when
