@@ -34,7 +34,7 @@
 //! Not followed: `include` in config files (unstable in cargo). Where this
 //! lookup and cargo still disagree so that cargo refuses the merged
 //! configuration, the tests run without `cargo vox`'s runner and a warning
-//! says so (see `lane::commands`).
+//! says so (see `lane::commands::test`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

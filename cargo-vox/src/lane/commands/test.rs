@@ -1,4 +1,6 @@
-//! `cargo vox build`, `test` and `run` (without a script).
+//! `cargo vox test` of the package's tests (a script's `@test`s are
+//! `lane::script`'s): the build, then the test binaries through the lane's
+//! runner, then the doctests.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -6,20 +8,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::libtest::{TestFailure, TestReport};
-use super::testrun::{self, BinaryRun};
-use super::{failure_summary, libtest, reports, run_cargo, run_cargo_with, CargoRun, ChildStatus};
+use super::{build_envelope, cargo_beside_metadata, common_args, print_rendered};
 use crate::cli::GlobalArgs;
 use crate::envelope::{DiagnosticPayload, Envelope};
-use crate::workspace::{self, Member, PendingWorkspace, Workspace, WorkspaceError};
+use crate::lane::libtest::{self, TestFailure, TestReport};
+use crate::lane::testrun::{self, BinaryRun};
+use crate::lane::{failure_summary, run_cargo_with, CargoRun, ChildStatus};
+use crate::workspace::{Member, Workspace};
 use crate::{exit, output};
-
-#[derive(Debug, Args)]
-pub struct BuildArgs {
-    /// Arguments for `cargo build` (after `--`).
-    #[arg(last = true, value_name = "CARGO ARGS")]
-    pub cargo_args: Vec<OsString>,
-}
 
 #[derive(Debug, Args)]
 pub struct TestArgs {
@@ -35,161 +31,9 @@ pub struct TestArgs {
     pub cargo_args: Vec<OsString>,
 }
 
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// A Vox script with `fn main()` to compile and run; default: the package's binary.
-    #[arg(value_name = "FILE.vox")]
-    pub file: Option<PathBuf>,
-    /// Which binary to run when the package has several.
-    #[arg(long, value_name = "NAME")]
-    pub bin: Option<String>,
-    /// Arguments for the program (after `--`).
-    #[arg(last = true, value_name = "ARGS")]
-    pub args: Vec<OsString>,
-}
-
-/// Arguments every cargo invocation of the lane shares.
-fn common_args(sub: &str, global: &GlobalArgs, json: bool) -> Vec<OsString> {
-    let format = if json || !output::stderr_color() {
-        "json"
-    } else {
-        "json-diagnostic-rendered-ansi"
-    };
-    let mut args: Vec<OsString> = vec![sub.into(), format!("--message-format={format}").into()];
-    if let Some(m) = &global.manifest_path {
-        args.push("--manifest-path".into());
-        args.push(m.into());
-    }
-    if let Some(p) = &global.package {
-        args.push("-p".into());
-        args.push(p.into());
-    }
-    args
-}
-
-fn report_workspace_error(command: &str, global: &GlobalArgs, error: &WorkspaceError) -> i32 {
-    let out = output::Reporter::new(global.json);
-    match error {
-        WorkspaceError::Usage(msg) => {
-            out.failure(command, "Cargo.toml", msg);
-            exit::USAGE
-        }
-        WorkspaceError::Other(e) => {
-            out.failure(command, "Cargo.toml", &format!("{e:#}"));
-            exit::FAILURE
-        }
-    }
-}
-
-/// After an interrupted build, how long `cargo metadata` may still take.
-const INTERRUPTED_METADATA_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Runs the first cargo of a command while `cargo metadata` reads the
-/// workspace beside it; the workspace is needed only once cargo is done.
-/// `Err(exit code)` once reported: a usage error, or an unreadable
-/// workspace (then the build's own result is not reported).
-fn cargo_beside_metadata(
-    command: &str,
-    global: &GlobalArgs,
-    cargo_args: &[OsString],
-) -> Result<(Workspace, CargoRun), i32> {
-    // A manifest path that names nothing fails without starting cargo.
-    if let Err(e) = workspace::check_manifest_path(global) {
-        return Err(report_workspace_error(command, global, &e));
-    }
-    let pending = PendingWorkspace::start(global);
-    let run = run_cargo(cargo_args, &pending, global.json);
-    let workspace = if matches!(run.status, ChildStatus::Signaled(_)) {
-        // Interrupted: report now. A Ctrl-C reaches the whole process group,
-        // so `cargo metadata` died too — unless it started after the signal
-        // or waits on cargo's locks; then it is not waited for, nor asked
-        // again.
-        match pending.within(INTERRUPTED_METADATA_WAIT) {
-            Some(Ok(ws)) => Ok(ws),
-            Some(Err(e @ WorkspaceError::Usage(_))) => Err(e),
-            Some(Err(_)) | None => Ok(Workspace::unread(global)),
-        }
-    } else {
-        match pending.into_result() {
-            // Something stopped `cargo metadata` while the build ran: ask
-            // once more, now that cargo is done.
-            Err(WorkspaceError::Other(_)) => workspace::workspace(global),
-            result => result,
-        }
-    };
-    match workspace {
-        Ok(ws) => Ok((ws, run)),
-        Err(e) => Err(report_workspace_error(command, global, &e)),
-    }
-}
-
-/// The envelope of one cargo build: rustc diagnostics plus every Vox report.
-fn build_envelope(command: &str, ws: &Workspace, run: &CargoRun) -> Envelope {
-    let mut diagnostics = Vec::new();
-    for m in ws.members.iter().filter(|m| m.vox) {
-        let failed_script = run.stderr_tail.contains(&format!(
-            "failed to run custom build command for `{} ",
-            m.name
-        ));
-        diagnostics.extend(reports::vox_diagnostics(
-            &m.name,
-            m.dir(),
-            &run.outcome.out_dirs,
-            &ws.target_dir,
-            failed_script,
-        ));
-    }
-    // Warnings of packages outside the workspace (path dependencies that
-    // are not members) are not this workspace's to fix; errors always count.
-    let members: HashSet<&str> = ws.members.iter().map(|m| m.id.as_str()).collect();
-    diagnostics.extend(
-        run.outcome
-            .diagnostics
-            .iter()
-            .zip(&run.outcome.diagnostic_packages)
-            .filter(|(d, id)| d.severity == "error" || members.contains(id.as_str()))
-            .map(|(d, _)| d.clone()),
-    );
-    let mut env = Envelope::new(command, ws.manifest_label.clone(), diagnostics);
-    let cargo_ok = run.status.success() && run.outcome.finished != Some(false);
-    if !cargo_ok {
-        env.ok = false;
-        if env.error_count == 0 {
-            env.message = Some(match &run.status {
-                ChildStatus::Exited(_) => failure_summary(&run.stderr_tail)
-                    .unwrap_or_else(|| run.status.describe("cargo")),
-                other => other.describe("cargo"),
-            });
-        }
-    }
-    env
-}
-
-fn print_rendered(global: &GlobalArgs, run: &CargoRun) {
-    if global.json {
-        return;
-    }
-    for r in &run.outcome.rendered {
-        eprint!("{r}");
-    }
-}
-
-pub fn build(args: &BuildArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    let mut cargo_args = common_args("build", global, global.json);
-    cargo_args.extend(args.cargo_args.iter().cloned());
-    let (ws, run) = match cargo_beside_metadata("build", global, &cargo_args) {
-        Ok(done) => done,
-        Err(code) => return Ok(code),
-    };
-    print_rendered(global, &run);
-    let env = build_envelope("build", &ws, &run);
-    output::Reporter::new(global.json).finish(&env, "build");
-    Ok(if env.ok { exit::SUCCESS } else { exit::FAILURE })
-}
-
 pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     if let Some(file) = &args.file {
-        return super::script::test(file, args, global);
+        return crate::lane::script::test(file, args, global);
     }
     let out = output::Reporter::new(global.json);
     // Cargo's own arguments stop at a second `--` (test-binary arguments follow).
@@ -293,82 +137,6 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     Ok(if env.ok { exit::SUCCESS } else { exit::FAILURE })
 }
 
-pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    if let Some(file) = &args.file {
-        return super::script::run(file, &args.args, global);
-    }
-    let mut cargo_args = common_args("build", global, global.json);
-    if let Some(b) = &args.bin {
-        cargo_args.push("--bin".into());
-        cargo_args.push(b.into());
-    } else {
-        cargo_args.push("--bins".into());
-    }
-    let (ws, run) = match cargo_beside_metadata("run", global, &cargo_args) {
-        Ok(done) => done,
-        Err(code) => return Ok(code),
-    };
-    print_rendered(global, &run);
-    let env = build_envelope("run", &ws, &run);
-    let out = output::Reporter::new(global.json);
-    if !env.ok {
-        out.finish(&env, "run");
-        return Ok(exit::FAILURE);
-    }
-    let bins: Vec<_> = run
-        .outcome
-        .executables
-        .iter()
-        .filter(|e| !e.test && e.kinds.iter().any(|k| k == "bin"))
-        .filter(|e| args.bin.as_ref().is_none_or(|b| *b == e.target))
-        .filter(|e| global.package.as_ref().is_none_or(|p| *p == e.package))
-        .collect();
-    let exe = match bins.as_slice() {
-        [one] => one.path.clone(),
-        [] => {
-            let why = if run.outcome.executables.is_empty() {
-                "cargo built the package but reported no executable"
-            } else {
-                "no binary to run: the package has no `[[bin]]` target (pass a FILE.vox to run a script)"
-            };
-            out.failure("run", &ws.manifest_label, why);
-            return Ok(exit::FAILURE);
-        }
-        many => {
-            let names: Vec<&str> = many.iter().map(|e| e.target.as_str()).collect();
-            out.failure(
-                "run",
-                &ws.manifest_label,
-                &format!(
-                    "several binaries ({}); choose one with `--bin NAME`",
-                    names.join(", ")
-                ),
-            );
-            return Ok(exit::USAGE);
-        }
-    };
-    Ok(run_program(&exe, &args.args, global))
-}
-
-/// Runs the built program with the terminal; its status becomes ours.
-pub fn run_program(exe: &std::path::Path, args: &[OsString], global: &GlobalArgs) -> i32 {
-    super::ignore_interrupts_while_children_run();
-    match std::process::Command::new(exe).args(args).status() {
-        Ok(status) => {
-            let st = ChildStatus::from_status(status);
-            st.code().unwrap_or(exit::FAILURE)
-        }
-        Err(e) => {
-            output::Reporter::new(global.json).failure(
-                "run",
-                &exe.display().to_string(),
-                &format!("cannot start {}: {e}", exe.display()),
-            );
-            exit::FAILURE
-        }
-    }
-}
-
 /// What the test runs of `cargo vox test` found.
 struct TestRuns {
     report: TestReport,
@@ -399,11 +167,6 @@ fn is_flag(arg: &OsString, flag: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('='))
 }
 
-/// Runs the tests: the test binaries through the lane's runner, each read
-/// on its own (see [`testrun`]), then the doctests, which cargo runs through
-/// rustdoc (a runner would change how rustdoc runs them), read with their
-/// output captured. Without target options that is `cargo test --tests`
-/// then `cargo test --doc`, the same tests as a plain `cargo test`.
 /// The file the runtime appends cassette events to during one run
 /// (`VOX_LLM_CASSETTE_EVENTS`, see docs/runtime.md, "Tests").
 fn cassette_events_file(ws: &Workspace) -> PathBuf {
@@ -467,6 +230,11 @@ impl CassetteCounts {
     }
 }
 
+/// Runs the tests: the test binaries through the lane's runner, each read
+/// on its own (see [`testrun`]), then the doctests, which cargo runs through
+/// rustdoc (a runner would change how rustdoc runs them), read with their
+/// output captured. Without target options that is `cargo test --tests`
+/// then `cargo test --doc`, the same tests as a plain `cargo test`.
 fn run_tests(
     all_args: &[OsString],
     global: &GlobalArgs,
@@ -695,7 +463,7 @@ fn run_binaries(
 /// [`testrun::USER_RUNNERS_ENV`]); `None` (after a warning) to pass no
 /// runner. See `lane::user_runner`.
 fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, String)> {
-    use super::user_runner;
+    use crate::lane::user_runner;
     let env: Vec<(String, OsString)> = std::env::vars_os()
         .filter_map(|(k, v)| k.into_string().ok().map(|k| (k, v)))
         .collect();
@@ -721,10 +489,10 @@ fn runner_config(exe: &str, cargo_args: &[OsString]) -> Option<(Vec<String>, Str
 /// [`runner_config`] for a known plan: the `--config` values and the user
 /// runners (JSON), or why no runner of `cargo vox`'s can be passed.
 fn runner_options(
-    plan: super::user_runner::Plan,
+    plan: crate::lane::user_runner::Plan,
     exe: &str,
 ) -> Result<(Vec<String>, String), String> {
-    use super::user_runner::{Plan, UserRunner};
+    use crate::lane::user_runner::{Plan, UserRunner};
     // TOML strings (JSON strings are valid ones).
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
     let array = |key: &str, index: usize| {

@@ -1,0 +1,100 @@
+//! `cargo vox run` of the package's binary (a script is `lane::script`'s).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{build_envelope, cargo_beside_metadata, common_args, print_rendered};
+use crate::cli::GlobalArgs;
+use crate::lane::ChildStatus;
+use crate::{exit, output};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A Vox script with `fn main()` to compile and run; default: the package's binary.
+    #[arg(value_name = "FILE.vox")]
+    pub file: Option<PathBuf>,
+    /// Which binary to run when the package has several.
+    #[arg(long, value_name = "NAME")]
+    pub bin: Option<String>,
+    /// Arguments for the program (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<OsString>,
+}
+
+pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    if let Some(file) = &args.file {
+        return crate::lane::script::run(file, &args.args, global);
+    }
+    let mut cargo_args = common_args("build", global, global.json);
+    if let Some(b) = &args.bin {
+        cargo_args.push("--bin".into());
+        cargo_args.push(b.into());
+    } else {
+        cargo_args.push("--bins".into());
+    }
+    let (ws, run) = match cargo_beside_metadata("run", global, &cargo_args) {
+        Ok(done) => done,
+        Err(code) => return Ok(code),
+    };
+    print_rendered(global, &run);
+    let env = build_envelope("run", &ws, &run);
+    let out = output::Reporter::new(global.json);
+    if !env.ok {
+        out.finish(&env, "run");
+        return Ok(exit::FAILURE);
+    }
+    let bins: Vec<_> = run
+        .outcome
+        .executables
+        .iter()
+        .filter(|e| !e.test && e.kinds.iter().any(|k| k == "bin"))
+        .filter(|e| args.bin.as_ref().is_none_or(|b| *b == e.target))
+        .filter(|e| global.package.as_ref().is_none_or(|p| *p == e.package))
+        .collect();
+    let exe = match bins.as_slice() {
+        [one] => one.path.clone(),
+        [] => {
+            let why = if run.outcome.executables.is_empty() {
+                "cargo built the package but reported no executable"
+            } else {
+                "no binary to run: the package has no `[[bin]]` target (pass a FILE.vox to run a script)"
+            };
+            out.failure("run", &ws.manifest_label, why);
+            return Ok(exit::FAILURE);
+        }
+        many => {
+            let names: Vec<&str> = many.iter().map(|e| e.target.as_str()).collect();
+            out.failure(
+                "run",
+                &ws.manifest_label,
+                &format!(
+                    "several binaries ({}); choose one with `--bin NAME`",
+                    names.join(", ")
+                ),
+            );
+            return Ok(exit::USAGE);
+        }
+    };
+    Ok(run_program(&exe, &args.args, global))
+}
+
+/// Runs the built program with the terminal; its status becomes ours.
+pub fn run_program(exe: &std::path::Path, args: &[OsString], global: &GlobalArgs) -> i32 {
+    crate::lane::ignore_interrupts_while_children_run();
+    match std::process::Command::new(exe).args(args).status() {
+        Ok(status) => {
+            let st = ChildStatus::from_status(status);
+            st.code().unwrap_or(exit::FAILURE)
+        }
+        Err(e) => {
+            output::Reporter::new(global.json).failure(
+                "run",
+                &exe.display().to_string(),
+                &format!("cannot start {}: {e}", exe.display()),
+            );
+            exit::FAILURE
+        }
+    }
+}
