@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use vox_runtime::__private::{AiFunction, OutputSchema};
 use vox_runtime::{
-    args_from_json, batch_results, AiFunction, BatchOptions, BatchReport, Client, Config,
-    OutputSchema, Progress,
+    args_from_json, batch_results, BatchOptions, BatchReport, Client, Config, Progress,
 };
 
 use crate::check::{check_error_free, inputs_or_report, CheckArgs};

@@ -10,8 +10,9 @@ use std::path::Path;
 
 use vox_codegen::schema::CompatibleFormat;
 use vox_codegen::{check, SourceFile, SourceMap};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
 use vox_runtime::transport::{MemoryTransport, ScriptedReply};
-use vox_runtime::{AiFunction, Args, Client, Config, OutputSchema, Provider};
+use vox_runtime::{Client, Config, Provider};
 
 /// Types the conversion changes (a `Decimal`'s `pattern` is dropped) beside
 /// a recursive record, a sum type and a plain enum.

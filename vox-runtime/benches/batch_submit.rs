@@ -14,7 +14,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use vox_runtime::{AiFunction, Args, BatchOptions, Client, Config, OutputSchema, Provider};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{BatchOptions, Client, Config, Provider};
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(crate = "vox_runtime::serde")]

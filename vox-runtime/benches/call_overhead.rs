@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE};
-use vox_runtime::{Args, Client, Config, Provider};
+use vox_runtime::__private::Args;
+use vox_runtime::{Client, Config, Provider};
 
 /// The parts of a chat completion a hand-written client reads.
 #[derive(Deserialize)]

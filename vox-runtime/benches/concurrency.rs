@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use support::{FakeServer, Reply};
-use vox_runtime::{AiFunction, Args, Client, Config, OutputSchema, Provider};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{Client, Config, Provider};
 
 #[derive(Debug, Deserialize)]
 #[serde(crate = "vox_runtime::serde")]

@@ -24,7 +24,7 @@
 
 use std::time::{Duration, Instant};
 
-use vox_runtime::OutputSchema;
+use vox_runtime::__private::OutputSchema;
 
 #[derive(Debug, serde::Deserialize)]
 #[serde(crate = "vox_runtime::serde", tag = "kind")]
@@ -115,7 +115,7 @@ fn time(content: &str, repair: bool, budget: Duration) -> (Duration, Option<Dura
     let cpu_start = cpu_time();
     while runs.len() < 3 || (started.elapsed() < budget && runs.len() < 1_000) {
         let t = Instant::now();
-        let result = vox_runtime::__judge_reply::<Expr>(content, &EXPR, repair);
+        let result = vox_runtime::__private::judge_reply::<Expr>(content, &EXPR, repair);
         let took = t.elapsed();
         assert!(result.is_err(), "the bad reply was accepted");
         runs.push(took);

@@ -119,7 +119,7 @@ impl OutputSchema {
 /// Static description of one `@ai` function, a `static` in generated code:
 ///
 /// ```
-/// # use vox_runtime::{AiFunction, OutputSchema};
+/// # use vox_runtime::__private::{AiFunction, OutputSchema};
 /// static INVOICE: OutputSchema = OutputSchema::new("Invoice", r#"{"type":"object"}"#, false);
 /// static EXTRACT: AiFunction = AiFunction::new("extract", "Extract the invoice.", &INVOICE)
 ///     .with_model("gpt-4o-mini")

@@ -6,7 +6,7 @@
 //! it talks to (the configured one at once, others — `provider:` prefixes,
 //! fallbacks — on first use), all under one concurrency cap; clones share
 //! them. Generated code goes through the process-wide default client
-//! ([`crate::call_ai`]), configured once from code ([`configure`]) or from
+//! ([`crate::__private::call_ai`]), configured once from code ([`configure`]) or from
 //! the environment on first use. Tests and embedders can build their own
 //! `Client` and never touch global state.
 
@@ -264,7 +264,8 @@ impl Client {
     /// is `Error::InvalidOutput` after one attempt).
     ///
     /// ```no_run
-    /// # use vox_runtime::{AiFunction, Args, Client, Config, OutputSchema, Provider};
+    /// # use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+    /// # use vox_runtime::{Client, Config, Provider};
     /// # static OUT: OutputSchema = OutputSchema::new("int", r#"{"type":"object"}"#, true);
     /// # static COUNT: AiFunction = AiFunction::new("count", "", &OUT).with_max_iterations(3);
     /// # async fn f(client: Client) -> Result<(), vox_runtime::Error> {
@@ -836,7 +837,8 @@ impl<'a> Call<'a> {
 /// error every call reports.
 static DEFAULT_CLIENT: OnceLock<Result<Client, Error>> = OnceLock::new();
 
-/// Sets the process-wide configuration used by [`crate::call_ai`].
+/// Sets the process-wide configuration of the default client, which the
+/// generated `@ai` functions use.
 ///
 /// Call it before the first `@ai` call; it fails with [`Error::Config`] if
 /// the default client already exists (configured earlier, or read from the

@@ -279,7 +279,7 @@ impl<'s> Validator<'s> {
         {
             // The one pattern Vox generates: a `Decimal`'s text. Others
             // (a hand-written schema's) are left to the type's parse.
-            if pattern == DECIMAL_PATTERN && !crate::decimal::is_decimal(text) {
+            if pattern == DECIMAL_PATTERN && !crate::__private::decimal::is_decimal(text) {
                 return self.push(path, format!("{NOT_A_DECIMAL}, found {}", found(value)));
             }
         }
@@ -539,7 +539,7 @@ impl<'s> Validator<'s> {
         if let (Some(DECIMAL_PATTERN), Value::String(text)) =
             (schema.get("pattern").and_then(Value::as_str), value)
         {
-            if !crate::decimal::is_decimal(text) {
+            if !crate::__private::decimal::is_decimal(text) {
                 return false;
             }
         }

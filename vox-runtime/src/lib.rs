@@ -1,7 +1,7 @@
 //! Runtime for Rust code generated from `.vox` files.
 //!
 //! Generated code links against this crate: an `@ai` function becomes an
-//! `async fn` that calls [`call_ai`], which asks an LLM for a value of the
+//! `async fn` that asks an LLM, through a [`Client`], for a value of the
 //! function's return type under a strict JSON Schema, re-prompts with the
 //! exact error when the reply is invalid, and returns a typed [`Error`]
 //! instead of panicking. Providers, limits and retries are configured from
@@ -17,18 +17,22 @@
 //! it, by JSON path), `validator` (checks of the value), `redact` (credentials
 //! out of anything a server sent back), `server_text` (such text bounded
 //! and escaped before it is shown),
-//! `client` (the re-prompt loop), plus [`builtins`], [`arith`] (checked
-//! `int` arithmetic) and [`decimal`] for generated code.
+//! `client` (the re-prompt loop).
+//!
+//! What only generated code calls — the static description of an `@ai`
+//! function and its arguments, checked `int` arithmetic, `Decimal` and the
+//! builtins, the contract check — is in the hidden module `__private`:
+//! public so that generated code can name it, not part of the API, and
+//! kept in step with the emitter by [`CONTRACT_VERSION`].
 
+#[doc(hidden)]
+pub mod __private;
 mod ai_function;
-pub mod arith;
 mod batch;
-pub mod builtins;
 mod cassette;
 mod client;
 mod config;
 mod correction;
-pub mod decimal;
 mod error;
 mod in_flight;
 mod media;
@@ -43,7 +47,6 @@ mod wire;
 
 use std::future::Future;
 
-pub use ai_function::{AiFunction, Args, OutputSchema};
 pub use batch::{
     args_from_json, batch_results, BatchItem, BatchOptions, BatchReport, BatchResults, Progress,
     ProgressHook,
@@ -61,17 +64,6 @@ pub use error::{CassetteField, Error, ProviderFailure, TransportErrorKind};
 pub use media::{Audio, Document, Image};
 pub use reply::strip_code_fences;
 
-/// Judges one reply's content as a call does — parse, repair (when
-/// `repair`), correction — for the `correction` bench; not part of the API.
-#[doc(hidden)]
-pub fn __judge_reply<T: serde::de::DeserializeOwned>(
-    content: &str,
-    output: &OutputSchema,
-    repair: bool,
-) -> Result<T, String> {
-    repair::parse_reply::<T>(content, output, repair).map(|(value, _)| value)
-}
-
 /// Re-exported so generated code can write
 /// `#[serde(crate = "vox_runtime::serde")]` without its own dependency.
 pub use serde;
@@ -83,62 +75,7 @@ pub use tokio;
 /// Version of the contract between the code vox-build generates and this
 /// crate. Also recorded as `[package.metadata.vox] contract` in this crate's
 /// manifest, where `cargo vox doctor` reads it.
-pub const CONTRACT_VERSION: u32 = 4;
-
-/// Fails compilation when generated code was made for another contract
-/// version. Generated code contains `const _: () = vox_runtime::assert_contract(N);`.
-///
-/// ```
-/// const _: () = vox_runtime::assert_contract(vox_runtime::CONTRACT_VERSION);
-/// ```
-///
-/// ```compile_fail
-/// const _: () = vox_runtime::assert_contract(vox_runtime::CONTRACT_VERSION + 1);
-/// ```
-pub const fn assert_contract(version: u32) {
-    if version != CONTRACT_VERSION {
-        panic!(
-            "vox-build and vox-runtime disagree on the generated-code contract version: \
-             use versions of vox-build and vox-runtime that belong together \
-             (`cargo vox doctor --diag vox.schema_drift` explains)"
-        );
-    }
-}
-
-/// Runs one `@ai` call through the process-wide default client (see
-/// [`default_client`]). This is the entry point generated code calls.
-///
-/// Under the `fixture` provider it returns `fixture.await` (the function's
-/// Vox body) and makes no request; otherwise it never polls `fixture`.
-pub async fn call_ai<T, F>(
-    function: &'static AiFunction,
-    args: Args,
-    fixture: F,
-) -> Result<T, Error>
-where
-    T: serde::de::DeserializeOwned + Send,
-    F: Future<Output = Result<T, Error>>,
-{
-    default_client()?.call_ai(function, args, fixture).await
-}
-
-/// [`call_ai`] with a check of the value: what `@ai(check = f)` generates
-/// (see [`Client::call_ai_checked`]).
-pub async fn call_ai_checked<T, F, C>(
-    function: &'static AiFunction,
-    args: Args,
-    fixture: F,
-    check: C,
-) -> Result<T, Error>
-where
-    T: serde::de::DeserializeOwned + serde::Serialize + Send,
-    F: Future<Output = Result<T, Error>>,
-    C: Fn(&T) -> Vec<String> + Sync,
-{
-    default_client()?
-        .call_ai_checked(function, args, fixture, check)
-        .await
-}
+pub const CONTRACT_VERSION: u32 = 5;
 
 /// Runs `future` to completion on a new current-thread tokio runtime (with
 /// I/O and timers), for generated `#[test]` functions and script `main`s.
@@ -189,10 +126,5 @@ mod tests {
             manifest.contains(&expected),
             "[package.metadata.vox] must say `{expected}`"
         );
-    }
-
-    #[test]
-    fn contract_check_accepts_current_version() {
-        const _: () = super::assert_contract(super::CONTRACT_VERSION);
     }
 }

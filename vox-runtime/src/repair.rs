@@ -825,7 +825,7 @@ fn fix_string(schema: &Value, value: &mut Value, repairs: &mut Repairs, exact: b
                 (_, _, Some(f)) if f.is_finite() => format!("{f}"),
                 _ => return,
             };
-            if crate::decimal::is_decimal(&text) {
+            if crate::__private::decimal::is_decimal(&text) {
                 *value = Value::String(text);
                 repairs.add(Repair::NumberAsDecimal);
             }

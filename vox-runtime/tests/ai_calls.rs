@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE, INVOICE_SCHEMA};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, Provider, TransportErrorKind};
+use vox_runtime::__private::{AiFunction, Args};
+use vox_runtime::{Client, Config, Error, Provider, TransportErrorKind};
 
 const API_KEY: &str = "sk-test-9f8e7d6c5b4a";
 
@@ -484,6 +485,8 @@ fn call_futures_are_send() {
         client.call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), async { Ok(acme()) });
     assert_send(&through_client);
     let through_default =
-        vox_runtime::call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), async { Ok(acme()) });
+        vox_runtime::__private::call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), async {
+            Ok(acme())
+        });
     assert_send(&through_default);
 }

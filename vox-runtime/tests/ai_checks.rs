@@ -7,7 +7,8 @@ mod support;
 
 use sloppy::{client, correction, expected, Invoice, Status, EXTRACT, GOOD};
 use support::{MemoryServer, Reply};
-use vox_runtime::{Args, Client, Config, Error, Provider};
+use vox_runtime::__private::Args;
+use vox_runtime::{Client, Config, Error, Provider};
 
 /// `fn invoice_ok(inv: Invoice) to list[str]`: the lines must be there
 /// and an open invoice must be overdue by at most a year.

@@ -12,10 +12,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use batch_emulator::{Emulator, KillPoint};
-use vox_runtime::{
-    batch_results, AiFunction, Args, BatchOptions, BatchReport, Client, Config, Error,
-    OutputSchema, Provider,
-};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{batch_results, BatchOptions, BatchReport, Client, Config, Error, Provider};
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(crate = "vox_runtime::serde")]

@@ -10,8 +10,9 @@ mod support;
 use std::path::PathBuf;
 
 use support::{Invoice, EXTRACT_INVOICE};
+use vox_runtime::__private::Args;
 use vox_runtime::transport::{MemoryTransport, RecordedRequest, ScriptedReply};
-use vox_runtime::{Args, CassetteMode, Client, Config, Provider};
+use vox_runtime::{CassetteMode, Client, Config, Provider};
 
 /// xorshift64*: a reproducible stream of cases.
 struct Rng(u64);

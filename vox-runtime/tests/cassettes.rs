@@ -8,9 +8,8 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE, INVOICE_SCHEMA};
-use vox_runtime::{
-    AiFunction, Args, CassetteField, CassetteMode, Client, Config, Error, OutputSchema, Provider,
-};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{CassetteField, CassetteMode, Client, Config, Error, Provider};
 
 const KEY: &str = "sk-cassette-secret-0123456789abcdef";
 

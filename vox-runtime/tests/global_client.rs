@@ -1,8 +1,9 @@
-//! The process-wide client behind `vox_runtime::call_ai`. This test binary
+//! The process-wide client behind `vox_runtime::__private::call_ai`. This test binary
 //! owns its process, so configuring the global client here races with
 //! nothing.
 
-use vox_runtime::{AiFunction, Args, Config, Error, OutputSchema, Provider};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{Config, Error, Provider};
 
 static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
     "int",
@@ -14,7 +15,7 @@ static COUNT: AiFunction = AiFunction::new("count", "Count the items.", &COUNT_S
 
 /// What generated code for `@ai fn count() to int { return 3 }` looks like.
 async fn count() -> Result<i64, Error> {
-    vox_runtime::call_ai(&COUNT, Args::new(), async { Ok(3) }).await
+    vox_runtime::__private::call_ai(&COUNT, Args::new(), async { Ok(3) }).await
 }
 
 #[test]

@@ -15,7 +15,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use support::{FakeServer, Reply};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, OutputSchema, Provider};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{Client, Config, Error, Provider};
 
 /// `type Expr = | Lit(v: int) | Add(args: list[Expr]) | Mul(args: list[Expr])`
 /// as vox-codegen emits it.

@@ -9,7 +9,8 @@ mod support;
 use std::time::Duration;
 
 use support::{FakeServer, Invoice, Reply, INVOICE_SCHEMA};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, Provider};
+use vox_runtime::__private::{AiFunction, Args};
+use vox_runtime::{Client, Config, Error, Provider};
 
 static EXTRACT: AiFunction = AiFunction::new("extract", "", &INVOICE_SCHEMA);
 

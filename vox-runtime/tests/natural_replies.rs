@@ -17,7 +17,8 @@ use serde::de::DeserializeOwned;
 use sloppy::{client, correction};
 use support::trace::Recorder;
 use support::{MemoryServer, Reply};
-use vox_runtime::{AiFunction, Args, Error, OutputSchema};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::Error;
 
 /// `type Priority = | Low | Medium | High`
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

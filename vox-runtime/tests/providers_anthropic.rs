@@ -9,7 +9,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE, INVOICE_SCHEMA};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, Provider};
+use vox_runtime::__private::{AiFunction, Args};
+use vox_runtime::{Client, Config, Error, Provider};
 
 const API_KEY: &str = "sk-ant-test-0a1b2c3d4e5f";
 

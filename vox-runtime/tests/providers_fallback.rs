@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use support::trace::Recorder;
 use support::{FakeServer, Invoice, MemoryHub, Reply, Server, INVOICE_SCHEMA};
-use vox_runtime::{AiFunction, Args, Client, Config, ConfigBuilder, Error, Provider};
+use vox_runtime::__private::{AiFunction, Args};
+use vox_runtime::{Client, Config, ConfigBuilder, Error, Provider};
 
 const OPENAI_KEY: &str = "sk-primary-1a2b3c4d5e";
 const ANTHROPIC_KEY: &str = "sk-ant-fallback-6f7g8h9i";

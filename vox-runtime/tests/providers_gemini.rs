@@ -10,7 +10,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::{FakeServer, Invoice, Reply, INVOICE_SCHEMA};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, Provider};
+use vox_runtime::__private::{AiFunction, Args};
+use vox_runtime::{Client, Config, Error, Provider};
 
 const API_KEY: &str = "AIza-test-9z8y7x6w5v4u";
 

@@ -15,7 +15,8 @@ use support::{FakeServer, Invoice, Reply, INVOICE_SCHEMA};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, Provider};
+use vox_runtime::__private::{AiFunction, Args};
+use vox_runtime::{Client, Config, Error, Provider};
 
 static EXTRACT: AiFunction = AiFunction::new("extract", "", &INVOICE_SCHEMA).with_max_iterations(2);
 

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use vox_runtime::{AiFunction, Args, Client, Config, Error, OutputSchema, Provider};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{Client, Config, Error, Provider};
 
 #[derive(Debug, serde::Deserialize)]
 #[serde(crate = "vox_runtime::serde")]

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use sloppy::{client, corpus, expected, Invoice, Repaired, EXTRACT};
 use support::trace::Recorder;
 use support::{MemoryServer, Reply};
-use vox_runtime::{Args, Error};
+use vox_runtime::__private::Args;
+use vox_runtime::Error;
 
 #[tokio::test]
 async fn each_repair_is_named_in_one_event_and_counted_on_the_span() {

@@ -13,7 +13,8 @@ use sloppy::{
     client, corpus, correction, expected, Invoice, Repaired, Reprompted, COUNT, EXTRACT, GOOD,
 };
 use support::{MemoryServer, Reply};
-use vox_runtime::{Args, Error};
+use vox_runtime::__private::Args;
+use vox_runtime::Error;
 
 /// Runs the corpus; returns (right on the first reply, after a re-prompt).
 async fn run(repair: bool) -> (usize, usize, Vec<String>) {

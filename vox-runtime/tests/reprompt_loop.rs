@@ -8,7 +8,8 @@ mod support;
 use std::time::Duration;
 
 use support::{Invoice, MemoryServer, Reply, EXTRACT_INVOICE, INVOICE_SCHEMA};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, OutputSchema, Provider};
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::{Client, Config, Error, Provider};
 
 const API_KEY: &str = "sk-test-9f8e7d6c5b4a";
 

@@ -9,7 +9,8 @@ mod support;
 use std::time::Duration;
 
 use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE};
-use vox_runtime::{Args, Client, Config, Error, Provider, RedirectPolicy};
+use vox_runtime::__private::Args;
+use vox_runtime::{Client, Config, Error, Provider, RedirectPolicy};
 
 const API_KEY: &str = "sk-sec-0a1b2c3d4e5f6789";
 

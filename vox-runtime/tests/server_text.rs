@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use support::trace::Recorder;
 use support::{FakeServer, Invoice, Reply, INVOICE_SCHEMA};
-use vox_runtime::{AiFunction, Args, Client, Config, Error, Provider};
+use vox_runtime::__private::{AiFunction, Args};
+use vox_runtime::{Client, Config, Error, Provider};
 
 static EXTRACT: AiFunction = AiFunction::new("extract", "", &INVOICE_SCHEMA).with_max_iterations(2);
 

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use support::trace::{Recorded, Recorder};
 use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE};
-use vox_runtime::{Args, Client, Config, Provider};
+use vox_runtime::__private::Args;
+use vox_runtime::{Client, Config, Provider};
 
 const API_KEY: &str = "sk-trace-5a4b3c2d1e";
 

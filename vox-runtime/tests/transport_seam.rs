@@ -13,11 +13,12 @@ use std::time::Duration;
 
 use support::{Invoice, INVOICE_SCHEMA};
 use tokio::time::Instant;
+use vox_runtime::__private::{AiFunction, Args};
 use vox_runtime::transport::{
     MemoryTransport, Request, ScriptedReply, SendFuture, Transport, TransportError,
     TransportErrorKind,
 };
-use vox_runtime::{AiFunction, Args, Client, Config, ConfigBuilder, Error, Provider};
+use vox_runtime::{Client, Config, ConfigBuilder, Error, Provider};
 
 const KEY: &str = "sk-seam-test-0a1b2c3d";
 const ANTHROPIC_KEY: &str = "sk-ant-seam-4e5f6a7b";

@@ -8,8 +8,9 @@ mod support;
 
 use support::{Invoice, INVOICE_SCHEMA};
 use vox_metadata::json::Json;
+use vox_runtime::__private::{AiFunction, Args};
 use vox_runtime::transport::{MemoryTransport, RecordedRequest, ScriptedReply};
-use vox_runtime::{AiFunction, Args, Client, Config, Provider, ResponseFormat};
+use vox_runtime::{Client, Config, Provider, ResponseFormat};
 
 /// A function with a doc comment, a temperature and two arguments.
 static EXTRACT: AiFunction = AiFunction::new(

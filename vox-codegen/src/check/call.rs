@@ -10,7 +10,7 @@ use super::{suggest, Builtin, Callee, Checker, Want};
 
 /// Whether `text` is a `Decimal` as Vox writes one: an optional `-`, digits,
 /// and optionally `.` and more digits (docs/language.md, "Decimal"; the same
-/// rule as `vox_runtime::decimal::is_decimal`).
+/// rule as `vox_runtime::__private::decimal::is_decimal`).
 fn is_decimal_text(text: &str) -> bool {
     let digits = text.strip_prefix('-').unwrap_or(text);
     let (int, frac) = match digits.split_once('.') {

@@ -130,14 +130,14 @@ impl Emitter<'_> {
                 }
             }
             Builtin::Str => format!(
-                "::vox_runtime::builtins::to_str(&{})",
+                "::vox_runtime::__private::builtins::to_str(&{})",
                 self.borrowable(a0, ctx, depth)
             ),
             // Compiled for `cargo test`, printing goes through `println!`
             // so libtest captures it with the test's output instead of
             // mixing it into the test report.
             Builtin::Print => format!(
-                "{{ let vox_printed = &{}; if ::std::cfg!(test) {{ ::vox_runtime::builtins::print_captured(vox_printed) }} else {{ ::vox_runtime::builtins::print(vox_printed) }} }}",
+                "{{ let vox_printed = &{}; if ::std::cfg!(test) {{ ::vox_runtime::__private::builtins::print_captured(vox_printed) }} else {{ ::vox_runtime::__private::builtins::print(vox_printed) }} }}",
                 self.borrowable(a0, ctx, depth)
             ),
             Builtin::Int | Builtin::Float | Builtin::Decimal
@@ -172,7 +172,7 @@ impl Emitter<'_> {
                     format!("::std::string::String::from({})", rust_str(text))
                 }
                 (_, Ty::Int) => format!(
-                    "::vox_runtime::decimal::from_int({})",
+                    "::vox_runtime::__private::decimal::from_int({})",
                     self.expr(a0, ctx, depth, Tail::Value)
                 ),
                 _ => {
@@ -243,7 +243,7 @@ impl Emitter<'_> {
                         let v = self.borrowable(a0, ctx, depth);
                         let at = self.info.sites.get(&call.id).map_or("?", String::as_str);
                         format!(
-                            "{{ let VOX_L = &{v}; let VOX_N: i64 = {digits}; ::vox_runtime::decimal::fixed(VOX_L, VOX_N, {}, {}) }}",
+                            "{{ let VOX_L = &{v}; let VOX_N: i64 = {digits}; ::vox_runtime::__private::decimal::fixed(VOX_L, VOX_N, {}, {}) }}",
                             rust_str(&self.current_fn),
                             rust_str(at)
                         )
@@ -251,7 +251,7 @@ impl Emitter<'_> {
                     t => {
                         let v = self.expr(a0, ctx, depth, Tail::Value);
                         let v = if matches!(t, Ty::Float) { v } else { format!("({v} as f64)") };
-                        format!("{{ let VOX_X: f64 = {v}; let VOX_N: i64 = {digits}; ::vox_runtime::builtins::fixed(VOX_X, VOX_N) }}")
+                        format!("{{ let VOX_X: f64 = {v}; let VOX_N: i64 = {digits}; ::vox_runtime::__private::builtins::fixed(VOX_X, VOX_N) }}")
                     }
                 }
             }
@@ -268,7 +268,7 @@ impl Emitter<'_> {
                 let (f, at) = (rust_str(&self.current_fn), rust_str(&at));
                 let cmp = match elem {
                     Ty::Float => "|VOX_A: &f64, VOX_B: &f64| VOX_A.total_cmp(VOX_B)".to_string(),
-                    Ty::Decimal => format!("|VOX_A: &::std::string::String, VOX_B: &::std::string::String| ::vox_runtime::decimal::cmp(VOX_A, VOX_B, {f}, {at})"),
+                    Ty::Decimal => format!("|VOX_A: &::std::string::String, VOX_B: &::std::string::String| ::vox_runtime::__private::decimal::cmp(VOX_A, VOX_B, {f}, {at})"),
                     _ => "::std::cmp::Ord::cmp".to_string(),
                 };
                 match b {
@@ -285,8 +285,8 @@ impl Emitter<'_> {
                         let v = self.borrowable(a0, ctx, depth);
                         match elem {
                             Ty::Float => format!("{v}.iter().fold(0.0_f64, |VOX_A, VOX_B| VOX_A + *VOX_B)"),
-                            Ty::Decimal => format!("{v}.iter().fold(::std::string::String::from(\"0\"), |VOX_A, VOX_B| ::vox_runtime::decimal::add(&VOX_A, VOX_B, {f}, {at}))"),
-                            _ => format!("{v}.iter().fold(0_i64, |VOX_A, VOX_B| ::vox_runtime::arith::add(VOX_A, *VOX_B, {f}, {at}))"),
+                            Ty::Decimal => format!("{v}.iter().fold(::std::string::String::from(\"0\"), |VOX_A, VOX_B| ::vox_runtime::__private::decimal::add(&VOX_A, VOX_B, {f}, {at}))"),
+                            _ => format!("{v}.iter().fold(0_i64, |VOX_A, VOX_B| ::vox_runtime::__private::arith::add(VOX_A, *VOX_B, {f}, {at}))"),
                         }
                     }
                 }
@@ -309,7 +309,7 @@ impl Emitter<'_> {
     }
 
     /// `Decimal` operators (docs/language.md, "Decimal"): exact `+ - *` and
-    /// comparison by value, through `vox_runtime::decimal`.
+    /// comparison by value, through `vox_runtime::__private::decimal`.
     pub(super) fn decimal_binary(
         &mut self,
         e: &Expr,
@@ -343,7 +343,7 @@ impl Emitter<'_> {
     pub(super) fn checked(&self, e: &Expr, f: &str, operands: &[String]) -> String {
         let at = self.info.sites.get(&e.id).map_or("?", String::as_str);
         format!(
-            "::vox_runtime::{f}({}, {}, {})",
+            "::vox_runtime::__private::{f}({}, {}, {})",
             operands.join(", "),
             rust_str(&self.current_fn),
             rust_str(at)

@@ -99,7 +99,7 @@ impl Emitter<'_> {
                 .join("\n");
             let _ = writeln!(
                 out,
-                "    static VOX_AI: ::vox_runtime::AiFunction = ::vox_runtime::AiFunction::new("
+                "    static VOX_AI: ::vox_runtime::__private::AiFunction = ::vox_runtime::__private::AiFunction::new("
             );
             let _ = writeln!(out, "        {},", rust_str(&f.name));
             let _ = writeln!(out, "        {},", rust_str(instruction.trim()));
@@ -135,7 +135,7 @@ impl Emitter<'_> {
                 out,
                 "\n    .in_test_build(if cfg!(test) {{\n        ::std::option::Option::Some({dir})\n    }} else {{\n        ::std::option::Option::None\n    }});\n",
             );
-            out.push_str("    let VOX_ARGS = ::vox_runtime::Args::new()");
+            out.push_str("    let VOX_ARGS = ::vox_runtime::__private::Args::new()");
             for (p, _) in &f.params {
                 let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));
             }
@@ -145,7 +145,7 @@ impl Emitter<'_> {
                 // value (docs/runtime.md, "Checks").
                 Some(check) => {
                     out.push_str(
-                        "    ::vox_runtime::call_ai_checked(&VOX_AI, VOX_ARGS, async move {\n",
+                        "    ::vox_runtime::__private::call_ai_checked(&VOX_AI, VOX_ARGS, async move {\n",
                     );
                     out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
                     let _ = writeln!(
@@ -156,7 +156,9 @@ impl Emitter<'_> {
                     out.push_str("    .await\n}\n\n");
                 }
                 None => {
-                    out.push_str("    ::vox_runtime::call_ai(&VOX_AI, VOX_ARGS, async move {\n");
+                    out.push_str(
+                        "    ::vox_runtime::__private::call_ai(&VOX_AI, VOX_ARGS, async move {\n",
+                    );
                     out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
                     out.push_str("    })\n    .await\n}\n\n");
                 }

@@ -6,7 +6,7 @@
 //! so users need no serde dependency), plain `pub fn`s for pure functions,
 //! `pub async fn … -> Result<T, vox_runtime::Error>` for functions with the
 //! `net` effect, `@ai` functions that hand their strict schema and their
-//! compiled body (the offline fixture) to `vox_runtime::call_ai`, and `@test`
+//! compiled body (the offline fixture) to `vox_runtime::__private::call_ai`, and `@test`
 //! functions in a `#[cfg(test)]` module.
 //!
 //! Emission is deterministic and never trusts a name or literal to be safe
@@ -49,8 +49,8 @@ pub use names::{rust_ident, rust_str, rust_type_ident};
 pub(crate) use walk::calls_anything;
 
 /// Version of the contract between generated code and vox-runtime; the
-/// generated code asserts it at compile time (see `vox_runtime::assert_contract`).
-pub const CONTRACT_VERSION: u32 = 4;
+/// generated code asserts it at compile time (see `vox_runtime::__private::assert_contract`).
+pub const CONTRACT_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, Default)]
 pub struct EmitOptions {
@@ -166,7 +166,7 @@ impl<'a> Emitter<'a> {
         }
         let _ = writeln!(
             self.out,
-            "\nconst _: () = ::vox_runtime::assert_contract({CONTRACT_VERSION});\n"
+            "\nconst _: () = ::vox_runtime::__private::assert_contract({CONTRACT_VERSION});\n"
         );
         for id in self.info.types.ids() {
             self.type_def(id);
@@ -175,7 +175,7 @@ impl<'a> Emitter<'a> {
         for (_, static_name, s) in &self.schemas {
             let _ = writeln!(
                 self.out,
-                "#[doc(hidden)]\n#[allow(non_upper_case_globals)]\npub static {static_name}: ::vox_runtime::OutputSchema = ::vox_runtime::OutputSchema::new({}, {}, {});\n",
+                "#[doc(hidden)]\n#[allow(non_upper_case_globals)]\npub static {static_name}: ::vox_runtime::__private::OutputSchema = ::vox_runtime::__private::OutputSchema::new({}, {}, {});\n",
                 rust_str(&s.name),
                 rust_str(&s.schema.to_compact()),
                 s.wrapped

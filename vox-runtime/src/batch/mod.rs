@@ -174,7 +174,8 @@ impl Client {
     /// [`batch_results`].
     ///
     /// ```no_run
-    /// # use vox_runtime::{AiFunction, Args, BatchOptions, Client, Config, OutputSchema, Provider};
+    /// # use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+    /// # use vox_runtime::{BatchOptions, Client, Config, Provider};
     /// # static OUT: OutputSchema = OutputSchema::new("int", r#"{"type":"object"}"#, true);
     /// # static COUNT: AiFunction = AiFunction::new("count", "", &OUT);
     /// # async fn f(client: Client) -> Result<(), vox_runtime::Error> {

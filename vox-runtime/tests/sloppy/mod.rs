@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use crate::support::{MemoryServer, Reply};
-use vox_runtime::{AiFunction, Client, Config, OutputSchema, Provider};
+use vox_runtime::__private::{AiFunction, OutputSchema};
+use vox_runtime::{Client, Config, Provider};
 
 /// `type Line { description: str, quantity: int, unit_price: float }`
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -27,22 +27,24 @@ pub struct Invoice {
 }
 
 /// `Invoice`'s strict schema, as a generated constant.
-pub static INVOICE_SCHEMA: vox_runtime::OutputSchema = vox_runtime::OutputSchema::new(
-    "Invoice",
-    r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
-    false,
-);
+pub static INVOICE_SCHEMA: vox_runtime::__private::OutputSchema =
+    vox_runtime::__private::OutputSchema::new(
+        "Invoice",
+        r#"{"type":"object","properties":{"vendor":{"type":"string"},"total":{"type":"number"}},"required":["vendor","total"],"additionalProperties":false}"#,
+        false,
+    );
 
 /// `@ai(structured_output = Invoice, model = "gpt-4o-mini", temperature = 0.2,
 /// max_iterations = 3) fn extract_invoice(ocr_text: str) to Invoice`.
-pub static EXTRACT_INVOICE: vox_runtime::AiFunction = vox_runtime::AiFunction::new(
-    "extract_invoice",
-    "Extract the invoice fields from OCR text.",
-    &INVOICE_SCHEMA,
-)
-.with_model("gpt-4o-mini")
-.with_temperature(0.2)
-.with_max_iterations(3);
+pub static EXTRACT_INVOICE: vox_runtime::__private::AiFunction =
+    vox_runtime::__private::AiFunction::new(
+        "extract_invoice",
+        "Extract the invoice fields from OCR text.",
+        &INVOICE_SCHEMA,
+    )
+    .with_model("gpt-4o-mini")
+    .with_temperature(0.2)
+    .with_max_iterations(3);
 
 /// One scripted answer.
 #[derive(Debug, Clone)]

@@ -91,7 +91,7 @@ pub fn int_of_float(x: f64, function: &str, at: &str) -> i64 {
             "float has no int value",
             function,
             at,
-            format_args!("int({})", crate::builtins::to_str(&x)),
+            format_args!("int({})", super::builtins::to_str(&x)),
         )
     }
 }

@@ -5,7 +5,7 @@
 //! optionally `.` and one or more digits. The text is kept as written, so
 //! `"12.50"` keeps its two decimal places. The builtins that read a
 //! `Decimal` fail at run time — naming the Vox function and the `.vox`
-//! position, like [`crate::arith`] — when the text is not of that form
+//! position, like [`super::arith`] — when the text is not of that form
 //! (a `Decimal` that came from a model or from Rust code may be anything).
 
 /// Whether `text` is a decimal number as Vox writes one.
@@ -54,7 +54,7 @@ pub fn to_int(d: &str, function: &str, at: &str) -> i64 {
     let int_part = d.split_once('.').map_or(d, |(i, _)| i);
     match int_part.parse::<i64>() {
         Ok(n) => n,
-        Err(_) => crate::arith::fail_with(
+        Err(_) => super::arith::fail_with(
             "decimal has no int value",
             function,
             at,
@@ -268,21 +268,21 @@ fn render(
 #[inline(never)]
 #[track_caller]
 fn overflow(function: &str, at: &str, what: &dyn Fn() -> String) -> ! {
-    crate::arith::fail_with("decimal overflow", function, at, format_args!("{}", what()))
+    super::arith::fail_with("decimal overflow", function, at, format_args!("{}", what()))
 }
 
 #[cold]
 #[inline(never)]
 #[track_caller]
 fn not_a_decimal_in(function: &str, at: &str, what: std::fmt::Arguments<'_>) -> ! {
-    crate::arith::fail_with("not a decimal number", function, at, what)
+    super::arith::fail_with("not a decimal number", function, at, what)
 }
 
 #[cold]
 #[inline(never)]
 #[track_caller]
 fn not_a_decimal(function: &str, at: &str, builtin: &str, text: &str) -> ! {
-    crate::arith::fail_with(
+    super::arith::fail_with(
         "not a decimal number",
         function,
         at,

@@ -1,0 +1,93 @@
+//! What generated code calls, and nothing a program should name itself.
+//!
+//! The code vox-build generates refers to these items by path
+//! (`::vox_runtime::__private::…`); they are public only so that it can.
+//! They are not part of vox-runtime's API: they change together with
+//! vox-codegen's emitter, and [`crate::CONTRACT_VERSION`] (checked by the
+//! generated `const _: () = ::vox_runtime::__private::assert_contract(N);`)
+//! makes a mismatch a compile error with an explanation instead of a wrong
+//! program (docs/runtime.md, "Generated code"). The same convention as
+//! serde's and prost's `__private`.
+
+use std::future::Future;
+
+pub mod arith;
+pub mod builtins;
+pub mod decimal;
+
+pub use crate::ai_function::{AiFunction, Args, OutputSchema};
+use crate::{default_client, Error, CONTRACT_VERSION};
+
+/// Fails compilation when generated code was made for another contract
+/// version. Generated code contains
+/// `const _: () = ::vox_runtime::__private::assert_contract(N);`.
+///
+/// ```
+/// const _: () = vox_runtime::__private::assert_contract(vox_runtime::CONTRACT_VERSION);
+/// ```
+///
+/// ```compile_fail
+/// const _: () = vox_runtime::__private::assert_contract(vox_runtime::CONTRACT_VERSION + 1);
+/// ```
+pub const fn assert_contract(version: u32) {
+    if version != CONTRACT_VERSION {
+        panic!(
+            "vox-build and vox-runtime disagree on the generated-code contract version: \
+             use versions of vox-build and vox-runtime that belong together \
+             (`cargo vox doctor --diag vox.schema_drift` explains)"
+        );
+    }
+}
+
+/// Runs one `@ai` call through the process-wide default client (see
+/// [`default_client`]). This is the entry point generated code calls.
+///
+/// Under the `fixture` provider it returns `fixture.await` (the function's
+/// Vox body) and makes no request; otherwise it never polls `fixture`.
+pub async fn call_ai<T, F>(
+    function: &'static AiFunction,
+    args: Args,
+    fixture: F,
+) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned + Send,
+    F: Future<Output = Result<T, Error>>,
+{
+    default_client()?.call_ai(function, args, fixture).await
+}
+
+/// [`call_ai`] with a check of the value: what `@ai(check = f)` generates
+/// (see [`crate::Client::call_ai_checked`]).
+pub async fn call_ai_checked<T, F, C>(
+    function: &'static AiFunction,
+    args: Args,
+    fixture: F,
+    check: C,
+) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize + Send,
+    F: Future<Output = Result<T, Error>>,
+    C: Fn(&T) -> Vec<String> + Sync,
+{
+    default_client()?
+        .call_ai_checked(function, args, fixture, check)
+        .await
+}
+
+/// Judges one reply's content as a call does — parse, repair (when
+/// `repair`), correction — for the `correction` bench.
+pub fn judge_reply<T: serde::de::DeserializeOwned>(
+    content: &str,
+    output: &OutputSchema,
+    repair: bool,
+) -> Result<T, String> {
+    crate::repair::parse_reply::<T>(content, output, repair).map(|(value, _)| value)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn contract_check_accepts_current_version() {
+        const _: () = super::assert_contract(crate::CONTRACT_VERSION);
+    }
+}
