@@ -106,9 +106,10 @@ impl Answer<'_> {
 }
 
 /// How servers say a reply was cut off, as [`Answer`] keeps it.
-const TRUNCATIONS: [&str; 5] = [
+const TRUNCATIONS: [&str; 6] = [
     "finish_reason = \"length\"",
     "stop_reason = \"max_tokens\"",
+    "stop_reason = \"model_context_window_exceeded\"",
     "finishReason = \"MAX_TOKENS\"",
     "done = false",
     "done_reason = \"length\"",
@@ -465,6 +466,52 @@ mod tests {
             serde_json::json!({"message": {"content": "{}"}}),
         );
         assert_eq!(no_done.content().unwrap(), "{}");
+    }
+
+    /// Every way a wire says a reply was cut off survives a cassette: the
+    /// replayed answer says it the same way.
+    #[test]
+    fn every_truncation_a_wire_reports_is_replayed_as_recorded() {
+        let cut = [
+            (
+                CHAT,
+                serde_json::json!({"choices": [{"message": {"content": "{"}, "finish_reason": "length"}]}),
+            ),
+            (
+                Wire::Anthropic,
+                serde_json::json!({"content": [{"type": "text", "text": "{"}], "stop_reason": "max_tokens"}),
+            ),
+            (
+                Wire::Anthropic,
+                serde_json::json!({"content": [{"type": "text", "text": "{"}], "stop_reason": "model_context_window_exceeded"}),
+            ),
+            (
+                Wire::Gemini,
+                serde_json::json!({"candidates": [{"content": {"parts": [{"text": "{"}]}, "finishReason": "MAX_TOKENS"}]}),
+            ),
+            (
+                Wire::Ollama,
+                serde_json::json!({"message": {"content": "{"}, "done": false}),
+            ),
+            (
+                Wire::Ollama,
+                serde_json::json!({"message": {"content": "{"}, "done": true, "done_reason": "length"}),
+            ),
+        ];
+        let mut seen = Vec::new();
+        for (wire, body) in cut {
+            let answer = response_of(wire, body);
+            let how = answer.truncated.expect("cut off");
+            let recorded = answer.recorded(&|t: &str| t.to_owned());
+            let replayed = Answer::replayed(&recorded);
+            assert_eq!(replayed.truncated, Some(how));
+            assert_eq!(replayed.content.as_deref(), Some("{"));
+            seen.push(how);
+        }
+        seen.sort_unstable();
+        let mut known = TRUNCATIONS.to_vec();
+        known.sort_unstable();
+        assert_eq!(seen, known);
     }
 
     /// What a server says instead of an answer is quoted redacted first,

@@ -10,7 +10,7 @@ use vox_metadata::providers::{tool_description, tool_name};
 
 use serde::Serialize;
 
-use super::{malformed, temperature, KeyHeader, Message, Prepare, Prepared, Protocol};
+use super::{borrowed, read_object, temperature, KeyHeader, Message, Prepare, Prepared, Protocol};
 use crate::error::Error;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
@@ -88,7 +88,7 @@ impl Protocol for Anthropic {
     }
 
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
-        let response: AnthropicResponse<'_> = serde_json::from_str(body).map_err(malformed)?;
+        let response: AnthropicResponse<'_> = read_object(body)?;
         let usage = response.usage.unwrap_or_default();
         let mut answer = Answer {
             usage: Usage {
@@ -99,7 +99,7 @@ impl Protocol for Anthropic {
         };
         let mut texts: Vec<Cow<'_, str>> = Vec::new();
         for raw in response.content {
-            let block: AnthropicBlock<'_> = serde_json::from_str(raw.get()).map_err(malformed)?;
+            let block: AnthropicBlock<'_> = read_object(raw.get())?;
             match block.kind.as_ref() {
                 "tool_use" if answer.tool_use.is_none() => {
                     answer.content = block.input.map(|input| Cow::Borrowed(input.get()));
@@ -116,6 +116,11 @@ impl Protocol for Anthropic {
         }
         match response.stop_reason.as_deref() {
             Some("max_tokens") => answer.truncated = Some("stop_reason = \"max_tokens\""),
+            // The reply filled the model's context window: cut off like one
+            // that hit `max_tokens` ("Handling stop reasons").
+            Some("model_context_window_exceeded") => {
+                answer.truncated = Some("stop_reason = \"model_context_window_exceeded\"")
+            }
             Some("refusal") => {
                 answer.refused = Some(format!(
                     "the model refused (stop_reason = \"refusal\"){}",
@@ -139,7 +144,7 @@ impl Protocol for Anthropic {
 struct AnthropicResponse<'a> {
     #[serde(default, borrow)]
     content: Vec<&'a RawValue>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     stop_reason: Option<Cow<'a, str>>,
     #[serde(default)]
     usage: Option<AnthropicUsage>,
@@ -149,9 +154,9 @@ struct AnthropicResponse<'a> {
 struct AnthropicBlock<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     text: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     input: Option<&'a RawValue>,
@@ -254,4 +259,244 @@ struct ToolResult<'a> {
     tool_use_id: &'a str,
     is_error: bool,
     content: &'a RawValue,
+}
+
+#[cfg(test)]
+mod tests {
+    //! Reading Messages API responses, in the shapes of the "Messages" API
+    //! reference and the "Tool use with Claude" guide.
+
+    use super::*;
+
+    fn parse(body: &str) -> Answer<'_> {
+        Anthropic
+            .parse(body, &Redactor::default())
+            .unwrap_or_else(|e| panic!("{body}: {e}"))
+    }
+
+    /// A forced tool call as the API returns it, with the fields the
+    /// runtime does not read.
+    const TOOL_USE: &str = r#"{
+      "id": "msg_01Aq9w938a90dw8q",
+      "type": "message",
+      "role": "assistant",
+      "model": "claude-sonnet-4-5",
+      "content": [
+        {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "vox_extract",
+         "input": {"vendor": "ACME", "total": 12.5}}
+      ],
+      "stop_reason": "tool_use",
+      "stop_sequence": null,
+      "usage": {"input_tokens": 472, "output_tokens": 91, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "service_tier": "standard"}
+    }"#;
+
+    #[test]
+    fn a_tool_call_s_input_is_the_content_and_its_block_is_kept() {
+        let answer = parse(TOOL_USE);
+        // The input exactly as sent: the model's bytes are what is judged.
+        assert_eq!(
+            answer.content.as_deref(),
+            Some(r#"{"vendor": "ACME", "total": 12.5}"#)
+        );
+        let (block, id) = answer.tool_use.as_ref().unwrap();
+        assert_eq!(id, "toolu_01A09q90qw90lq917835lq9");
+        assert!(
+            block.starts_with(r#"{"type": "tool_use", "id": "toolu_01A09"#),
+            "{block}"
+        );
+        assert!(block.ends_with(r#""total": 12.5}}"#), "{block}");
+        assert_eq!(answer.refused, None);
+        assert_eq!(answer.truncated, None);
+        assert_eq!(answer.reply_otherwise, None);
+        assert_eq!(
+            answer.usage,
+            Usage {
+                prompt_tokens: Some(472),
+                completion_tokens: Some(91)
+            }
+        );
+    }
+
+    #[test]
+    fn the_first_tool_call_wins_over_text_thinking_and_later_calls() {
+        let body = r#"{"type":"message","role":"assistant","content":[
+            {"type":"thinking","thinking":"Let me work out the total.","signature":"EqQBCgIYAhIM"},
+            {"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"},
+            {"type":"text","text":"I'll call the tool now."},
+            {"type":"tool_use","id":"toolu_1","name":"f","input":{"value":1}},
+            {"type":"text","text":"{\"value\":3}"},
+            {"type":"tool_use","id":"toolu_2","name":"f","input":{"value":2}}
+        ],"stop_reason":"tool_use"}"#;
+        let answer = parse(body);
+        assert_eq!(answer.content.as_deref(), Some(r#"{"value":1}"#));
+        assert_eq!(answer.tool_use.as_ref().unwrap().1, "toolu_1");
+    }
+
+    #[test]
+    fn without_a_tool_call_the_texts_are_the_content() {
+        let body = r#"{"id":"msg_2","type":"message","role":"assistant","content":[
+            {"type":"text","text":"{\"value\":"},
+            {"type":"thinking","thinking":"…","signature":"x"},
+            {"type":"text","text":" 7}"}
+        ],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":3}}"#;
+        let answer = parse(body);
+        assert_eq!(answer.content.as_deref(), Some(r#"{"value": 7}"#));
+        assert!(answer.tool_use.is_none());
+        assert_eq!(answer.content().unwrap(), r#"{"value": 7}"#);
+        // One text block: its text.
+        let one = r#"{"content":[{"type":"text","text":"42"}],"stop_reason":"end_turn"}"#;
+        assert_eq!(parse(one).content.as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn a_tool_call_without_input_has_no_content_but_its_text() {
+        let body = r#"{"content":[{"type":"tool_use","id":"toolu_3","name":"f"}],"stop_reason":"tool_use"}"#;
+        let answer = parse(body);
+        assert_eq!(answer.content, None);
+        assert_eq!(answer.tool_use.as_ref().unwrap().1, "toolu_3");
+        assert_eq!(
+            answer.content().unwrap_err().error,
+            "the reply had no content"
+        );
+        // Text beside it may still hold the JSON; the call is still the
+        // turn the correction answers.
+        let body = r#"{"content":[{"type":"tool_use","id":"toolu_3","name":"f"},
+            {"type":"text","text":"{}"}],"stop_reason":"tool_use"}"#;
+        let answer = parse(body);
+        assert_eq!(answer.content.as_deref(), Some("{}"));
+        assert_eq!(answer.tool_use.as_ref().unwrap().1, "toolu_3");
+        // A block without an id is answered with an empty one.
+        let no_id = r#"{"content":[{"type":"tool_use","name":"f","input":{}}]}"#;
+        assert_eq!(parse(no_id).tool_use.unwrap().1, "");
+    }
+
+    #[test]
+    fn stop_reasons() {
+        let with = |reason: &str| {
+            format!(
+                r#"{{"content":[{{"type":"tool_use","id":"t","name":"f","input":{{"value":[1,2]}}}}],"stop_reason":{reason}}}"#
+            )
+        };
+        for (reason, how) in [
+            ("\"max_tokens\"", "stop_reason = \"max_tokens\""),
+            (
+                "\"model_context_window_exceeded\"",
+                "stop_reason = \"model_context_window_exceeded\"",
+            ),
+        ] {
+            let body = with(reason);
+            let answer = parse(&body);
+            assert_eq!(answer.truncated, Some(how));
+            assert_eq!(answer.refused, None);
+            assert!(answer.content().unwrap_err().error.contains(how));
+        }
+        for reason in [
+            "\"end_turn\"",
+            "\"tool_use\"",
+            "\"stop_sequence\"",
+            "\"pause_turn\"",
+            "null",
+            "\"MAX_TOKENS\"",
+        ] {
+            let body = with(reason);
+            let answer = parse(&body);
+            assert_eq!(answer.truncated, None, "{reason}");
+            assert_eq!(answer.refused, None, "{reason}");
+            assert_eq!(answer.content().unwrap(), r#"{"value":[1,2]}"#);
+        }
+    }
+
+    #[test]
+    fn a_refusal_quotes_what_the_model_said_if_anything() {
+        let refused = |content: &str| {
+            let body = format!(
+                r#"{{"id":"msg_4","type":"message","role":"assistant","content":{content},"stop_reason":"refusal","usage":{{"input_tokens":10,"output_tokens":0}}}}"#
+            );
+            let answer = Anthropic.parse(&body, &Redactor::default()).unwrap();
+            assert_eq!(answer.usage.completion_tokens, Some(0));
+            answer.content().unwrap_err()
+        };
+        let e = refused("[]");
+        assert_eq!(e.error, "the model refused (stop_reason = \"refusal\")");
+        assert_eq!(e.reply, "");
+        let e = refused(r#"[{"type":"text","text":"  \n "}]"#);
+        assert_eq!(e.error, "the model refused (stop_reason = \"refusal\")");
+        let e = refused(r#"[{"type":"text","text":"I can't help with that."}]"#);
+        assert_eq!(
+            e.error,
+            "the model refused (stop_reason = \"refusal\"): I can't help with that."
+        );
+        assert_eq!(e.reply, "I can't help with that.");
+    }
+
+    #[test]
+    fn a_refusal_is_redacted_bounded_and_escaped() {
+        let key = "sk-ant-api03-refusal-0123456789";
+        let redactor = Redactor::new(Some(key), None);
+        let text = format!("{key}\r\n\u{202e}{}", "y".repeat(3 * REFUSAL_CHARS));
+        let body = serde_json::json!({"content": [{"type": "text", "text": text}], "stop_reason": "refusal"})
+            .to_string();
+        let answer = Anthropic.parse(&body, &redactor).unwrap();
+        let refused = answer.refused.unwrap();
+        assert!(!refused.contains(key), "{refused}");
+        assert!(
+            refused.starts_with(
+                "the model refused (stop_reason = \"refusal\"): [REDACTED]\\r\\n\\u{202e}yyy"
+            ),
+            "{refused}"
+        );
+        assert!(refused.ends_with(" more bytes)"), "{refused}");
+        assert!(!refused.chars().any(char::is_control), "{refused}");
+    }
+
+    #[test]
+    fn missing_parts_are_no_answer_rather_than_an_error() {
+        for body in [
+            "{}",
+            r#"{"content":[]}"#,
+            r#"{"content":[{"type":"thinking","thinking":"x"}],"usage":null}"#,
+            r#"{"content":[{"type":"text"}]}"#,
+            r#"{"content":[{"type":"image","source":{}}],"stop_reason":null}"#,
+        ] {
+            let answer = parse(body);
+            assert_eq!(answer.content, None, "{body}");
+            assert!(answer.tool_use.is_none(), "{body}");
+            assert_eq!(answer.refused, None, "{body}");
+            assert_eq!(answer.truncated, None, "{body}");
+            assert_eq!(answer.usage, Usage::default(), "{body}");
+        }
+        let partial = r#"{"usage":{"input_tokens":4}}"#;
+        assert_eq!(
+            parse(partial).usage,
+            Usage {
+                prompt_tokens: Some(4),
+                completion_tokens: None
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_typed_errors() {
+        for body in [
+            "",
+            "{",
+            "[]",
+            r#"{"content": {"type": "text", "text": "1"}}"#,
+            r#"{"content": ["text"]}"#,
+            r#"{"content": [["tool_use", null, "toolu_1", {}]]}"#,
+            r#"{"content": [{"text": "no type"}]}"#,
+            r#"{"content": [{"type": 1}]}"#,
+            r#"{"content": [{"type": "text", "text": 1}]}"#,
+            r#"{"content": [{"type": "tool_use", "id": 5, "input": {}}]}"#,
+            r#"{"stop_reason": 1}"#,
+            r#"{"usage": {"output_tokens": 1.5}}"#,
+            r#"{"content": []}{}"#,
+        ] {
+            match Anthropic.parse(body, &Redactor::default()) {
+                Err(Error::MalformedResponse(message)) => assert!(!message.is_empty(), "{body}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
 }

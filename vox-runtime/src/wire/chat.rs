@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{malformed, temperature, Message, Protocol};
+use super::{borrowed, read_object, temperature, Message, Protocol};
 use crate::config::ResponseFormat;
 use crate::error::Error;
 use crate::prompt::{Conversation, RequestParts};
@@ -88,18 +88,29 @@ impl Protocol for Chat {
     }
 
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
-        let response: ChatResponse<'_> = serde_json::from_str(body).map_err(malformed)?;
+        let response: ChatResponse<'_> = read_object(body)?;
         let usage = response.usage.unwrap_or_default();
         let (message, finish_reason) = match response.choices.into_iter().next() {
             Some(choice) => (choice.message, choice.finish_reason),
             None => (None, None),
         };
         let (content, refusal) = message.map_or((None, None), |m| (m.content, m.refusal));
+        let refused = match (&refusal, finish_reason.as_deref()) {
+            (Some(r), _) => Some(format!(
+                "the model refused: {}",
+                redactor.shown(r, REFUSAL_CHARS)
+            )),
+            // "content_filter": the content was omitted or cut by the
+            // provider's filters (chat completions reference,
+            // `finish_reason`); what is left is not an answer.
+            (None, Some("content_filter")) => {
+                Some("the reply was blocked (finish_reason = \"content_filter\")".to_owned())
+            }
+            (None, _) => None,
+        };
         Ok(Answer {
             content,
-            refused: refusal
-                .as_ref()
-                .map(|r| format!("the model refused: {}", redactor.shown(r, REFUSAL_CHARS))),
+            refused,
             reply_otherwise: refusal,
             truncated: (finish_reason.as_deref() == Some("length"))
                 .then_some("finish_reason = \"length\""),
@@ -126,15 +137,15 @@ struct ChatResponse<'a> {
 struct Choice<'a> {
     #[serde(default, borrow)]
     message: Option<ReplyMessage<'a>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     finish_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ReplyMessage<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     pub content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     refusal: Option<Cow<'a, str>>,
 }
 
@@ -198,5 +209,243 @@ impl Serialize for ChatMessages<'_> {
             })?;
         }
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Reading chat-completions responses, in the shapes of the chat
+    //! completions API reference (the chat completion object).
+
+    use super::*;
+
+    const WIRE: Chat = Chat {
+        limit: "max_completion_tokens",
+        format: ResponseFormat::JsonSchema,
+        stated: false,
+    };
+
+    fn parse(body: &str) -> Answer<'_> {
+        WIRE.parse(body, &Redactor::default())
+            .unwrap_or_else(|e| panic!("{body}: {e}"))
+    }
+
+    /// A complete response as the API reference shows it, every field the
+    /// runtime does not read included.
+    const COMPLETION: &str = r#"{
+      "id": "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT",
+      "object": "chat.completion",
+      "created": 1741569952,
+      "model": "gpt-4.1-2025-04-14",
+      "choices": [
+        {
+          "index": 0,
+          "message": {
+            "role": "assistant",
+            "content": "{\"vendor\":\"ACME\",\"total\":12.5}",
+            "refusal": null,
+            "annotations": []
+          },
+          "logprobs": null,
+          "finish_reason": "stop"
+        }
+      ],
+      "usage": {
+        "prompt_tokens": 19,
+        "completion_tokens": 10,
+        "total_tokens": 29,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+          "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}
+      },
+      "service_tier": "default",
+      "system_fingerprint": "fp_44709d6fcb"
+    }"#;
+
+    #[test]
+    fn a_completed_reply_gives_its_content_and_usage() {
+        let answer = parse(COMPLETION);
+        assert_eq!(
+            answer.content.as_deref(),
+            Some(r#"{"vendor":"ACME","total":12.5}"#)
+        );
+        assert_eq!(answer.refused, None);
+        assert_eq!(answer.reply_otherwise, None);
+        assert_eq!(answer.truncated, None);
+        assert!(answer.tool_use.is_none());
+        assert_eq!(
+            answer.usage,
+            Usage {
+                prompt_tokens: Some(19),
+                completion_tokens: Some(10)
+            }
+        );
+        assert_eq!(
+            answer.content().unwrap(),
+            r#"{"vendor":"ACME","total":12.5}"#
+        );
+    }
+
+    #[test]
+    fn content_without_escapes_is_borrowed_and_with_escapes_is_decoded() {
+        let plain = r#"{"choices":[{"message":{"content":"42"}}]}"#;
+        assert!(matches!(parse(plain).content, Some(Cow::Borrowed("42"))));
+        let escaped = r#"{"choices":[{"message":{"content":"{\"a\":\"x\\ny\u00e9\"}"}}]}"#;
+        assert_eq!(
+            parse(escaped).content.as_deref(),
+            Some("{\"a\":\"x\\ny\u{e9}\"}")
+        );
+    }
+
+    #[test]
+    fn only_the_first_choice_is_read() {
+        let body = r#"{"choices":[
+            {"index":0,"message":{"role":"assistant","content":"1"},"finish_reason":"stop"},
+            {"index":1,"message":{"role":"assistant","content":"2"},"finish_reason":"length"}
+        ]}"#;
+        let answer = parse(body);
+        assert_eq!(answer.content.as_deref(), Some("1"));
+        assert_eq!(answer.truncated, None);
+    }
+
+    #[test]
+    fn a_refusal_is_quoted_and_goes_back_as_the_reply() {
+        let body = r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,
+            "message":{"role":"assistant","content":null,"refusal":"I'm sorry, I can't assist with that request."},
+            "logprobs":null,"finish_reason":"stop"}],
+            "usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}"#;
+        let answer = parse(body);
+        assert_eq!(answer.content, None);
+        assert_eq!(
+            answer.refused.as_deref(),
+            Some("the model refused: I'm sorry, I can't assist with that request.")
+        );
+        assert_eq!(
+            answer.reply_otherwise.as_deref(),
+            Some("I'm sorry, I can't assist with that request.")
+        );
+        assert_eq!(answer.usage.completion_tokens, Some(9));
+        let rejected = answer.content().unwrap_err();
+        assert_eq!(
+            rejected.reply,
+            "I'm sorry, I can't assist with that request."
+        );
+    }
+
+    #[test]
+    fn finish_reasons() {
+        let with = |reason: &str| {
+            format!(
+                r#"{{"choices":[{{"message":{{"content":"{{\"value\": [1, 2"}},"finish_reason":{reason}}}]}}"#
+            )
+        };
+        let length = with("\"length\"");
+        let answer = parse(&length);
+        assert_eq!(answer.truncated, Some("finish_reason = \"length\""));
+        assert_eq!(answer.refused, None);
+        assert!(answer
+            .content()
+            .unwrap_err()
+            .error
+            .contains("finish_reason = \"length\""));
+        for reason in ["\"stop\"", "\"tool_calls\"", "null", "\"LENGTH\""] {
+            let body = with(reason);
+            let answer = parse(&body);
+            assert_eq!(answer.truncated, None, "{reason}");
+            assert_eq!(answer.refused, None, "{reason}");
+            assert_eq!(answer.content.as_deref(), Some("{\"value\": [1, 2"));
+        }
+        // Content omitted by the provider's filters is not an answer, even
+        // when some text is left.
+        let filtered = with("\"content_filter\"");
+        let answer = parse(&filtered);
+        assert_eq!(
+            answer.content().unwrap_err().error,
+            "the reply was blocked (finish_reason = \"content_filter\")"
+        );
+        // A refusal says more than the finish reason: it is what is quoted.
+        let body =
+            r#"{"choices":[{"message":{"refusal":"No."},"finish_reason":"content_filter"}]}"#;
+        assert_eq!(
+            parse(body).refused.as_deref(),
+            Some("the model refused: No.")
+        );
+    }
+
+    #[test]
+    fn missing_parts_are_no_answer_rather_than_an_error() {
+        for body in [
+            r#"{}"#,
+            r#"{"choices":[]}"#,
+            r#"{"choices":[{}]}"#,
+            r#"{"choices":[{"message":null,"finish_reason":null}]}"#,
+            r#"{"choices":[{"message":{"role":"assistant"}}],"usage":null}"#,
+            r#"{"choices":[{"message":{"content":null,"refusal":null}}]}"#,
+        ] {
+            let answer = parse(body);
+            assert_eq!(answer.content, None, "{body}");
+            assert_eq!(answer.refused, None, "{body}");
+            assert_eq!(answer.truncated, None, "{body}");
+            assert_eq!(answer.usage, Usage::default(), "{body}");
+            assert_eq!(
+                answer.content().unwrap_err().error,
+                "the reply had no content"
+            );
+        }
+        let partial = r#"{"choices":[],"usage":{"completion_tokens":3}}"#;
+        assert_eq!(
+            parse(partial).usage,
+            Usage {
+                prompt_tokens: None,
+                completion_tokens: Some(3)
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_typed_errors() {
+        for body in [
+            "",
+            "not json",
+            "[]",
+            "null",
+            r#"{"choices": "#,
+            r#"{"choices": {"message": {"content": "1"}}}"#,
+            r#"{"choices": [{"message": {"content": 1}}]}"#,
+            r#"{"choices": [{"message": "text"}]}"#,
+            r#"{"choices": [{"finish_reason": 7}]}"#,
+            r#"{"usage": {"prompt_tokens": -1}}"#,
+            r#"{"usage": {"prompt_tokens": "12"}}"#,
+            r#"{"choices": []} trailing"#,
+        ] {
+            match WIRE.parse(body, &Redactor::default()) {
+                Err(Error::MalformedResponse(message)) => assert!(!message.is_empty(), "{body}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
+
+    /// A refusal is the server's text: redacted, then bounded and put on
+    /// one line.
+    #[test]
+    fn a_refusal_is_redacted_bounded_and_escaped() {
+        let key = "sk-proj-chat-refusal-0123456789";
+        let redactor = Redactor::new(Some(key), None);
+        let refusal = format!("key {key}\n\u{1b}[2J{}", "x".repeat(2 * REFUSAL_CHARS));
+        let body = serde_json::json!({"choices": [{"message": {"refusal": refusal}}]}).to_string();
+        let answer = WIRE.parse(&body, &redactor).unwrap();
+        let refused = answer.refused.unwrap();
+        assert!(!refused.contains(key), "{refused}");
+        assert!(
+            refused.starts_with("the model refused: key [REDACTED]\\n\\u{1b}[2Jxxx"),
+            "{refused}"
+        );
+        assert!(refused.ends_with(" more bytes)"), "{refused}");
+        assert!(!refused.chars().any(char::is_control), "{refused}");
+        let quoted = refused.trim_start_matches("the model refused: ");
+        let shown = quoted.split('…').next().unwrap();
+        assert_eq!(shown.chars().count(), REFUSAL_CHARS);
+        // What goes back to the model is its own text, unchanged.
+        assert_eq!(answer.reply_otherwise.as_deref(), Some(&*refusal));
     }
 }

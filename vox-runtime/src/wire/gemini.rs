@@ -12,7 +12,7 @@ use vox_metadata::providers::gemini_schema_text;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::{malformed, temperature, KeyHeader, Prepare, Prepared, Protocol};
+use super::{borrowed, read_object, temperature, KeyHeader, Prepare, Prepared, Protocol};
 use crate::error::Error;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
@@ -95,7 +95,7 @@ impl Protocol for Gemini {
     }
 
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
-        let response: GeminiResponse<'_> = serde_json::from_str(body).map_err(malformed)?;
+        let response: GeminiResponse<'_> = read_object(body)?;
         let usage = response.usage_metadata.unwrap_or_default();
         let mut answer = Answer {
             usage: Usage {
@@ -164,7 +164,7 @@ struct GeminiResponse<'a> {
 struct GeminiCandidate<'a> {
     #[serde(default, borrow)]
     content: Option<GeminiContent<'a>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     finish_reason: Option<Cow<'a, str>>,
 }
 
@@ -176,7 +176,7 @@ struct GeminiContent<'a> {
 
 #[derive(Debug, Deserialize)]
 struct GeminiPart<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     text: Option<Cow<'a, str>>,
     /// A thinking model's thought summary, not the answer.
     #[serde(default)]
@@ -186,7 +186,7 @@ struct GeminiPart<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct GeminiFeedback<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     block_reason: Option<Cow<'a, str>>,
 }
 
@@ -248,5 +248,271 @@ impl Serialize for GeminiContents<'_> {
             seq.serialize_element(&turn("user", &t.correction))?;
         }
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Reading `generateContent` responses, in the shapes of the Gemini API
+    //! reference (`GenerateContentResponse`, `Candidate`, `PromptFeedback`,
+    //! `UsageMetadata`).
+
+    use super::*;
+
+    fn parse(body: &str) -> Answer<'_> {
+        Gemini
+            .parse(body, &Redactor::default())
+            .unwrap_or_else(|e| panic!("{body}: {e}"))
+    }
+
+    /// A complete response as the API returns it, with the fields the
+    /// runtime does not read.
+    const RESPONSE: &str = r#"{
+      "candidates": [
+        {
+          "content": {"parts": [{"text": "{\"vendor\": \"ACME\"}"}], "role": "model"},
+          "finishReason": "STOP",
+          "index": 0,
+          "safetyRatings": [
+            {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "NEGLIGIBLE"}
+          ],
+          "avgLogprobs": -0.0123
+        }
+      ],
+      "usageMetadata": {
+        "promptTokenCount": 8,
+        "candidatesTokenCount": 5,
+        "totalTokenCount": 33,
+        "thoughtsTokenCount": 20,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 8}]
+      },
+      "modelVersion": "gemini-2.5-flash",
+      "responseId": "mK1aaJ2nFLmgz7IP7dXtkQk"
+    }"#;
+
+    #[test]
+    fn a_finished_candidate_gives_its_text_and_usage() {
+        let answer = parse(RESPONSE);
+        assert_eq!(answer.content.as_deref(), Some(r#"{"vendor": "ACME"}"#));
+        assert_eq!(answer.refused, None);
+        assert_eq!(answer.truncated, None);
+        assert_eq!(answer.reply_otherwise, None);
+        assert!(answer.tool_use.is_none());
+        assert_eq!(
+            answer.usage,
+            Usage {
+                prompt_tokens: Some(8),
+                completion_tokens: Some(5)
+            }
+        );
+    }
+
+    #[test]
+    fn text_parts_are_joined_without_thoughts_or_other_parts() {
+        let content = |parts: &str| {
+            let body = format!(
+                r#"{{"candidates":[{{"content":{{"role":"model","parts":{parts}}},"finishReason":"STOP"}}]}}"#
+            );
+            Gemini
+                .parse(&body, &Redactor::default())
+                .unwrap()
+                .content
+                .map(Cow::into_owned)
+        };
+        assert_eq!(content(r#"[{"text":"1"}]"#).as_deref(), Some("1"));
+        assert_eq!(
+            content(r#"[{"text":"{\"a\":"},{"text":"[1,"},{"text":"2]}"}]"#).as_deref(),
+            Some(r#"{"a":[1,2]}"#)
+        );
+        assert_eq!(
+            content(r#"[{"text":"**Planning** the answer","thought":true},{"text":"[]"},{"text":"x","thought":true}]"#)
+                .as_deref(),
+            Some("[]")
+        );
+        assert_eq!(
+            content(r#"[{"functionCall":{"name":"f","args":{}}},{"inlineData":{"mimeType":"image/png","data":"iVBOR"}},{"text":"3"},{"thoughtSignature":"CiQB"}]"#)
+                .as_deref(),
+            Some("3")
+        );
+        assert_eq!(
+            content(r#"[{"text":"","thought":false}]"#).as_deref(),
+            Some("")
+        );
+        assert_eq!(content("[]"), None);
+        assert_eq!(
+            content(r#"[{"text":"only a thought","thought":true}]"#),
+            None
+        );
+    }
+
+    #[test]
+    fn a_single_unescaped_part_is_borrowed() {
+        let body = r#"{"candidates":[{"content":{"parts":[{"text":"7"}]}}]}"#;
+        assert!(matches!(parse(body).content, Some(Cow::Borrowed("7"))));
+    }
+
+    #[test]
+    fn only_the_first_candidate_is_read() {
+        let body = r#"{"candidates":[
+            {"content":{"parts":[{"text":"1"}]},"finishReason":"STOP","index":0},
+            {"content":{"parts":[{"text":"2"}]},"finishReason":"SAFETY","index":1}
+        ]}"#;
+        let answer = parse(body);
+        assert_eq!(answer.content.as_deref(), Some("1"));
+        assert_eq!(answer.refused, None);
+    }
+
+    #[test]
+    fn finish_reasons() {
+        let with = |reason: &str| {
+            format!(
+                r#"{{"candidates":[{{"content":{{"parts":[{{"text":"{{\"v\":"}}]}},"finishReason":{reason}}}]}}"#
+            )
+        };
+        for reason in ["\"STOP\"", "\"FINISH_REASON_UNSPECIFIED\"", "null"] {
+            let body = with(reason);
+            let answer = parse(&body);
+            assert_eq!(answer.refused, None, "{reason}");
+            assert_eq!(answer.truncated, None, "{reason}");
+            assert_eq!(answer.content.as_deref(), Some("{\"v\":"), "{reason}");
+        }
+        let body = with("\"MAX_TOKENS\"");
+        let answer = parse(&body);
+        assert_eq!(answer.truncated, Some("finishReason = \"MAX_TOKENS\""));
+        assert_eq!(answer.refused, None);
+        // Every other reason means the text is not an answer, even when
+        // some is there.
+        for reason in [
+            "SAFETY",
+            "RECITATION",
+            "LANGUAGE",
+            "OTHER",
+            "BLOCKLIST",
+            "PROHIBITED_CONTENT",
+            "SPII",
+            "MALFORMED_FUNCTION_CALL",
+            "IMAGE_SAFETY",
+            "stop",
+        ] {
+            let body = with(&format!("\"{reason}\""));
+            let answer = parse(&body);
+            assert_eq!(answer.truncated, None, "{reason}");
+            assert_eq!(
+                answer.content().unwrap_err().error,
+                format!("the reply was blocked (finishReason = {reason})")
+            );
+        }
+    }
+
+    #[test]
+    fn a_blocked_prompt_has_no_candidates_and_says_why() {
+        let body = r#"{
+          "promptFeedback": {
+            "blockReason": "SAFETY",
+            "safetyRatings": [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": true}]
+          },
+          "usageMetadata": {"promptTokenCount": 12, "totalTokenCount": 12},
+          "modelVersion": "gemini-2.5-flash"
+        }"#;
+        let answer = parse(body);
+        assert_eq!(
+            answer.refused.as_deref(),
+            Some("the prompt was blocked (blockReason = SAFETY)")
+        );
+        assert_eq!(answer.content, None);
+        assert_eq!(
+            answer.usage,
+            Usage {
+                prompt_tokens: Some(12),
+                completion_tokens: None
+            }
+        );
+        // The block decides even if a candidate came along.
+        let both = r#"{"promptFeedback":{"blockReason":"OTHER"},
+            "candidates":[{"content":{"parts":[{"text":"{}"}]},"finishReason":"STOP"}]}"#;
+        let answer = parse(both);
+        assert_eq!(answer.content, None);
+        assert_eq!(
+            answer.content().unwrap_err().error,
+            "the prompt was blocked (blockReason = OTHER)"
+        );
+        // Feedback without a block reason blocks nothing.
+        let rated = r#"{"promptFeedback":{"safetyRatings":[]},
+            "candidates":[{"content":{"parts":[{"text":"{}"}]},"finishReason":"STOP"}]}"#;
+        assert_eq!(parse(rated).content().unwrap(), "{}");
+    }
+
+    #[test]
+    fn missing_parts_are_no_answer_rather_than_an_error() {
+        for body in [
+            "{}",
+            r#"{"candidates":[]}"#,
+            r#"{"candidates":[{}]}"#,
+            r#"{"candidates":[{"content":null,"finishReason":"STOP"}]}"#,
+            r#"{"candidates":[{"content":{"role":"model"}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[]}}],"promptFeedback":null,"usageMetadata":null}"#,
+            r#"{"promptFeedback":{"blockReason":null}}"#,
+        ] {
+            let answer = parse(body);
+            assert_eq!(answer.content, None, "{body}");
+            assert_eq!(answer.refused, None, "{body}");
+            assert_eq!(answer.truncated, None, "{body}");
+            assert_eq!(answer.usage, Usage::default(), "{body}");
+            assert_eq!(
+                answer.content().unwrap_err().error,
+                "the reply had no content"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_bodies_are_typed_errors() {
+        for body in [
+            "",
+            "{\"candidates\":",
+            "[]",
+            r#"{"candidates": {"content": {}}}"#,
+            r#"{"candidates": [{"content": {"parts": {"text": "1"}}}]}"#,
+            r#"{"candidates": [{"content": {"parts": [{"text": 1}]}}]}"#,
+            r#"{"candidates": [{"content": {"parts": [{"text": "1", "thought": "yes"}]}}]}"#,
+            r#"{"candidates": [{"finishReason": 1}]}"#,
+            r#"{"promptFeedback": {"blockReason": 2}}"#,
+            r#"{"usageMetadata": {"promptTokenCount": "8"}}"#,
+            r#"{"candidates": []}]"#,
+        ] {
+            match Gemini.parse(body, &Redactor::default()) {
+                Err(Error::MalformedResponse(message)) => assert!(!message.is_empty(), "{body}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
+
+    /// Reasons are the server's text: redacted, bounded to a short enum
+    /// name's length, one line.
+    #[test]
+    fn reasons_are_redacted_bounded_and_escaped() {
+        let key = "AIzaSyD-gemini-reason-0123456789";
+        let redactor = Redactor::new(Some(key), None);
+        let reason = format!("{key}\n{}", "Z".repeat(200));
+        for body in [
+            serde_json::json!({"candidates": [{"finishReason": reason}]}),
+            serde_json::json!({"promptFeedback": {"blockReason": reason}}),
+        ] {
+            let body = body.to_string();
+            let refused = Gemini.parse(&body, &redactor).unwrap().refused.unwrap();
+            assert!(!refused.contains(key), "{refused}");
+            assert!(refused.contains("= [REDACTED]\\nZZZ"), "{refused}");
+            assert!(refused.ends_with(" more bytes))"), "{refused}");
+            assert!(!refused.chars().any(char::is_control), "{refused}");
+            let shown = refused
+                .split(" = ")
+                .nth(1)
+                .unwrap()
+                .split('…')
+                .next()
+                .unwrap();
+            assert_eq!(shown.chars().count(), REASON_CHARS, "{refused}");
+        }
     }
 }

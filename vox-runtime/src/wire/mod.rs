@@ -16,7 +16,10 @@ pub(crate) mod chat;
 pub(crate) mod gemini;
 pub(crate) mod ollama;
 
+use std::borrow::Cow;
+
 use reqwest::header::HeaderName;
+use serde::Deserialize;
 use vox_metadata::providers::Protocol as TableProtocol;
 
 use serde_json::value::RawValue;
@@ -218,4 +221,35 @@ pub(crate) trait Protocol: Send + Sync {
 /// An error reading a response body.
 pub(crate) fn malformed(e: serde_json::Error) -> Error {
     Error::MalformedResponse(e.to_string())
+}
+
+/// Reads `json` — a response body, or one of its objects — as `T`. It must
+/// be a JSON object: serde would read a struct from an array too, its
+/// elements taken as the fields in order (so `[]` would be an answer with
+/// nothing in it).
+pub(crate) fn read_object<'b, T: serde::Deserialize<'b>>(json: &'b str) -> Result<T, Error> {
+    if !json.trim_start().starts_with('{') {
+        // serde_json's own message for what is there instead.
+        let e = match serde_json::from_str::<serde::de::IgnoredAny>(json) {
+            Err(e) => e,
+            Ok(_) => {
+                return Err(Error::MalformedResponse(
+                    "expected a JSON object".to_owned(),
+                ))
+            }
+        };
+        return Err(malformed(e));
+    }
+    serde_json::from_str(json).map_err(malformed)
+}
+
+/// A string field borrowed from the body when it has no escapes (serde
+/// borrows a `Cow` only as a field of its own, not inside an `Option`).
+pub(crate) fn borrowed<'de, D>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(serde::Deserialize)]
+    struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+    Ok(Option::<Borrowed<'de>>::deserialize(deserializer)?.map(|b| b.0))
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::chat::{ChatMessages, ReplyMessage};
-use super::{malformed, temperature, Protocol};
+use super::{borrowed, read_object, temperature, Protocol};
 use crate::error::Error;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
@@ -56,7 +56,7 @@ impl Protocol for Ollama {
     }
 
     fn parse<'b>(&self, body: &'b str, _redactor: &Redactor) -> Result<Answer<'b>, Error> {
-        let response: OllamaResponse<'_> = serde_json::from_str(body).map_err(malformed)?;
+        let response: OllamaResponse<'_> = read_object(body)?;
         Ok(Answer {
             content: response.message.and_then(|m| m.content),
             refused: None,
@@ -89,7 +89,7 @@ struct OllamaResponse<'a> {
     /// complete.
     #[serde(default)]
     done: Option<bool>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed")]
     done_reason: Option<Cow<'a, str>>,
     #[serde(default)]
     prompt_eval_count: Option<u64>,
@@ -111,4 +111,134 @@ struct Options {
     num_predict: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    //! Reading `/api/chat` responses with `stream: false`, in the shapes of
+    //! Ollama's API docs ("Generate a chat completion").
+
+    use super::*;
+
+    fn parse(body: &str) -> Answer<'_> {
+        Ollama
+            .parse(body, &Redactor::default())
+            .unwrap_or_else(|e| panic!("{body}: {e}"))
+    }
+
+    /// A complete non-streamed response as the API returns it.
+    const RESPONSE: &str = r#"{
+      "model": "llama3.2",
+      "created_at": "2023-12-12T14:13:43.416799Z",
+      "message": {"role": "assistant", "content": "{\"vendor\": \"ACME\"}"},
+      "done": true,
+      "done_reason": "stop",
+      "total_duration": 5191566416,
+      "load_duration": 2154458,
+      "prompt_eval_count": 26,
+      "prompt_eval_duration": 383809000,
+      "eval_count": 298,
+      "eval_duration": 4799921000
+    }"#;
+
+    #[test]
+    fn a_done_reply_gives_its_content_and_usage() {
+        let answer = parse(RESPONSE);
+        assert_eq!(answer.content.as_deref(), Some(r#"{"vendor": "ACME"}"#));
+        assert_eq!(answer.refused, None);
+        assert_eq!(answer.reply_otherwise, None);
+        assert_eq!(answer.truncated, None);
+        assert!(answer.tool_use.is_none());
+        assert_eq!(
+            answer.usage,
+            Usage {
+                prompt_tokens: Some(26),
+                completion_tokens: Some(298)
+            }
+        );
+    }
+
+    #[test]
+    fn a_thinking_model_s_thoughts_are_not_the_content() {
+        let body = r#"{"model":"qwen3","message":{"role":"assistant","content":"[1]","thinking":"The user wants a list."},"done":true,"done_reason":"stop"}"#;
+        assert_eq!(parse(body).content.as_deref(), Some("[1]"));
+    }
+
+    #[test]
+    fn cut_short_replies() {
+        let with = |done: &str, reason: &str| {
+            format!(
+                r#"{{"message":{{"role":"assistant","content":"{{\"v\":"}},"done":{done},"done_reason":{reason}}}"#
+            )
+        };
+        for (done, reason, how) in [
+            ("true", "\"length\"", Some("done_reason = \"length\"")),
+            ("null", "\"length\"", Some("done_reason = \"length\"")),
+            ("false", "\"stop\"", Some("done = false")),
+            ("false", "\"length\"", Some("done = false")),
+            ("false", "null", Some("done = false")),
+            ("true", "\"stop\"", None),
+            ("true", "\"load\"", None),
+            ("true", "null", None),
+            ("null", "\"stop\"", None),
+            ("true", "\"LENGTH\"", None),
+        ] {
+            let body = with(done, reason);
+            let answer = parse(&body);
+            assert_eq!(answer.truncated, how, "{body}");
+            assert_eq!(answer.refused, None, "{body}");
+            assert_eq!(answer.content.as_deref(), Some("{\"v\":"), "{body}");
+        }
+    }
+
+    #[test]
+    fn missing_parts_are_no_answer_rather_than_an_error() {
+        for body in [
+            "{}",
+            r#"{"model":"m","done":true}"#,
+            r#"{"message":null}"#,
+            r#"{"message":{"role":"assistant"}}"#,
+            r#"{"message":{"role":"assistant","content":null},"prompt_eval_count":null}"#,
+        ] {
+            let answer = parse(body);
+            assert_eq!(answer.content, None, "{body}");
+            assert_eq!(answer.truncated, None, "{body}");
+            assert_eq!(answer.usage, Usage::default(), "{body}");
+            assert_eq!(
+                answer.content().unwrap_err().error,
+                "the reply had no content"
+            );
+        }
+        let partial = r#"{"eval_count":3}"#;
+        assert_eq!(
+            parse(partial).usage,
+            Usage {
+                prompt_tokens: None,
+                completion_tokens: Some(3)
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_typed_errors() {
+        for body in [
+            "",
+            "{",
+            "[]",
+            // A streamed response (the request asks for one object): two
+            // objects, one per line.
+            "{\"message\":{\"content\":\"{\"},\"done\":false}\n{\"message\":{\"content\":\"}\"},\"done\":true}",
+            r#"{"message": "text"}"#,
+            r#"{"message": {"content": 1}}"#,
+            r#"{"done": "true"}"#,
+            r#"{"done_reason": 1}"#,
+            r#"{"eval_count": -3}"#,
+            r#"{"prompt_eval_count": "26"}"#,
+        ] {
+            match Ollama.parse(body, &Redactor::default()) {
+                Err(Error::MalformedResponse(message)) => assert!(!message.is_empty(), "{body}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
 }
