@@ -281,8 +281,8 @@ fn ai_function(checked: &vox_codegen::Checked, name: &str) -> Result<AiFunction,
     })?;
     if let Some(check) = &ai.check {
         return Err(format!(
-            "`{name}` has `check = {}`, Vox code cargo vox batch cannot run; call \
-             Client::batch from the package's Rust with the check instead",
+            "`{name}` has `check = {}`, Vox code cargo vox batch cannot run; call the \
+             generated `{name}_batch` from the package's Rust instead, which runs the check",
             check.name
         ));
     }

@@ -1,6 +1,7 @@
 //! The fixture crates build with real cargo against vox-build and
 //! vox-runtime: kitchen-sink's generated code compiles warning-free and its
-//! Rust and Vox tests pass; invoice-app runs offline on the `fixture` provider.
+//! Rust and Vox tests pass; invoice-app runs offline on the `fixture` provider;
+//! batch-app's generated `_batch` functions run against a loopback batch engine.
 
 use std::path::Path;
 
@@ -164,6 +165,24 @@ fn invoice_app_runs_offline() {
         warnings.len(),
         1,
         "exactly one warning about the fixture provider, though several @ai calls ran\n{}",
+        r.dump()
+    );
+}
+
+#[test]
+fn batch_app_runs_its_generated_batch_functions_on_a_loopback_engine() {
+    // batch-app's own test starts a loopback emulation of OpenAI's Files
+    // and Batch APIs and configures the default client to it: the
+    // generated `read_count_batch` and `read_page_count_batch` (a tuple
+    // input, `check = f`) run, re-run what does not fit, and resume.
+    let app = workspace_root().join("fixtures/batch-app");
+    let mut cmd = cargo(&app);
+    cmd.args(["test", "--quiet"]);
+    let r = run(&mut cmd, BUILD);
+    r.assert_success();
+    assert!(
+        r.stdout.contains("1 passed; 0 failed"),
+        "the batch test ran\n{}",
         r.dump()
     );
 }

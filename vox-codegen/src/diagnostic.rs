@@ -68,7 +68,7 @@ codes! {
     Duplicate = "vox/name/duplicate": "two declarations (types, variants, functions, parameters, bindings) with one name",
     DuplicateField = "vox/name/duplicate-field": "a record type or variant declaring the same field twice",
     ImmutableAssign = "vox/name/immutable-assign": "an assignment to a variable declared without `mut`",
-    ReservedName = "vox/name/reserved": "a function named `vox_main` in a module with `fn main` (the Rust name of `fn main` in a library crate)",
+    ReservedName = "vox/name/reserved": "a function named `vox_main` in a module with `fn main` (the Rust name of `fn main` in a library crate), or `f_batch` beside an `@ai` function `f` (the Rust name of its bulk run)",
     Mismatch = "vox/type/mismatch": "an expression whose type differs from the one expected there",
     GenericArity = "vox/type/generic-arity": "a type given the wrong number of type arguments",
     UnknownField = "vox/type/unknown-field": "a field that the record or variant does not have",

@@ -48,8 +48,8 @@ mod wire;
 use std::future::Future;
 
 pub use batch::{
-    args_from_json, batch_results, BatchItem, BatchOptions, BatchReport, BatchResults, Progress,
-    ProgressHook,
+    args_from_json, batch_results, BatchItem, BatchOptions, BatchReport, BatchResults, BatchRun,
+    Progress, ProgressHook,
 };
 pub use cassette::CassetteMode;
 pub use client::{configure, default_client, Client, ClientBuilder};
@@ -75,7 +75,7 @@ pub use tokio;
 /// Version of the contract between the code vox-build generates and this
 /// crate. Also recorded as `[package.metadata.vox] contract` in this crate's
 /// manifest, where `cargo vox doctor` reads it.
-pub const CONTRACT_VERSION: u32 = 5;
+pub const CONTRACT_VERSION: u32 = 6;
 
 /// Runs `future` to completion on a new current-thread tokio runtime (with
 /// I/O and timers), for generated `#[test]` functions and script `main`s.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use batch_emulator::{Emulator, KillPoint};
+use batch_emulator::{Emulator, KillPoint, CHILD_KEY};
 use vox_runtime::__private::{AiFunction, Args, OutputSchema};
 use vox_runtime::{batch_results, BatchOptions, BatchReport, Client, Config, Error, Provider};
 
@@ -66,10 +66,14 @@ fn rerun_expected(i: u64) -> bool {
 }
 
 fn client(provider: Provider, base_url: &str) -> Client {
+    client_with_key(provider, base_url, "sk-batch-test")
+}
+
+fn client_with_key(provider: Provider, base_url: &str, key: &str) -> Client {
     Client::new(
         Config::builder(provider)
             .base_url(base_url)
-            .api_key("sk-batch-test")
+            .api_key(key)
             .default_model(if provider == Provider::Anthropic {
                 "claude-test"
             } else {
@@ -342,7 +346,7 @@ fn child_entry() {
     let dir = PathBuf::from(parts.next().unwrap());
     let n: u64 = parts.next().unwrap().parse().unwrap();
     vox_runtime::block_on(async {
-        let client = client(provider, &base_url);
+        let client = client_with_key(provider, &base_url, CHILD_KEY);
         client
             .batch::<Count, _>(&READ_COUNT, &dir, inputs(n), &options(12))
             .await
@@ -370,6 +374,11 @@ async fn killed_and_resumed(provider: Provider, point: KillPoint) {
         .spawn()
         .unwrap();
     let reached = tokio::time::timeout(Duration::from_secs(120), killed.recv()).await;
+    if point == KillPoint::Rerun {
+        // Re-runs go concurrently: the one answered before the stall is
+        // recorded by the child (nothing else it sends is answered now).
+        wait_for_a_rerun_record(&dir).await;
+    }
     // SIGKILL on Unix: no destructor, no flush, no signal handler runs.
     child.kill().unwrap();
     let status = child.wait().unwrap();
@@ -387,6 +396,22 @@ async fn killed_and_resumed(provider: Provider, point: KillPoint) {
     check_submitted_once(&emulator, n, 3);
     check_calls(&emulator, n);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Waits until a re-run log in `dir` holds a complete record.
+async fn wait_for_a_rerun_record(dir: &Path) {
+    for _ in 0..2000 {
+        let recorded = std::fs::read_dir(dir).unwrap().flatten().any(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.ends_with(".reruns.jsonl")
+                && std::fs::read(entry.path()).is_ok_and(|b| b.contains(&b'\n'))
+        });
+        if recorded {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("the child never recorded its answered re-run");
 }
 
 #[cfg(unix)]
@@ -528,4 +553,52 @@ async fn two_runs_never_drive_one_job_at_once() {
     assert_eq!(emulator.batches().len(), 1, "submitted once");
     assert!(report.resumed);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reruns_go_concurrently_up_to_the_clients_cap() {
+    // Every batch reply is rejected, and each normal call takes 50 ms: 40
+    // re-runs one after another would take 2 s.
+    let (emulator, _) = Emulator::start_slow(0, None, Duration::from_millis(50)).await;
+    let dir = temp_dir("concurrent");
+    let client = Client::new(
+        Config::builder(Provider::OpenAi)
+            .base_url(emulator.base_url())
+            .api_key("sk-batch-test")
+            .default_model("gpt-test")
+            .max_concurrent_requests(6)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let inputs = (0..40).map(|i| Args::new().arg("text", &format!("item #n={i} ~bad")));
+    let report = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs, &options(25))
+        .await
+        .unwrap();
+    assert_eq!((report.reran, report.failed), (40, 0), "{report:?}");
+    let max = emulator.state.lock().unwrap().max_calls_in_flight;
+    assert_eq!(
+        max, 6,
+        "re-runs in flight at once, at most the client's cap"
+    );
+    check_results_plain(&dir, 40);
+    // Each item was asked once, though they finished in any order.
+    let state = emulator.state.lock().unwrap();
+    assert!(
+        (0..40).all(|i| state.calls.get(&i) == Some(&1)),
+        "{:?}",
+        state.calls
+    );
+    drop(state);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Every item in input order with its value.
+fn check_results_plain(dir: &Path, n: u64) {
+    let values: Vec<_> = batch_results::<Count>(dir)
+        .unwrap()
+        .map(|item| item.unwrap().result.unwrap().value)
+        .collect();
+    assert_eq!(values, (0..n as i64).collect::<Vec<_>>());
 }

@@ -367,6 +367,7 @@ impl Checker<'_> {
             }
             self.info.calls.push(Vec::new());
         }
+        let mut reserved = Vec::new();
         // In a library crate `fn main` is emitted as `pub fn vox_main`
         // (README, "The language"), so a user `vox_main` would collide.
         if let (Some(_), Some(&vm)) = (self.fn_index.get("main"), self.fn_index.get("vox_main")) {
@@ -381,6 +382,39 @@ impl Checker<'_> {
                     .hint("in a library crate `fn main` becomes the Rust function `vox_main`; rename this function"),
                 );
             }
+        }
+        // Each `@ai` function `f` also becomes the Rust function `f_batch`
+        // (docs/runtime.md, "Bulk runs"), so a Vox `f_batch` would collide.
+        for f in &self.info.fns {
+            if f.ai.is_none() {
+                continue;
+            }
+            let batch = format!("{}_batch", f.name);
+            let Some(&other) = self.fn_index.get(&batch) else {
+                continue;
+            };
+            let (Some(d), Some(ai_decl)) = (
+                module.fn_decl(self.info.fns[other].item),
+                module.fn_decl(f.item),
+            ) else {
+                continue;
+            };
+            reserved.push(
+                Diagnostic::error(
+                    Code::ReservedName,
+                    d.name.span,
+                    format!("`{batch}` is reserved by the @ai function `{}`", f.name),
+                )
+                .label("reserved name")
+                .related(ai_decl.name.span, "the @ai function")
+                .hint(format!(
+                    "the @ai function `{}` also becomes the Rust function `{batch}` (its bulk run on the provider's batch engine); rename this function",
+                    f.name
+                )),
+            );
+        }
+        for d in reserved {
+            self.err(d);
         }
     }
 }

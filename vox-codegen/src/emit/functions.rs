@@ -97,29 +97,34 @@ impl Emitter<'_> {
                 .map(|l| l.trim_end())
                 .collect::<Vec<_>>()
                 .join("\n");
+            let mut ai_static = String::new();
             let _ = writeln!(
-                out,
+                ai_static,
                 "    static VOX_AI: ::vox_runtime::__private::AiFunction = ::vox_runtime::__private::AiFunction::new("
             );
-            let _ = writeln!(out, "        {},", rust_str(&f.name));
-            let _ = writeln!(out, "        {},", rust_str(instruction.trim()));
-            let _ = writeln!(out, "        &{schema_static},");
-            out.push_str("    )");
+            let _ = writeln!(ai_static, "        {},", rust_str(&f.name));
+            let _ = writeln!(ai_static, "        {},", rust_str(instruction.trim()));
+            let _ = writeln!(ai_static, "        &{schema_static},");
+            ai_static.push_str("    )");
             if let Some(model) = &ai.model {
-                let _ = write!(out, "\n    .with_model({})", rust_str(model));
+                let _ = write!(ai_static, "\n    .with_model({})", rust_str(model));
             }
             if let Some(temperature) = ai.temperature {
-                let _ = write!(out, "\n    .with_temperature({})", float_lit(temperature));
+                let _ = write!(
+                    ai_static,
+                    "\n    .with_temperature({})",
+                    float_lit(temperature)
+                );
             }
             if let Some(tokens) = ai.max_tokens {
-                let _ = write!(out, "\n    .with_max_tokens({tokens})");
+                let _ = write!(ai_static, "\n    .with_max_tokens({tokens})");
             }
             if let Some(fallback) = &ai.fallback {
                 let list: Vec<String> = fallback.iter().map(|m| rust_str(m)).collect();
-                let _ = write!(out, "\n    .with_fallback(&[{}])", list.join(", "));
+                let _ = write!(ai_static, "\n    .with_fallback(&[{}])", list.join(", "));
             }
             let _ = write!(
-                out,
+                ai_static,
                 "\n    .with_max_iterations({})",
                 ai.max_iterations.max(1)
             );
@@ -132,9 +137,10 @@ impl Emitter<'_> {
                     .to_owned(),
             };
             let _ = write!(
-                out,
+                ai_static,
                 "\n    .in_test_build(if cfg!(test) {{\n        ::std::option::Option::Some({dir})\n    }} else {{\n        ::std::option::Option::None\n    }});\n",
             );
+            out.push_str(&ai_static);
             out.push_str("    let VOX_ARGS = ::vox_runtime::__private::Args::new()");
             for (p, _) in &f.params {
                 let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));
@@ -163,11 +169,97 @@ impl Emitter<'_> {
                     out.push_str("    })\n    .await\n}\n\n");
                 }
             }
+            self.batch_entry(
+                f,
+                &ai_static,
+                ai.check.as_ref().map(|c| c.name.as_str()),
+                &mut out,
+            );
         } else {
             out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 1));
             out.push_str("}\n\n");
         }
         self.out.push_str(&out);
+    }
+
+    /// `<name>_batch`: the `@ai` function `f` over many inputs on its
+    /// provider's batch engine (docs/runtime.md, "Bulk runs"). An input is
+    /// the argument itself for one parameter, a tuple of the arguments in
+    /// order for several; the run's values are read in input order from
+    /// the job directory.
+    fn batch_entry(&self, f: &FnInfo, ai_static: &str, check: Option<&str>, out: &mut String) {
+        let ret = self.rust_type(&f.ret);
+        let name = rust_ident(&format!("{}_batch", f.name));
+        let types: Vec<String> = f.params.iter().map(|(_, t)| self.rust_type(t)).collect();
+        let names: Vec<String> = f.params.iter().map(|(n, _)| rust_ident(n)).collect();
+        let (item, pattern) = match types.len() {
+            1 => (types[0].clone(), names[0].clone()),
+            _ => (
+                format!(
+                    "({})",
+                    types.iter().map(|t| format!("{t},")).collect::<String>()
+                ),
+                format!(
+                    "({})",
+                    names.iter().map(|n| format!("{n},")).collect::<String>()
+                ),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "/// `{}` over many inputs on its provider's batch engine, one item per\n\
+             /// input ({}). The job directory `job_dir` records the run as it goes, so\n\
+             /// the same call resumes a stopped one; `BatchRun::results` reads the\n\
+             /// values in input order (vox-runtime: docs/runtime.md, \"Bulk runs\").",
+            f.name,
+            match types.len() {
+                0 => "`()`: the function has no parameters".to_owned(),
+                1 => format!("its `{}`", f.params[0].0),
+                _ => format!(
+                    "a tuple of {}",
+                    f.params
+                        .iter()
+                        .map(|(n, _)| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        );
+        out.push_str(FN_ALLOWS);
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "pub async fn {name}(\n    job_dir: impl ::std::convert::AsRef<::std::path::Path>,\n    \
+             inputs: impl ::std::iter::IntoIterator<Item = {item}>,\n    \
+             options: &::vox_runtime::BatchOptions,\n) -> ::std::result::Result<::vox_runtime::BatchRun<{ret}>, ::vox_runtime::Error> {{"
+        );
+        out.push_str(ai_static);
+        let _ = write!(
+            out,
+            "    let VOX_INPUTS = ::std::iter::IntoIterator::into_iter(inputs).map(|{pattern}| {{\n        \
+             ::std::result::Result::<::vox_runtime::__private::Args, ::vox_runtime::Error>::Ok(::vox_runtime::__private::Args::new()"
+        );
+        for (p, _) in &f.params {
+            let _ = write!(
+                out,
+                "\n            .arg({}, &{})?",
+                rust_str(p),
+                rust_ident(p)
+            );
+        }
+        out.push_str(")\n    });\n");
+        match check {
+            Some(check) => {
+                let _ = writeln!(
+                    out,
+                    "    ::vox_runtime::__private::batch_ai_checked(&VOX_AI, job_dir.as_ref(), VOX_INPUTS, options, |vox_value: &{ret}| self::{}(::std::clone::Clone::clone(vox_value))).await\n}}\n",
+                    rust_ident(check)
+                );
+            }
+            None => out.push_str(
+                "    ::vox_runtime::__private::batch_ai(&VOX_AI, job_dir.as_ref(), VOX_INPUTS, options).await\n}\n\n",
+            ),
+        }
     }
 
     pub(super) fn test_function(&mut self, idx: usize) -> String {

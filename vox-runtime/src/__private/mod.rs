@@ -16,6 +16,7 @@ pub mod builtins;
 pub mod decimal;
 
 pub use crate::ai_function::{AiFunction, Args, OutputSchema};
+pub use crate::batch::{batch_ai, batch_ai_checked};
 use crate::{default_client, Error, CONTRACT_VERSION};
 
 /// Fails compilation when generated code was made for another contract

@@ -394,18 +394,27 @@ fn cut_torn_line(path: &Path) -> Result<(), Error> {
 /// The records of an item log by index (later lines win); a torn last
 /// line is ignored. Missing file: none.
 pub(crate) fn read_items(path: &Path) -> Result<HashMap<u64, ItemRecord>, Error> {
+    let mut items = HashMap::new();
+    for_each_item(path, |record| {
+        items.insert(record.i, record);
+    })?;
+    Ok(items)
+}
+
+/// Each record of an item log, in file order, one line in memory at a
+/// time; a torn last line is ignored. Missing file: none.
+pub(crate) fn for_each_item(path: &Path, mut each: impl FnMut(ItemRecord)) -> Result<(), Error> {
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(io_error("read", path, e)),
     };
-    let mut items = HashMap::new();
     for line in BufReader::new(file).split(b'\n') {
         let line = line.map_err(|e| io_error("read", path, e))?;
         // A line cut short by a kill does not parse: the item is redone.
         if let Ok(record) = serde_json::from_slice::<ItemRecord>(&line) {
-            items.insert(record.i, record);
+            each(record);
         }
     }
-    Ok(items)
+    Ok(())
 }

@@ -12,10 +12,13 @@ mod job;
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::future::Future;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -25,8 +28,8 @@ use serde::Serialize;
 pub use self::args::args_from_json;
 use self::engine::{Engine, Outcome};
 use self::job::{
-    io_error, read_items, ChunkPlan, ChunkState, Event, ItemLog, ItemRecord, JobDir, Plan,
-    JOB_FORMAT,
+    for_each_item, io_error, read_items, ChunkPlan, ChunkState, Event, ItemLog, ItemRecord, JobDir,
+    Plan, JOB_FORMAT,
 };
 use crate::ai_function::{AiFunction, Args, OutputSchema};
 use crate::cassette::schema_id;
@@ -37,7 +40,7 @@ use crate::prompt::Conversation;
 use crate::repair::parse_reply;
 use crate::reply::parse_response;
 use crate::transport::Sender;
-use crate::validator::FnCheck;
+use crate::validator::{FnCheck, NoCheck, ValueCheck};
 use crate::wire::Wire;
 
 /// What [`BatchOptions::progress`] calls with each step.
@@ -199,6 +202,45 @@ impl Client {
         T: DeserializeOwned + Serialize + Send,
         I: IntoIterator<Item = Result<Args, Error>>,
     {
+        self.batch_with::<T, I, _>(function, dir, inputs, options, &NoCheck)
+            .await
+    }
+
+    /// [`Client::batch`] with a check of each value, as
+    /// [`Client::call_ai_checked`] makes it (what `@ai(check = f)`
+    /// generates): a batch reply whose value the check rejects is re-run
+    /// as a normal call, whose re-prompt loop gives the model the
+    /// problems.
+    pub async fn batch_checked<T, I, C>(
+        &self,
+        function: &AiFunction,
+        dir: &Path,
+        inputs: I,
+        options: &BatchOptions,
+        check: C,
+    ) -> Result<BatchReport, Error>
+    where
+        T: DeserializeOwned + Serialize + Send,
+        I: IntoIterator<Item = Result<Args, Error>>,
+        C: Fn(&T) -> Vec<String> + Sync,
+    {
+        self.batch_with::<T, I, _>(function, dir, inputs, options, &FnCheck(check))
+            .await
+    }
+
+    async fn batch_with<T, I, C>(
+        &self,
+        function: &AiFunction,
+        dir: &Path,
+        inputs: I,
+        options: &BatchOptions,
+        check: &C,
+    ) -> Result<BatchReport, Error>
+    where
+        T: DeserializeOwned + Serialize + Send,
+        I: IntoIterator<Item = Result<Args, Error>>,
+        C: ValueCheck<T>,
+    {
         let (provider, model) = self.first_target(function);
         let engine = Engine::of(provider)?;
         let sender = self.sender_for(provider)?;
@@ -298,17 +340,18 @@ impl Client {
                 run.submit(&mut job, &mut states, chunk).await?;
             }
         }
-        run.wait::<T>(&mut job, &mut states).await?;
+        run.wait::<T, C>(&mut job, &mut states, check).await?;
         let mut budget = options.max_reruns;
+        let rerun = Rerun {
+            function,
+            job: &job,
+            plan: &plan,
+            options,
+            schema_root: schema_root.as_ref(),
+            concurrency: config.max_concurrent_requests.max(1),
+        };
         for chunk in 0..plan.chunks.len() {
-            let rerun = Rerun {
-                function,
-                job: &job,
-                plan: &plan,
-                options,
-                schema_root: schema_root.as_ref(),
-            };
-            self.rerun_chunk::<T>(&rerun, chunk, &mut budget, &mut report)
+            self.rerun_chunk::<T, C>(&rerun, chunk, &mut budget, &mut report, check)
                 .await?;
         }
         Ok(report)
@@ -316,15 +359,22 @@ impl Client {
 
     /// Re-runs, as normal calls, the items of `chunk` whose batch reply was
     /// rejected or missing and that no earlier run re-ran; counts them all.
-    async fn rerun_chunk<T>(
+    /// Up to `rerun.concurrency` re-runs are in flight at once (the client's
+    /// cap on concurrent requests); each is appended to the chunk's re-run
+    /// log, and fsynced, as soon as it finishes, in whatever order they
+    /// finish. A run stopped meanwhile re-runs on resume only the items
+    /// whose outcome is not in the log.
+    async fn rerun_chunk<T, C>(
         &self,
         rerun: &Rerun<'_>,
         chunk: usize,
         budget: &mut u64,
         report: &mut BatchReport,
+        check: &C,
     ) -> Result<(), Error>
     where
         T: DeserializeOwned + Serialize + Send,
+        C: ValueCheck<T>,
     {
         let Rerun {
             function,
@@ -332,54 +382,73 @@ impl Client {
             plan,
             options,
             schema_root,
+            concurrency,
         } = *rerun;
         let output = function.output();
-        let check = FnCheck(|value: &T| match (schema_root, to_value(value)) {
-            (Some(root), Ok(value)) => schema_problems(root, output, &value),
-            _ => Vec::new(),
-        });
+        let check = Checks {
+            schema_root,
+            output,
+            check,
+        };
         let ChunkPlan { first, count, .. } = plan.chunks[chunk];
-        let results = read_items(&job.results_path(chunk))?;
-        let done = read_items(&job.reruns_path(chunk))?;
-        let reran_before = done.len() as u64;
+        // Which items have a value or an outcome already: a bit per item,
+        // so that memory does not grow with a batch's size beyond that.
+        let results = ItemBits::read(&job.results_path(chunk), first, count)?;
+        let done = ItemBits::read(&job.reruns_path(chunk), first, count)?;
+        let reran_before = done.present_count();
         report.reran += reran_before;
         *budget = budget.saturating_sub(reran_before);
         let mut log: Option<ItemLog> = None;
         let args_path = job.args_path(chunk);
         let args_file = File::open(&args_path).map_err(|e| io_error("read", &args_path, e))?;
         let mut lines = BufReader::new(args_file).lines();
-        for index in first..first + count {
-            let line = lines
-                .next()
-                .transpose()
-                .map_err(|e| io_error("read", &args_path, e))?;
-            if results.get(&index).is_some_and(|r| r.ok.is_some()) {
-                report.from_batch += 1;
-                continue;
-            }
-            if let Some(record) = done.get(&index) {
-                if record.ok.is_none() {
-                    report.failed += 1;
+        let mut index = first;
+        let end = first + count;
+        let mut running = Vec::new();
+        loop {
+            // Start re-runs, in input order, until `concurrency` are running.
+            while running.len() < concurrency && index < end {
+                let i = index;
+                index += 1;
+                let line = lines
+                    .next()
+                    .transpose()
+                    .map_err(|e| io_error("read", &args_path, e))?;
+                if results.accepted(i) {
+                    report.from_batch += 1;
+                    continue;
                 }
-                continue;
+                if done.present(i) {
+                    if !done.accepted(i) {
+                        report.failed += 1;
+                    }
+                    continue;
+                }
+                if *budget == 0 {
+                    report.failed += 1;
+                    continue;
+                }
+                let line = line.ok_or_else(|| {
+                    Error::Batch(format!(
+                        "{} has fewer lines than planned",
+                        args_path.display()
+                    ))
+                })?;
+                let args = args_from_json(&line)?;
+                *budget -= 1;
+                report.reran += 1;
+                let check = &check;
+                running.push(Box::pin(async move {
+                    (i, self.rerun::<T, _>(function, &args, check).await)
+                }));
             }
-            if *budget == 0 {
-                report.failed += 1;
-                continue;
+            if running.is_empty() {
+                return Ok(());
             }
-            let line = line.ok_or_else(|| {
-                Error::Batch(format!(
-                    "{} has fewer lines than planned",
-                    args_path.display()
-                ))
-            })?;
-            let args = args_from_json(&line)?;
-            *budget -= 1;
-            report.reran += 1;
-            let outcome = self.rerun::<T, _>(function, &args, &check).await;
+            let (i, outcome) = next_done(&mut running).await;
             let record = match outcome {
                 Ok(value) => ItemRecord {
-                    i: index,
+                    i,
                     ok: Some(to_value(&value)?),
                     rerun: None,
                     err: None,
@@ -388,7 +457,7 @@ impl Client {
                 Err(error) => {
                     report.failed += 1;
                     ItemRecord {
-                        i: index,
+                        i,
                         ok: None,
                         rerun: None,
                         err: Some(error.to_string()),
@@ -402,9 +471,101 @@ impl Client {
                 None => log.insert(ItemLog::open(&job.reruns_path(chunk), false)?),
             };
             log.push(&record, true)?;
-            tell(options, Progress::Rerun { index, ok });
+            tell(options, Progress::Rerun { index: i, ok });
         }
-        Ok(())
+    }
+}
+
+/// Waits for the first of `running` to finish, removes it and returns its
+/// output. Each wake polls every future: there are at most the client's
+/// concurrency cap of them.
+async fn next_done<F: Future + Unpin>(running: &mut Vec<F>) -> F::Output {
+    std::future::poll_fn(|cx| {
+        for i in 0..running.len() {
+            if let Poll::Ready(output) = Pin::new(&mut running[i]).poll(cx) {
+                drop(running.swap_remove(i));
+                return Poll::Ready(output);
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// The checks a value goes through besides its type: the strict schema
+/// (with [`BatchOptions::check_schema`]) and the function's own check.
+struct Checks<'a, C> {
+    schema_root: Option<&'a serde_json::Value>,
+    output: &'static OutputSchema,
+    check: &'a C,
+}
+
+impl<T: Serialize, C: ValueCheck<T>> ValueCheck<T> for Checks<'_, C> {
+    fn check(&self, value: &T) -> Result<(), String> {
+        if let (Some(root), Ok(json)) = (self.schema_root, to_value(value)) {
+            if let Some(problem) = schema_problems(root, self.output, &json).into_iter().next() {
+                return Err(problem);
+            }
+        }
+        self.check.check(value)
+    }
+
+    fn check_fixture(&self, function: &AiFunction, value: T) -> Result<T, Error> {
+        self.check.check_fixture(function, value)
+    }
+}
+
+/// Which items of a chunk an item log holds (`present`) and which of them
+/// with a value (`accepted`), a bit each.
+struct ItemBits {
+    first: u64,
+    present: Vec<u64>,
+    accepted: Vec<u64>,
+}
+
+impl ItemBits {
+    fn read(path: &Path, first: u64, count: u64) -> Result<ItemBits, Error> {
+        let words = count.div_ceil(64) as usize;
+        let mut bits = ItemBits {
+            first,
+            present: vec![0; words],
+            accepted: vec![0; words],
+        };
+        for_each_item(path, |record| {
+            let Some(offset) = record.i.checked_sub(first).filter(|&o| o < count) else {
+                return;
+            };
+            let (word, bit) = ((offset / 64) as usize, 1u64 << (offset % 64));
+            bits.present[word] |= bit;
+            // Later lines win, as in `read_items`.
+            if record.ok.is_some() {
+                bits.accepted[word] |= bit;
+            } else {
+                bits.accepted[word] &= !bit;
+            }
+        })?;
+        Ok(bits)
+    }
+
+    fn get(words: &[u64], first: u64, index: u64) -> bool {
+        let Some(offset) = index.checked_sub(first) else {
+            return false;
+        };
+        words
+            .get((offset / 64) as usize)
+            .is_some_and(|w| w & (1 << (offset % 64)) != 0)
+    }
+
+    fn present(&self, index: u64) -> bool {
+        Self::get(&self.present, self.first, index)
+    }
+
+    fn accepted(&self, index: u64) -> bool {
+        Self::get(&self.accepted, self.first, index)
+    }
+
+    fn present_count(&self) -> u64 {
+        self.present.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 }
 
@@ -416,6 +577,8 @@ struct Rerun<'a> {
     plan: &'a Plan,
     options: &'a BatchOptions,
     schema_root: Option<&'a serde_json::Value>,
+    /// At most this many re-runs at once.
+    concurrency: usize,
 }
 
 /// What the submitting and collecting steps share.
@@ -521,9 +684,15 @@ impl Run<'_> {
 
     /// Polls every submitted batch, with backoff, until each has ended and
     /// its results are collected.
-    async fn wait<T>(&self, job: &mut JobDir, states: &mut [ChunkState]) -> Result<(), Error>
+    async fn wait<T, C>(
+        &self,
+        job: &mut JobDir,
+        states: &mut [ChunkState],
+        check: &C,
+    ) -> Result<(), Error>
     where
         T: DeserializeOwned + Serialize,
+        C: ValueCheck<T>,
     {
         let mut delay = self.options.poll_initial;
         loop {
@@ -568,7 +737,7 @@ impl Run<'_> {
                         states[chunk].ended = Some((status, output, errors));
                     }
                 }
-                self.collect::<T>(job, states, chunk).await?;
+                self.collect::<T, C>(job, states, chunk, check).await?;
             }
             if !pending {
                 return Ok(());
@@ -582,14 +751,16 @@ impl Run<'_> {
     /// would, and writes them to its results file; then records it
     /// collected. A run stopped before that downloads them again (the
     /// provider keeps them; nothing is paid twice).
-    async fn collect<T>(
+    async fn collect<T, C>(
         &self,
         job: &mut JobDir,
         states: &mut [ChunkState],
         chunk: usize,
+        check: &C,
     ) -> Result<(), Error>
     where
         T: DeserializeOwned + Serialize,
+        C: ValueCheck<T>,
     {
         let Some((_, output, errors)) = states[chunk].ended.clone() else {
             return Ok(());
@@ -609,7 +780,7 @@ impl Run<'_> {
                 if !(first..first + count).contains(&index) {
                     continue;
                 }
-                let record = self.judge::<T>(index, outcome)?;
+                let record = self.judge::<T, C>(index, outcome, check)?;
                 accepted += u64::from(record.ok.is_some());
                 log.push(&record, false)?;
             }
@@ -630,9 +801,10 @@ impl Run<'_> {
 
     /// One batch reply through a call's path: the provider's response
     /// body, its content, parse and repair into `T`.
-    fn judge<T>(&self, index: u64, outcome: Outcome) -> Result<ItemRecord, Error>
+    fn judge<T, C>(&self, index: u64, outcome: Outcome, check: &C) -> Result<ItemRecord, Error>
     where
         T: DeserializeOwned + Serialize,
+        C: ValueCheck<T>,
     {
         let mut record = ItemRecord {
             i: index,
@@ -662,6 +834,10 @@ impl Run<'_> {
             .and_then(|content| parse_reply::<T>(content, self.output, self.repair));
         match verdict {
             Ok((value, repairs)) => {
+                if let Err(problems) = check.check(&value) {
+                    record.rerun = Some(self.shown(&problems));
+                    return Ok(record);
+                }
                 let value = to_value(&value)?;
                 let problems = match self.schema_root {
                     Some(root) => schema_problems(root, self.output, &value),
@@ -773,6 +949,81 @@ where
         close(last, &mut chunks)?;
     }
     Ok(chunks)
+}
+
+/// A finished run of a package's own `@ai` function over many inputs:
+/// what its generated `<function>_batch` returns (docs/runtime.md, "Bulk
+/// runs"). The values stay in the job directory until read, in input
+/// order, with [`BatchRun::results`].
+#[derive(Debug, Clone)]
+pub struct BatchRun<T> {
+    /// What the run did.
+    pub report: BatchReport,
+    dir: PathBuf,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> BatchRun<T> {
+    /// The job directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The results in input order, read from the job directory one chunk
+    /// at a time (see [`batch_results`]).
+    pub fn results(&self) -> Result<BatchResults<T>, Error> {
+        batch_results(&self.dir)
+    }
+}
+
+/// Runs `function` over `inputs` on its provider's batch engine through
+/// the process-wide default client, as [`crate::__private::call_ai`] makes one call:
+/// what a generated `<function>_batch` calls (see [`Client::batch`]).
+pub async fn batch_ai<T, I>(
+    function: &'static AiFunction,
+    dir: &Path,
+    inputs: I,
+    options: &BatchOptions,
+) -> Result<BatchRun<T>, Error>
+where
+    T: DeserializeOwned + Serialize + Send,
+    I: IntoIterator<Item = Result<Args, Error>>,
+{
+    let client = crate::client::default_client()?;
+    let report = client
+        .batch_with::<T, I, _>(function, dir, inputs, options, &NoCheck)
+        .await?;
+    Ok(BatchRun {
+        report,
+        dir: dir.to_owned(),
+        _value: PhantomData,
+    })
+}
+
+/// [`batch_ai`] with a check of each value: what a generated
+/// `<function>_batch` of an `@ai(check = f)` function calls (see
+/// [`Client::batch_checked`]).
+pub async fn batch_ai_checked<T, I, C>(
+    function: &'static AiFunction,
+    dir: &Path,
+    inputs: I,
+    options: &BatchOptions,
+    check: C,
+) -> Result<BatchRun<T>, Error>
+where
+    T: DeserializeOwned + Serialize + Send,
+    I: IntoIterator<Item = Result<Args, Error>>,
+    C: Fn(&T) -> Vec<String> + Sync,
+{
+    let client = crate::client::default_client()?;
+    let report = client
+        .batch_with::<T, I, _>(function, dir, inputs, options, &FnCheck(check))
+        .await?;
+    Ok(BatchRun {
+        report,
+        dir: dir.to_owned(),
+        _value: PhantomData,
+    })
 }
 
 /// The results of the job in `dir`, in input order, one chunk in memory

@@ -11,7 +11,12 @@
 //! providers' status values, one step per poll.
 //!
 //! A kill point makes the server stop answering at one step and tell the
-//! test, which then SIGKILLs the client process.
+//! test, which then SIGKILLs the client process; from then on no request
+//! made with the killed process's key ([`CHILD_KEY`]) is answered, so
+//! nothing it had in flight lands after the kill.
+//!
+//! Normal calls can be made to take a while ([`Emulator::start_slow`]);
+//! the server counts how many are in flight at once.
 
 #![allow(dead_code)]
 
@@ -39,6 +44,9 @@ pub enum KillPoint {
     Rerun,
 }
 
+/// The API key of a client process a kill test SIGKILLs.
+pub const CHILD_KEY: &str = "sk-batch-child";
+
 #[derive(Debug, Clone)]
 pub struct BatchRec {
     pub id: String,
@@ -61,6 +69,9 @@ pub struct State {
     pub log: Vec<String>,
     next_id: u64,
     pub killed: Option<KillPoint>,
+    /// Normal calls being answered now, and the most there were at once.
+    pub calls_in_flight: usize,
+    pub max_calls_in_flight: usize,
 }
 
 pub struct Emulator {
@@ -75,6 +86,8 @@ struct Shared {
     polls_to_end: u32,
     kill: Option<KillPoint>,
     notify: mpsc::UnboundedSender<KillPoint>,
+    /// How long each normal call takes to answer.
+    call_delay: std::time::Duration,
 }
 
 impl Emulator {
@@ -83,6 +96,15 @@ impl Emulator {
     pub async fn start(
         polls_to_end: u32,
         kill: Option<KillPoint>,
+    ) -> (Emulator, mpsc::UnboundedReceiver<KillPoint>) {
+        Self::start_slow(polls_to_end, kill, std::time::Duration::ZERO).await
+    }
+
+    /// [`Emulator::start`], each normal call taking `call_delay` to answer.
+    pub async fn start_slow(
+        polls_to_end: u32,
+        kill: Option<KillPoint>,
+        call_delay: std::time::Duration,
     ) -> (Emulator, mpsc::UnboundedReceiver<KillPoint>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -94,6 +116,7 @@ impl Emulator {
             polls_to_end,
             kill,
             notify,
+            call_delay,
         };
         tokio::spawn(async move {
             loop {
@@ -231,6 +254,23 @@ async fn serve(mut stream: TcpStream, shared: Shared) -> std::io::Result<()> {
         headers,
         body,
     };
+    let from_killed = req.headers.values().any(|v| v.contains(CHILD_KEY))
+        && shared.state.lock().unwrap().killed.is_some();
+    if from_killed {
+        // The process is being killed: what it sends now is never answered.
+        std::future::pending::<()>().await;
+    }
+    let call =
+        req.method == "POST" && (req.path == "/v1/chat/completions" || req.path == "/v1/messages");
+    if call && !shared.call_delay.is_zero() {
+        {
+            let mut state = shared.state.lock().unwrap();
+            state.calls_in_flight += 1;
+            state.max_calls_in_flight = state.max_calls_in_flight.max(state.calls_in_flight);
+        }
+        tokio::time::sleep(shared.call_delay).await;
+        shared.state.lock().unwrap().calls_in_flight -= 1;
+    }
     let (status, content_type, answer) = match handle(&shared, &req) {
         Handled::Answer(status, content_type, body) => (status, content_type, body),
         Handled::Stall(point) => return stall(&shared, point).await,
