@@ -249,6 +249,8 @@ pub enum ExprKind {
         fields: Vec<FieldInit>,
     },
     List(Vec<Expr>),
+    /// `["a": 1, "b": 2]`, `[:]`: a `map[str, T]` (docs/language.md, "Maps").
+    Map(Vec<MapEntry>),
     /// `name(args)`: calls are always of a named function or builtin.
     Call {
         callee: Ident,
@@ -286,6 +288,13 @@ pub enum ExprKind {
     /// An invalid expression (already reported) whose parts are still
     /// checked, so their names resolve and count as used.
     Poison(Vec<Expr>),
+}
+
+/// `key: value` in a map literal.
+#[derive(Debug, Clone)]
+pub struct MapEntry {
+    pub key: Expr,
+    pub value: Expr,
 }
 
 #[derive(Debug, Clone)]
@@ -418,6 +427,10 @@ pub(crate) fn walk_expr<'m>(e: &'m Expr, f: &mut dyn FnMut(&'m Expr)) {
         | ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_expr(&a.value, f)),
         ExprKind::Record { fields, .. } => fields.iter().for_each(|i| walk_expr(&i.value, f)),
         ExprKind::List(items) => items.iter().for_each(|i| walk_expr(i, f)),
+        ExprKind::Map(entries) => entries.iter().for_each(|m| {
+            walk_expr(&m.key, f);
+            walk_expr(&m.value, f);
+        }),
         ExprKind::Field { base, .. } | ExprKind::Try(base) => walk_expr(base, f),
         ExprKind::Unary { expr, .. } => walk_expr(expr, f),
         ExprKind::Binary { lhs, rhs, .. } => {

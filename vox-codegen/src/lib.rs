@@ -61,6 +61,11 @@ impl Checked {
             )
         })?;
         let resolved = check::resolve_type(&expr, &self.info.types)?;
+        if let Some(path) = self.info.types.map_inside(&resolved) {
+            return Err(format!(
+                "`{ty}` holds a map ({path}), which strict structured outputs cannot carry, so no `@ai` function can return it (docs/language.md, \"Maps\")"
+            ));
+        }
         Ok(schema::output_schema(&resolved, &self.info.types))
     }
 }

@@ -7,7 +7,7 @@
 //! or hang the parser.
 
 use crate::ast::*;
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Applicability, Code, Diagnostic, Edit};
 use crate::lexer::{Lexed, Token, TokenKind as T};
 use crate::source::Span;
 
@@ -1731,10 +1731,76 @@ impl Parser<'_> {
             }
             T::LBracket => {
                 self.bump();
+                // `[:]`: the empty map.
+                if self.peek_past_newlines() == T::Colon {
+                    self.with_newlines(false, |p| -> PResult<()> {
+                        p.bump();
+                        p.expect_close(T::RBracket, t.span, "to close the empty map `[:]`")?;
+                        Ok(())
+                    })?;
+                    let span = t.span.to(self.prev_span());
+                    return Ok(self.new_expr(ExprKind::Map(Vec::new()), span));
+                }
                 let items =
-                    self.comma_list(T::RBracket, Some(t.span), "to close the list", |p| p.expr())?;
+                    self.comma_list(T::RBracket, Some(t.span), "to close the list", |p| {
+                        let e = p.expr()?;
+                        let value = match p.eat(T::Colon) {
+                            Some(_) => Some(p.expr()?),
+                            None => None,
+                        };
+                        Ok((e, value))
+                    })?;
                 let span = t.span.to(self.prev_span());
-                Ok(self.new_expr(ExprKind::List(items), span))
+                self.list_or_map(items, span)
+            }
+            // `{}` or `{"k": v}`, a map as Python, TypeScript or Go writes
+            // it: reported with the Vox spelling and read as that map.
+            T::LBrace
+                if self.peek_nth(1) == T::RBrace
+                    || (self.peek_nth(1) == T::Str && self.peek_nth(2) == T::Colon) =>
+            {
+                self.bump();
+                let items = self.comma_list(T::RBrace, Some(t.span), "to close the map", |p| {
+                    let key = p.expr()?;
+                    p.expect(T::Colon, "between a map key and its value")?;
+                    let value = p.expr()?;
+                    Ok((key, Some(value)))
+                })?;
+                let close = self.prev_span();
+                let span = t.span.to(close);
+                let (message, edits) = if items.is_empty() {
+                    (
+                        "the empty map is written `[:]`",
+                        vec![Edit {
+                            span,
+                            replacement: "[:]".into(),
+                        }],
+                    )
+                } else {
+                    (
+                        "a map literal is written in brackets: `[\"key\": value]`",
+                        vec![
+                            Edit {
+                                span: t.span,
+                                replacement: "[".into(),
+                            },
+                            Edit {
+                                span: close,
+                                replacement: "]".into(),
+                            },
+                        ],
+                    )
+                };
+                self.report(
+                    Diagnostic::error(Code::UnexpectedToken, span, message)
+                        .hint("braces start a block in Vox; a `map[str, T]` literal is `[\"a\": 1, \"b\": 2]`, the empty one `[:]`")
+                        .fix_with(
+                            Applicability::MachineApplicable,
+                            "write it in brackets",
+                            edits,
+                        ),
+                );
+                self.list_or_map(items, span)
             }
             T::LParen => {
                 let open = self.bump();
@@ -1749,6 +1815,38 @@ impl Parser<'_> {
             T::Match => self.match_expr(),
             _ => Err(self.unexpected("expected an expression")),
         }
+    }
+
+    /// The bracketed items of `[…]`: a list when none has a `: value`, a
+    /// map when all do; a mix is reported and read as a map of the entries.
+    fn list_or_map(&mut self, items: Vec<(Expr, Option<Expr>)>, span: Span) -> PResult<Expr> {
+        if items.iter().all(|(_, v)| v.is_none()) {
+            let items = items.into_iter().map(|(e, _)| e).collect();
+            return Ok(self.new_expr(ExprKind::List(items), span));
+        }
+        let mut entries = Vec::new();
+        let mut stray = Vec::new();
+        for (key, value) in items {
+            match value {
+                Some(value) => entries.push(MapEntry { key, value }),
+                None => stray.push(key),
+            }
+        }
+        if let Some(first) = stray.first() {
+            self.report(
+                Diagnostic::error(
+                    Code::UnexpectedToken,
+                    first.span,
+                    "a map literal entry needs a key and a value",
+                )
+                .label("no `: value`")
+                .hint("every entry of a map literal is `key: value`; a list literal has no `:`"),
+            );
+            let mut parts: Vec<Expr> = stray;
+            parts.extend(entries.into_iter().flat_map(|m| [m.key, m.value]));
+            return Ok(self.new_expr(ExprKind::Poison(parts), span));
+        }
+        Ok(self.new_expr(ExprKind::Map(entries), span))
     }
 
     fn record_literal(&mut self, name: Ident) -> PResult<Expr> {

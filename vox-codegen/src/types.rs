@@ -18,6 +18,9 @@ pub enum Ty {
     Option(Box<Ty>),
     /// `Result[T]`: the error is always `str`.
     Result(Box<Ty>),
+    /// `map[str, T]`: keys are always `str`; this is the value type
+    /// (docs/language.md, "Maps").
+    Map(Box<Ty>),
     Named(TypeId),
     /// The type of an expression that never produces a value (`return`).
     Never,
@@ -34,7 +37,10 @@ impl Ty {
         use Ty::*;
         match (self, found) {
             (Error | Unknown, _) | (_, Error | Unknown | Never) => true,
-            (List(a), List(b)) | (Option(a), Option(b)) | (Result(a), Result(b)) => a.accepts(b),
+            (List(a), List(b))
+            | (Option(a), Option(b))
+            | (Result(a), Result(b))
+            | (Map(a), Map(b)) => a.accepts(b),
             (a, b) => a == b,
         }
     }
@@ -48,6 +54,7 @@ impl Ty {
             (List(a), List(b)) => List(Box::new(a.join(b))),
             (Option(a), Option(b)) => Option(Box::new(a.join(b))),
             (Result(a), Result(b)) => Result(Box::new(a.join(b))),
+            (Map(a), Map(b)) => Map(Box::new(a.join(b))),
             (a, _) => a.clone(),
         }
     }
@@ -60,7 +67,7 @@ impl Ty {
     pub fn is_concrete(&self) -> bool {
         match self {
             Ty::Unknown | Ty::Error => false,
-            Ty::List(t) | Ty::Option(t) | Ty::Result(t) => t.is_concrete(),
+            Ty::List(t) | Ty::Option(t) | Ty::Result(t) | Ty::Map(t) => t.is_concrete(),
             _ => true,
         }
     }
@@ -76,6 +83,7 @@ impl Ty {
             Ty::List(t) => format!("list[{}]", t.display(table)),
             Ty::Option(t) => format!("Option[{}]", t.display(table)),
             Ty::Result(t) => format!("Result[{}]", t.display(table)),
+            Ty::Map(t) => format!("map[str, {}]", t.display(table)),
             Ty::Named(id) => table.get(*id).map_or("?".into(), |d| d.name.clone()),
             Ty::Never => "never".into(),
             Ty::Unknown => "_".into(),
@@ -86,8 +94,8 @@ impl Ty {
 
 /// The names of the builtin types (`list` also spelt `List`), which no user
 /// type or variant may take.
-pub const BUILTIN_TYPE_NAMES: [&str; 10] = [
-    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal",
+pub const BUILTIN_TYPE_NAMES: [&str; 11] = [
+    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal", "map",
 ];
 
 /// What a builtin type name means: the one place that maps a written type
@@ -99,6 +107,8 @@ pub enum BuiltinType {
     /// A type of one type argument (`list[T]`, `Option[T]`, `Result[T]`):
     /// builds it from that argument.
     Generic(fn(Box<Ty>) -> Ty),
+    /// `map[str, T]`: two type arguments, the first always `str`.
+    Map,
 }
 
 impl BuiltinType {
@@ -114,6 +124,7 @@ impl BuiltinType {
             "list" | "List" => BuiltinType::Generic(Ty::List),
             "Option" => BuiltinType::Generic(Ty::Option),
             "Result" => BuiltinType::Generic(Ty::Result),
+            "map" => BuiltinType::Map,
             _ => return None,
         })
     }
@@ -205,6 +216,37 @@ impl TypeTable {
 
     pub fn ids(&self) -> impl Iterator<Item = TypeId> {
         (0..self.defs.len()).map(|i| TypeId(i as u32))
+    }
+
+    /// Where a value of type `ty` holds a `map`, if it does: `"map[str, int]"`
+    /// itself, or the path to it (`"field `totals` of `Report`"`). Strict
+    /// structured outputs cannot carry a map (docs/language.md, "Maps").
+    pub fn map_inside(&self, ty: &Ty) -> Option<String> {
+        self.map_inside_seen(ty, &mut Vec::new())
+    }
+
+    fn map_inside_seen(&self, ty: &Ty, seen: &mut Vec<TypeId>) -> Option<String> {
+        match ty {
+            Ty::Map(_) => Some(format!("`{}`", ty.display(self))),
+            Ty::List(t) | Ty::Option(t) | Ty::Result(t) => self.map_inside_seen(t, seen),
+            Ty::Named(id) => {
+                if seen.contains(id) {
+                    return None;
+                }
+                seen.push(*id);
+                let def = self.get(*id)?;
+                def.every_field().find_map(|f| {
+                    self.map_inside_seen(&f.ty, seen).map(|inner| {
+                        if matches!(f.ty, Ty::Map(_)) {
+                            format!("the field `{}` of `{}` ({inner})", f.name, def.name)
+                        } else {
+                            inner
+                        }
+                    })
+                })
+            }
+            _ => None,
+        }
     }
 
     pub fn find(&self, name: &str) -> Option<TypeId> {

@@ -213,6 +213,7 @@ impl Checker<'_> {
             .find(|(_, x)| *x == b)
             .map_or("?", |(n, _)| *n);
         let want_n = match b {
+            Builtin::Get if args.len() == 3 => 3,
             Builtin::AssertEq
             | Builtin::Get
             | Builtin::Contains
@@ -220,7 +221,9 @@ impl Checker<'_> {
             | Builtin::Split
             | Builtin::StartsWith
             | Builtin::EndsWith
-            | Builtin::Fixed => 2,
+            | Builtin::Fixed
+            | Builtin::Remove => 2,
+            Builtin::Insert => 3,
             Builtin::Range if args.len() == 2 => 2,
             _ => 1,
         };
@@ -249,6 +252,7 @@ impl Checker<'_> {
                 Builtin::Str => Ty::Str,
                 Builtin::Float => Ty::Float,
                 Builtin::Decimal => Ty::Decimal,
+                Builtin::Keys => Ty::List(Box::new(Ty::Str)),
                 Builtin::Range | Builtin::Split => Ty::List(Box::new(match b {
                     Builtin::Range => Ty::Int,
                     _ => Ty::Str,
@@ -277,8 +281,13 @@ impl Checker<'_> {
                 let t = self.check_expr(a0, Want::Any);
                 if matches!(t, Ty::Unknown) {
                     self.open_uses.push((a0.id, a0.span, "measured with `len`"));
-                } else if !matches!(t, Ty::Str | Ty::List(_) | Ty::Error) {
-                    bad(self, &t, "a `str` or a `list`", "str | list[_]");
+                } else if !matches!(t, Ty::Str | Ty::List(_) | Ty::Map(_) | Ty::Error) {
+                    bad(
+                        self,
+                        &t,
+                        "a `str`, a `list` or a `map`",
+                        "str | list[_] | map[str, _]",
+                    );
                 }
                 Ty::Int
             }
@@ -405,7 +414,8 @@ impl Checker<'_> {
             Builtin::Contains => {
                 let t = self.check_expr(a0, Want::Any);
                 match t {
-                    Ty::Str => {
+                    // A map: whether it has the key.
+                    Ty::Str | Ty::Map(_) => {
                         self.check_expr(&args[1].value, Want::Type(&Ty::Str));
                     }
                     Ty::List(elem) if elem.is_concrete() => {
@@ -419,15 +429,23 @@ impl Checker<'_> {
                         self.check_expr(&args[1].value, Want::Any);
                     }
                     other => {
-                        bad(self, &other, "a `str` or a `list`", "str | list[_]");
+                        bad(
+                            self,
+                            &other,
+                            "a `str`, a `list` or a `map`",
+                            "str | list[_] | map[str, _]",
+                        );
                         self.check_expr(&args[1].value, Want::Any);
                     }
                 }
                 Ty::Bool
             }
+            Builtin::Insert | Builtin::Remove | Builtin::Keys | Builtin::Values => {
+                self.infer_map_builtin(b, name, args, want)
+            }
+            Builtin::Get => self.infer_get(args, want),
             Builtin::First
             | Builtin::Last
-            | Builtin::Get
             | Builtin::Sort
             | Builtin::Reverse
             | Builtin::Sum
@@ -438,7 +456,7 @@ impl Checker<'_> {
                 let wanted_elem = match (b, want.ty()) {
                     (Builtin::Sort | Builtin::Reverse, Some(Ty::List(e))) => Some((**e).clone()),
                     (
-                        Builtin::First | Builtin::Last | Builtin::Get | Builtin::Min | Builtin::Max,
+                        Builtin::First | Builtin::Last | Builtin::Min | Builtin::Max,
                         Some(Ty::Option(e)),
                     ) => Some((**e).clone()),
                     (Builtin::Sum, Some(t)) => Some(t.clone()),
@@ -465,9 +483,6 @@ impl Checker<'_> {
                         None
                     }
                 };
-                if b == Builtin::Get {
-                    self.check_expr(&args[1].value, Want::Type(&Ty::Int));
-                }
                 let Some(elem) = elem else {
                     return Ty::Error;
                 };
@@ -497,6 +512,175 @@ impl Checker<'_> {
                     _ => Ty::Option(Box::new(elem)),
                 }
             }
+        }
+    }
+
+    /// `get(xs, i)`, `get(m, key)` (an `Option`), and with a default,
+    /// `get(xs, i, d)`, `get(m, key, d)` (the element, or `d`).
+    fn infer_get(&mut self, args: &[Arg], want: Want) -> Ty {
+        let defaulted = args.len() == 3;
+        let wanted_elem = match (defaulted, want.ty()) {
+            (false, Some(Ty::Option(e))) => Some((**e).clone()),
+            (true, Some(t)) => Some(t.clone()),
+            _ => None,
+        }
+        .filter(Ty::is_concrete);
+        let a0 = &args[0].value;
+        let t = self.check_expr(a0, Want::Any);
+        let (elem, key) = match &t {
+            Ty::List(e) => (Some((**e).clone()), Ty::Int),
+            Ty::Map(e) => (Some((**e).clone()), Ty::Str),
+            Ty::Error => (None, Ty::Error),
+            Ty::Unknown => (None, Ty::Error),
+            other => {
+                self.err(
+                    Diagnostic::error(Code::Mismatch, a0.span, "`get` needs a `list` or a `map`")
+                        .types("list[_] | map[str, _]", self.show(other)),
+                );
+                (None, Ty::Error)
+            }
+        };
+        self.check_expr(&args[1].value, Want::Type(&key));
+        // The element type: the container's, else what the default or the
+        // use wants (`get([], 0)` where an `Option[int]` is expected).
+        let mut elem = match elem {
+            Some(e) if e.is_concrete() => Some(e),
+            Some(e) => match &wanted_elem {
+                Some(w) => {
+                    let joined = e.join(w);
+                    let filled = match &t {
+                        Ty::Map(_) => Ty::Map(Box::new(joined.clone())),
+                        _ => Ty::List(Box::new(joined.clone())),
+                    };
+                    self.record(a0, filled);
+                    Some(joined)
+                }
+                None => Some(e),
+            },
+            None => None,
+        };
+        if defaulted {
+            let d = &args[2].value;
+            match &elem {
+                Some(e) if e.is_concrete() => {
+                    self.check_expr(d, Want::Type(e));
+                }
+                Some(e) => {
+                    let dt = self.check_expr(d, Want::Any);
+                    let joined = e.join(&dt);
+                    if joined.is_concrete() {
+                        let filled = match &t {
+                            Ty::Map(_) => Ty::Map(Box::new(joined.clone())),
+                            _ => Ty::List(Box::new(joined.clone())),
+                        };
+                        self.record(a0, filled);
+                    }
+                    elem = Some(joined);
+                }
+                None => {
+                    self.check_expr(d, Want::Any);
+                }
+            }
+        }
+        match elem {
+            Some(e) if e.is_concrete() => {
+                if defaulted {
+                    e
+                } else {
+                    Ty::Option(Box::new(e))
+                }
+            }
+            Some(_) => {
+                self.open_type(a0.span, "passed to `get`");
+                Ty::Error
+            }
+            None => {
+                if matches!(t, Ty::Unknown) {
+                    self.open_type(a0.span, "passed to `get`");
+                }
+                Ty::Error
+            }
+        }
+    }
+
+    /// `insert(m, key, value)` and `remove(m, key)` (a new map), `keys(m)`
+    /// (sorted) and `values(m)` (in the order of their keys).
+    fn infer_map_builtin(&mut self, b: Builtin, name: &str, args: &[Arg], want: Want) -> Ty {
+        let a0 = &args[0].value;
+        let wanted = match (b, want.ty()) {
+            (Builtin::Insert | Builtin::Remove, Some(Ty::Map(e)))
+            | (Builtin::Values, Some(Ty::List(e)))
+                if e.is_concrete() =>
+            {
+                Some((**e).clone())
+            }
+            _ => None,
+        };
+        let t = match (&wanted, b) {
+            (Some(e), Builtin::Insert | Builtin::Remove) => {
+                self.check_expr(a0, Want::Type(&Ty::Map(Box::new(e.clone()))))
+            }
+            _ => self.check_expr(a0, Want::Any),
+        };
+        let value = match &t {
+            Ty::Map(v) => Some((**v).clone()),
+            Ty::Error => None,
+            Ty::Unknown => {
+                self.open_type(a0.span, &format!("passed to `{name}`"));
+                None
+            }
+            other => {
+                let mut d =
+                    Diagnostic::error(Code::Mismatch, a0.span, format!("`{name}` needs a `map`"))
+                        .types("map[str, _]", self.show(other));
+                if matches!(other, Ty::List(_)) && b == Builtin::Insert {
+                    d = d.hint("a list grows with `+`: `xs = xs + [x]`");
+                }
+                self.err(d);
+                None
+            }
+        };
+        if let Some(k) = args.get(1) {
+            self.check_expr(&k.value, Want::Type(&Ty::Str));
+        }
+        let mut value = value.map(|v| match &wanted {
+            Some(w) => v.join(w),
+            None => v,
+        });
+        if b == Builtin::Insert {
+            let v = &args[2].value;
+            match &value {
+                Some(e) if e.is_concrete() => {
+                    self.check_expr(v, Want::Type(e));
+                }
+                Some(e) => {
+                    let vt = self.check_expr(v, Want::Any);
+                    let joined = e.join(&vt);
+                    value = Some(joined);
+                }
+                None => {
+                    self.check_expr(v, Want::Any);
+                }
+            }
+        }
+        let Some(value) = value else {
+            return match b {
+                Builtin::Keys => Ty::List(Box::new(Ty::Str)),
+                _ => Ty::Error,
+            };
+        };
+        // What the arguments decided flows back into the map (`[:]`).
+        if !matches!(&t, Ty::Map(v) if **v == value) {
+            self.record(a0, Ty::Map(Box::new(value.clone())));
+        }
+        match b {
+            Builtin::Keys => Ty::List(Box::new(Ty::Str)),
+            Builtin::Values if !value.is_concrete() => {
+                self.open_type(a0.span, "passed to `values`");
+                Ty::Error
+            }
+            Builtin::Values => Ty::List(Box::new(value)),
+            _ => Ty::Map(Box::new(value)),
         }
     }
 }

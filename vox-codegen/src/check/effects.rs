@@ -90,6 +90,24 @@ impl Checker<'_> {
             {
                 continue;
             }
+            if let Some(path) = self.info.types.map_inside(&f.ret) {
+                let Some(decl) = self.module.fn_decl(f.item) else {
+                    continue;
+                };
+                let span = decl.ret.as_ref().map_or(decl.name.span, |r| r.span);
+                let d = Diagnostic::error(
+                    Code::AiMapOutput,
+                    span,
+                    format!(
+                        "an `@ai` function cannot return `{}`, which holds a map: {path}",
+                        self.show(&f.ret)
+                    ),
+                )
+                .label("holds a `map`")
+                .hint("strict structured outputs allow no free-form object keys; return a list of records instead (`entries: list[Entry]` with `type Entry { key: str, value: … }`) and build the map with `insert` in a `for` loop");
+                self.err(d);
+                continue;
+            }
             let schema = crate::schema::output_schema(&f.ret, &self.info.types);
             let problems = crate::schema::stats(&schema.schema).violations();
             self.info.output_schemas.push((f.ret.clone(), schema));

@@ -9,7 +9,7 @@ use crate::types::*;
 use super::{suggest, Builtin, Callee, Checker, Want};
 
 impl Checker<'_> {
-    fn record(&mut self, e: &Expr, t: Ty) -> Ty {
+    pub(super) fn record(&mut self, e: &Expr, t: Ty) -> Ty {
         // A hole (`Unknown` inside) is what settling fills in.
         self.holes |= !t.is_concrete() && t != Ty::Error;
         if let Some(slot) = self.info.expr_types.get_mut(e.id.0 as usize) {
@@ -226,6 +226,7 @@ impl Checker<'_> {
                 }
                 Ty::List(Box::new(elem))
             }
+            ExprKind::Map(entries) => self.infer_map(entries, want),
             ExprKind::Call { callee, args } => self.infer_call(e, callee, args, want),
             ExprKind::Field { base, name } => {
                 let bt = self.check_expr(base, Want::Any);
@@ -275,6 +276,45 @@ impl Checker<'_> {
                 t
             }
         }
+    }
+
+    /// `["a": 1, "b": 2]`: keys are `str`, values share one type; a key
+    /// written twice as the same string literal is an error (the second
+    /// would silently replace the first).
+    fn infer_map(&mut self, entries: &[MapEntry], want: Want) -> Ty {
+        let mut value = match want.ty() {
+            Some(Ty::Map(t)) => (**t).clone(),
+            _ => Ty::Unknown,
+        };
+        let mut seen: Vec<(&str, Span)> = Vec::new();
+        for m in entries {
+            self.check_expr(&m.key, Want::Type(&Ty::Str));
+            if let ExprKind::Str(k) = &m.key.kind {
+                if let Some(&(_, first)) = seen.iter().find(|(s, _)| *s == k.as_str()) {
+                    self.err(
+                        Diagnostic::error(
+                            Code::DuplicateKey,
+                            m.key.span,
+                            format!("the key {k:?} is given twice in this map"),
+                        )
+                        .related(first, "first given here")
+                        .hint("a map holds one value per key: remove one of the entries"),
+                    );
+                }
+                seen.push((k, m.key.span));
+            }
+            if value.is_concrete() {
+                let t = self.check_expr(&m.value, Want::Type(&value));
+                value = value.join(&t);
+            } else {
+                let t = self.check_expr(&m.value, Want::Any);
+                if !value.accepts(&t) {
+                    self.mismatch(&m.value, &value, &t);
+                }
+                value = value.join(&t);
+            }
+        }
+        Ty::Map(Box::new(value))
     }
 
     fn infer_var(&mut self, e: &Expr, name: &str) -> Ty {

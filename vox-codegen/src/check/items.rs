@@ -30,6 +30,16 @@ pub fn resolve_type(t: &TypeExpr, types: &TypeTable) -> Result<Ty, String> {
     match BuiltinType::lookup(name) {
         Some(BuiltinType::Plain(ty)) => plain(ty),
         Some(BuiltinType::Generic(make)) => Ok(make(Box::new(arg(0)?))),
+        Some(BuiltinType::Map) => match t.args.as_slice() {
+            [k, v] => match resolve_type(k, types)? {
+                Ty::Str => Ok(Ty::Map(Box::new(resolve_type(v, types)?))),
+                _ => Err(format!("a map's keys are `str`, found `{k}`")),
+            },
+            args => Err(format!(
+                "`map` takes 2 type arguments, found {}",
+                args.len()
+            )),
+        },
         None => match types.find(name) {
             Some(id) => plain(Ty::Named(id)),
             None => {
@@ -251,6 +261,30 @@ impl Checker<'_> {
                 }
                 make(Box::new(inner))
             }
+            Some(BuiltinType::Map) => {
+                if !arity(self, 2) {
+                    for a in &t.args {
+                        self.resolve_type(a);
+                    }
+                    return Ty::Error;
+                }
+                let key = self.resolve_type(&t.args[0]);
+                let value = self.resolve_type(&t.args[1]);
+                if !matches!(key, Ty::Str | Ty::Error) {
+                    let k = &t.args[0];
+                    self.err(
+                        Diagnostic::error(
+                            Code::MapKey,
+                            k.span,
+                            format!("a map's keys are `str`, found `{}`", self.show(&key)),
+                        )
+                        .label("not `str`")
+                        .hint("Vox maps are keyed by text (their JSON is an object): write `map[str, …]` and convert keys with `str(k)`"),
+                    );
+                    return Ty::Error;
+                }
+                Ty::Map(Box::new(value))
+            }
             None => {
                 if let Some(&(id, _)) = self.type_index.get(name) {
                     if !arity(self, 0) {
@@ -427,6 +461,7 @@ fn rust_type_alias(name: &str) -> Option<&'static str> {
         "f64" | "f32" | "Float" | "number" => "float",
         "Bool" | "boolean" => "bool",
         "Vec" | "Array" | "array" => "list",
+        "dict" | "Dict" | "Map" | "HashMap" | "BTreeMap" | "Dictionary" | "MutableMap" => "map",
         "unit" | "()" => "Unit",
         _ => return None,
     })

@@ -74,10 +74,15 @@ pub enum Builtin {
     StartsWith,
     EndsWith,
     Fixed,
+    // Maps (docs/language.md, "Maps"); `len`, `get` and `contains` take maps too.
+    Insert,
+    Remove,
+    Keys,
+    Values,
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 26] = [
+    pub const ALL: [(&'static str, Builtin); 30] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -104,6 +109,10 @@ impl Builtin {
         ("starts_with", Builtin::StartsWith),
         ("ends_with", Builtin::EndsWith),
         ("fixed", Builtin::Fixed),
+        ("insert", Builtin::Insert),
+        ("remove", Builtin::Remove),
+        ("keys", Builtin::Keys),
+        ("values", Builtin::Values),
     ];
 
     fn lookup(name: &str) -> Option<Builtin> {

@@ -350,6 +350,17 @@ fn settle_expr(info: &mut ModuleInfo, e: &Expr) -> bool {
                 changed |= settle_expr(info, i);
             }
         }
+        ExprKind::Map(entries) => {
+            if let Ty::Map(v) = &t {
+                for m in entries {
+                    changed |= fill_holes_from(info, &m.value, v);
+                }
+            }
+            for m in entries {
+                changed |= settle_expr(info, &m.key);
+                changed |= settle_expr(info, &m.value);
+            }
+        }
         ExprKind::Ctor { args, .. } => {
             let args = args.as_deref().unwrap_or(&[]);
             if let (Some(Ctor::Some | Ctor::Ok), Ty::Option(inner) | Ty::Result(inner), Some(a)) =

@@ -153,14 +153,20 @@ impl Checker<'_> {
                         Ty::Unknown
                     }
                     other => {
-                        self.err(
-                            Diagnostic::error(
-                                Code::NotIterable,
-                                iter.span,
-                                format!("`for` needs a list, found `{}`", self.show(&other)),
-                            )
-                            .types("list[_]", self.show(&other)),
-                        );
+                        let mut d = Diagnostic::error(
+                            Code::NotIterable,
+                            iter.span,
+                            format!("`for` needs a list, found `{}`", self.show(&other)),
+                        )
+                        .types("list[_]", self.show(&other));
+                        if matches!(other, Ty::Map(_)) {
+                            // Python's `for k in d` goes over the keys: so does the fix.
+                            let text = self.source_text(iter.span).to_string();
+                            d = d
+                                .hint("loop over `keys(m)` (in key order) or `values(m)` (in the order of their keys)")
+                                .fix("loop over the keys", iter.span, format!("keys({text})"));
+                        }
+                        self.err(d);
                         Ty::Error
                     }
                 };

@@ -193,7 +193,48 @@ impl Emitter<'_> {
             Builtin::Get => {
                 let l = self.borrowable(a0, ctx, depth);
                 let i = self.arg(args, 1, ctx, depth);
-                format!("{{ let VOX_L = &{l}; let VOX_I: i64 = {i}; if VOX_I < 0 {{ ::std::option::Option::None }} else {{ VOX_L.get(VOX_I as usize).cloned() }} }}")
+                let default = match args.get(2) {
+                    Some(d) => {
+                        let elem = self.ty(call).clone();
+                        Some(self.typed(&d.value, Some(&elem), ctx, depth))
+                    }
+                    None => None,
+                };
+                let found = if matches!(self.ty(a0), Ty::Map(_)) {
+                    format!("let VOX_L = &{l}; let VOX_I: ::std::string::String = {i}; VOX_L.get(VOX_I.as_str()).cloned()")
+                } else {
+                    format!("let VOX_L = &{l}; let VOX_I: i64 = {i}; if VOX_I < 0 {{ ::std::option::Option::None }} else {{ VOX_L.get(VOX_I as usize).cloned() }}")
+                };
+                match default {
+                    // The default is evaluated (after the key) whether or not it is used.
+                    Some(d) => format!("{{ let VOX_G = {{ {found} }}; let VOX_D = {d}; VOX_G.unwrap_or(VOX_D) }}"),
+                    None => format!("{{ {found} }}"),
+                }
+            }
+            Builtin::Insert => {
+                let m = self.typed(a0, Some(self.ty(call)), ctx, depth);
+                let k = self.arg(args, 1, ctx, depth);
+                let value = match (self.ty(call), args.get(2)) {
+                    (Ty::Map(v), Some(a)) => {
+                        let v = (**v).clone();
+                        self.typed(&a.value, Some(&v), ctx, depth)
+                    }
+                    _ => self.arg(args, 2, ctx, depth),
+                };
+                format!("{{ let mut VOX_M = {m}; let VOX_K: ::std::string::String = {k}; let VOX_V = {value}; VOX_M.insert(VOX_K, VOX_V); VOX_M }}")
+            }
+            Builtin::Remove => {
+                let m = self.typed(a0, Some(self.ty(call)), ctx, depth);
+                let k = self.arg(args, 1, ctx, depth);
+                format!("{{ let mut VOX_M = {m}; let VOX_K: ::std::string::String = {k}; VOX_M.remove(VOX_K.as_str()); VOX_M }}")
+            }
+            Builtin::Keys => {
+                let m = self.borrowable(a0, ctx, depth);
+                format!("{m}.keys().cloned().collect::<::std::vec::Vec<::std::string::String>>()")
+            }
+            Builtin::Values => {
+                let m = self.borrowable(a0, ctx, depth);
+                format!("{m}.values().cloned().collect::<::std::vec::Vec<_>>()")
             }
             Builtin::Contains => {
                 let l = self.borrowable(a0, ctx, depth);
@@ -205,7 +246,9 @@ impl Emitter<'_> {
                     (Some(e), Some(a)) => self.typed(&a.value, Some(e), ctx, depth),
                     _ => self.arg(args, 1, ctx, depth),
                 };
-                if elem.is_some() {
+                if matches!(self.ty(a0), Ty::Map(_)) {
+                    format!("{{ let VOX_L = &{l}; let VOX_X: ::std::string::String = {x}; VOX_L.contains_key(VOX_X.as_str()) }}")
+                } else if elem.is_some() {
                     format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(&VOX_X) }}")
                 } else {
                     format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(VOX_X.as_str()) }}")

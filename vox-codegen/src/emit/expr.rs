@@ -162,6 +162,30 @@ impl<'a> Emitter<'a> {
                     .collect();
                 format!("::std::vec![{}]", parts.join(", "))
             }
+            // Entries are inserted in the order written (keys and values
+            // evaluated left to right); a later equal key replaces an earlier one.
+            ExprKind::Map(entries) => {
+                // With holes (`[:]` alone) the type is left to the use
+                // (`typed`), as for `[]`.
+                let t = self.ty(e);
+                let annotation = if t.is_concrete() {
+                    format!(": {}", self.rust_type(t))
+                } else {
+                    String::new()
+                };
+                if entries.is_empty() {
+                    return "::std::collections::BTreeMap::new()".into();
+                }
+                let mut out =
+                    format!("{{ let mut VOX_M{annotation} = ::std::collections::BTreeMap::new(); ");
+                for m in entries {
+                    let k = self.expr(&m.key, ctx, depth, Tail::Value);
+                    let v = self.expr(&m.value, ctx, depth, Tail::Value);
+                    out.push_str(&format!("VOX_M.insert({k}, {v}); "));
+                }
+                out.push_str("VOX_M }");
+                out
+            }
             ExprKind::Call { callee, args } => self.call(e, callee, args, ctx, depth),
             ExprKind::Unary {
                 op: UnaryOp::Neg,

@@ -126,6 +126,10 @@ impl Emitter<'_> {
             Ty::Str | Ty::Decimal => "::std::string::String".into(),
             Ty::Unit | Ty::Never => "()".into(),
             Ty::List(t) => format!("::std::vec::Vec<{}>", self.rust_type(t)),
+            Ty::Map(t) => format!(
+                "::std::collections::BTreeMap<::std::string::String, {}>",
+                self.rust_type(t)
+            ),
             Ty::Option(t) => format!("::std::option::Option<{}>", self.rust_type(t)),
             Ty::Result(t) => format!(
                 "::std::result::Result<{}, ::std::string::String>",

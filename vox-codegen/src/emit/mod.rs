@@ -226,6 +226,7 @@ fn fill_holes(t: &Ty) -> Ty {
     match t {
         Ty::Unknown | Ty::Error => Ty::Unit,
         Ty::List(i) => Ty::List(Box::new(fill_holes(i))),
+        Ty::Map(i) => Ty::Map(Box::new(fill_holes(i))),
         Ty::Option(i) => Ty::Option(Box::new(fill_holes(i))),
         Ty::Result(i) => Ty::Result(Box::new(fill_holes(i))),
         t => t.clone(),

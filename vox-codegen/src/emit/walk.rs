@@ -7,7 +7,9 @@ use crate::ast::*;
 pub(super) fn has_empty_list(e: &Expr) -> bool {
     let mut found = false;
     walk_expr(e, &mut |x| {
-        if matches!(&x.kind, ExprKind::List(items) if items.is_empty()) {
+        if matches!(&x.kind, ExprKind::List(items) if items.is_empty())
+            || matches!(&x.kind, ExprKind::Map(entries) if entries.is_empty())
+        {
             found = true;
         }
     });
@@ -71,6 +73,19 @@ pub(super) fn expr_sketch(e: &Expr, depth: usize) -> String {
             items
                 .iter()
                 .map(|i| expr_sketch(i, depth + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ExprKind::Map(entries) if entries.is_empty() => "[:]".into(),
+        ExprKind::Map(entries) => format!(
+            "[{}]",
+            entries
+                .iter()
+                .map(|m| format!(
+                    "{}: {}",
+                    expr_sketch(&m.key, depth + 1),
+                    expr_sketch(&m.value, depth + 1)
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),

@@ -200,6 +200,12 @@ impl<'a> Builder<'a> {
                 );
                 Json::obj([("anyOf", Json::Arr(vec![ok, err]))])
             }
+            // The JSON form of a map (an `@ai` argument): an object. It is
+            // never a structured output (`vox/ai/map-in-output`).
+            Ty::Map(t) => Json::obj([
+                ("type", Json::str("object")),
+                ("additionalProperties", self.schema(t)),
+            ]),
             Ty::Named(id) => self.named(*id),
             // Never, Unknown and Error do not survive checking; a string is
             // the least surprising stand-in should one ever reach here.
