@@ -19,7 +19,9 @@ const PREC = {
   field: 9,
 };
 
-const commaSep = (rule) => optional(seq(rule, repeat(seq(',', rule)), optional(',')));
+const commaSep = (rule) => optional(commaSep1(rule));
+
+const commaSep1 = (rule) => seq(rule, repeat(seq(',', rule)), optional(','));
 
 module.exports = grammar({
   name: 'vox',
@@ -260,6 +262,7 @@ module.exports = grammar({
         $.constructor_expression,
         $.record_expression,
         $.list_expression,
+        $.map_expression,
         $.parenthesized_expression,
       ),
 
@@ -278,6 +281,11 @@ module.exports = grammar({
     field_initializer: ($) => seq(field('name', $.identifier), ':', field('value', $._expression)),
 
     list_expression: ($) => seq('[', commaSep($._expression), ']'),
+
+    // `["a": 1, "b": 2]`, and `[:]` the empty map.
+    map_expression: ($) => seq('[', choice(':', commaSep1($.map_entry)), ']'),
+
+    map_entry: ($) => seq(field('key', $._expression), ':', field('value', $._expression)),
 
     parenthesized_expression: ($) => seq('(', $._expression, ')'),
 

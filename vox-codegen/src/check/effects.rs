@@ -98,10 +98,14 @@ impl Checker<'_> {
                 let d = Diagnostic::error(
                     Code::AiMapOutput,
                     span,
-                    format!(
-                        "an `@ai` function cannot return `{}`, which holds a map: {path}",
-                        self.show(&f.ret)
-                    ),
+                    if matches!(f.ret, Ty::Map(_)) {
+                        format!("an `@ai` function cannot return a map, `{}`", self.show(&f.ret))
+                    } else {
+                        format!(
+                            "an `@ai` function cannot return `{}`, which holds a map: {path}",
+                            self.show(&f.ret)
+                        )
+                    },
                 )
                 .label("holds a `map`")
                 .hint("strict structured outputs allow no free-form object keys; return a list of records instead (`entries: list[Entry]` with `type Entry { key: str, value: … }`) and build the map with `insert` in a `for` loop");

@@ -286,11 +286,11 @@ impl Checker<'_> {
             Some(Ty::Map(t)) => (**t).clone(),
             _ => Ty::Unknown,
         };
-        let mut seen: Vec<(&str, Span)> = Vec::new();
+        let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
         for m in entries {
             self.check_expr(&m.key, Want::Type(&Ty::Str));
             if let ExprKind::Str(k) = &m.key.kind {
-                if let Some(&(_, first)) = seen.iter().find(|(s, _)| *s == k.as_str()) {
+                if let Some(&first) = seen.get(k.as_str()) {
                     self.err(
                         Diagnostic::error(
                             Code::DuplicateKey,
@@ -301,7 +301,7 @@ impl Checker<'_> {
                         .hint("a map holds one value per key: remove one of the entries"),
                     );
                 }
-                seen.push((k, m.key.span));
+                seen.entry(k).or_insert(m.key.span);
             }
             if value.is_concrete() {
                 let t = self.check_expr(&m.value, Want::Type(&value));
@@ -530,6 +530,9 @@ impl Checker<'_> {
         d = match (lt, rt) {
             (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => d.hint(
                 "convert one side: `float(n)` or `int(x)`; Vox never converts numbers implicitly",
+            ),
+            (Ty::Map(_), _) | (_, Ty::Map(_)) => d.hint(
+                "maps have no operators but `is` and `isnt`: add an entry with `m = insert(m, key, value)`, compare sizes with `len(m)`",
             ),
             (Ty::Str, _) | (_, Ty::Str) if sym == "+" => {
                 d.hint("convert the other side with `str(…)` to join text")

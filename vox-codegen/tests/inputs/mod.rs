@@ -116,6 +116,13 @@ pub const FRAGMENTS: &[&str] = &[
     "try",
     "f\"{",
     "}\"",
+    "map[str, ",
+    "[:]",
+    "[\"k\": ",
+    "{\"k\": ",
+    "{}",
+    "insert(",
+    "keys(",
 ];
 
 pub fn fixture_files() -> Vec<(String, Vec<u8>)> {
@@ -214,6 +221,9 @@ pub const DEEP_CASES: &[&str] = &[
     "unclosed braces",
     "binary chain",
     "field chain",
+    "map literals",
+    "brace map literals",
+    "map types",
 ];
 
 /// Huge or truncated inputs that must complete.
@@ -229,6 +239,7 @@ pub const TORTURE_CASES: &[&str] = &[
     "20,000 duplicate functions",
     "20,000-long call chain needing @uses(net)",
     "100,000 alternatives and guards",
+    "100,000 map entries, half of them repeated keys",
 ];
 
 /// The files of one named deep or torture case.
@@ -279,6 +290,25 @@ pub fn case_inputs(name: &str) -> Vec<Vec<u8>> {
             "        Some(n) if n > 2 => 2\n".repeat(2_000)
         )),
         "unclosed braces" => one("{".repeat(DEEP)),
+        "map literals" => one(format!(
+            "fn f() to int {{\n    return len({})\n}}\n",
+            nested("[\"k\": ", "1", "]", DEEP)
+        )),
+        "brace map literals" => one(format!(
+            "fn f() to int {{\n    return len({})\n}}\n",
+            nested("{\"k\": ", "1", "}", DEEP)
+        )),
+        "map types" => one(format!(
+            "type T {{ x: {} }}\n",
+            nested("map[str, ", "int", "]", DEEP)
+        )),
+        "100,000 map entries, half of them repeated keys" => one(format!(
+            "fn f() to int {{\n    return len([{}])\n}}\n",
+            (0..100_000)
+                .map(|i| format!("\"k{}\": {i}", i % 50_000))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
         "binary chain" => one(format!(
             "fn f() to int {{\n    return 1{}\n}}\n",
             " + 1".repeat(DEEP)
