@@ -74,6 +74,26 @@ fn an_unknown_type_is_a_usage_error() {
     );
 }
 
+/// Strict structured outputs cannot carry a map: the command says where
+/// the map is instead of printing a schema no `@ai` function may use.
+#[test]
+fn a_type_holding_a_map_has_no_output_schema() {
+    let maps = "fixtures/soundness/vox/maps.vox";
+    for ty in ["Ledger", "list[Ledger]", "map[str, int]"] {
+        let r = vox(&["--json", "schema", ty, maps]);
+        r.assert_code(2);
+        let env = envelope(&r);
+        assert_eq!(env["ok"], false, "{env}");
+        let message = env["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("holds a map") && message.contains("structured outputs"),
+            "{env}"
+        );
+    }
+    let r = vox(&["--json", "schema", "Task", maps]);
+    r.assert_code(0);
+}
+
 #[test]
 fn a_module_with_errors_gives_its_diagnostics_not_a_schema() {
     let dir = work_dir("schema-broken");

@@ -619,7 +619,10 @@ fn schemas_of(c: &Checked) -> Vec<(String, OutputSchema)> {
             tys.push(f.ret.clone());
         }
     }
+    // A type that holds a map is never a structured output
+    // (`vox/ai/map-in-output`): strict mode cannot describe free-form keys.
     tys.into_iter()
+        .filter(|t| types.map_inside(t).is_none())
         .map(|t| (t.display(types), schema::output_schema(&t, types)))
         .collect()
 }
