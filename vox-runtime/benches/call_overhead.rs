@@ -11,6 +11,12 @@
 //! `VOX_BENCH_PROVIDER` (`compatible` by default, `anthropic`, `gemini`,
 //! `ollama`) picks the API shape both sides speak: the request call_ai
 //! renders, the server's reply, and the key header.
+//!
+//! `VOX_BENCH_ONLY=call_ai` (or `raw`) runs only that series, for counting
+//! instructions per call on a loaded machine, where times are noise:
+//! `valgrind --tool=callgrind` at 1 and at 2 trials, and the difference of
+//! the totals divided by 1,000 is one call of that series, the in-process
+//! server's share included (docs/runtime.md, "Rate limits").
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -250,10 +256,20 @@ async fn run(trials: usize) {
         }
     };
 
+    let only = std::env::var("VOX_BENCH_ONLY").unwrap_or_default();
+    let (run_ai, run_raw) = match only.as_str() {
+        "call_ai" => (true, false),
+        "raw" => (false, true),
+        _ => (true, true),
+    };
     for _ in 0..200 {
-        ai_call().await;
-        raw_post(&raw, false).await;
-        raw_post(&raw, true).await;
+        if run_ai {
+            ai_call().await;
+        }
+        if run_raw {
+            raw_post(&raw, false).await;
+            raw_post(&raw, true).await;
+        }
     }
     println!("request body: {} bytes", body.len());
     // The machine's noise (a shared VM) moves single runs by ±10%, so the
@@ -271,11 +287,16 @@ async fn run(trials: usize) {
         for i in 0..CALLS {
             for kind in 0..3 {
                 match (i + kind) % 3 {
-                    0 => ai_samples.push(ai_call().await),
-                    1 => raw_samples.push(raw_post(&raw, false).await),
-                    _ => typed_samples.push(raw_post(&raw, true).await),
+                    0 if run_ai => ai_samples.push(ai_call().await),
+                    1 if run_raw => raw_samples.push(raw_post(&raw, false).await),
+                    2 if run_raw => typed_samples.push(raw_post(&raw, true).await),
+                    _ => {}
                 }
             }
+        }
+        if !(run_ai && run_raw) {
+            println!("trial {trial}: {only} only");
+            continue;
         }
         let ai_median = median(&mut ai_samples);
         let raw_median = median(&mut raw_samples);
@@ -292,6 +313,9 @@ async fn run(trials: usize) {
         );
         typed_ratios.push(typed_ratio);
         ratios.push(ratio);
+    }
+    if ratios.is_empty() {
+        return;
     }
     ratios.sort_by(f64::total_cmp);
     typed_ratios.sort_by(f64::total_cmp);

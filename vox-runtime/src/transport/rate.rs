@@ -14,6 +14,7 @@
 //! A server that sends no such headers is not held back. Waits are on
 //! tokio's clock and never longer than `max_retry_after`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -52,6 +53,10 @@ const WINDOWS: &[(&str, &str)] = &[
 /// One provider's gate.
 #[derive(Debug)]
 pub(crate) struct RateGate {
+    /// Whether a provider's answer ever said anything of its limits (a
+    /// rate-limit header, a 429). Until then the gate is open and every
+    /// call passes it without taking the lock or reading the clock.
+    engaged: AtomicBool,
     state: Mutex<GateState>,
     /// Wakes waiters when an answer changes what is allowed.
     changed: Notify,
@@ -84,6 +89,7 @@ const PROBE: Duration = Duration::from_secs(1);
 impl RateGate {
     pub fn new(max_wait: Duration) -> RateGate {
         RateGate {
+            engaged: AtomicBool::new(false),
             state: Mutex::new(GateState::default()),
             changed: Notify::new(),
             max_wait,
@@ -98,6 +104,9 @@ impl RateGate {
     /// when one is known. After a window ends, one request goes first; its
     /// answer says how many may follow.
     pub async fn wait(&self) -> Pass {
+        if !self.engaged.load(Ordering::Acquire) {
+            return Pass { counted: false };
+        }
         loop {
             let changed = self.changed.notified();
             let until = {
@@ -138,6 +147,9 @@ impl RateGate {
     /// nor if a window became known and has nothing left for a request
     /// not yet counted against it (which is counted now).
     pub fn recheck(&self, pass: Pass) -> bool {
+        if !self.engaged.load(Ordering::Acquire) {
+            return true;
+        }
         let mut state = self.lock();
         let now = Instant::now();
         if state.closed_until.is_some_and(|until| until > now) {
@@ -160,6 +172,18 @@ impl RateGate {
 
     /// Takes note of an answer's status and headers.
     pub fn observe(&self, status: u16, headers: &HeaderMap) {
+        if !self.engaged.load(Ordering::Acquire) {
+            if status != 429
+                && !headers
+                    .keys()
+                    .any(|name| is_rate_limit_header(name.as_str()))
+            {
+                // Nothing said of limits, and nothing was before: the
+                // gate stays open (what the locked path would leave).
+                return;
+            }
+            self.engaged.store(true, Ordering::Release);
+        }
         let now = Instant::now();
         let mut state = self.lock();
         if let Some(wait) = closed_for(status, headers, SystemTime::now()) {
@@ -193,6 +217,13 @@ impl RateGate {
         drop(state);
         self.changed.notify_waiters();
     }
+}
+
+/// Whether `name` (lowercase, as `HeaderMap` keeps names) is one of the
+/// rate-limit headers [`RateGate::observe`] reads besides a 429's
+/// `Retry-After`.
+fn is_rate_limit_header(name: &str) -> bool {
+    name.starts_with("x-ratelimit-") || name.starts_with("anthropic-ratelimit-")
 }
 
 /// What a success says is left of the requests window: how many, and
@@ -469,5 +500,50 @@ mod tests {
             gate.wait().await;
         }
         assert_eq!(start.elapsed(), Duration::from_secs(6));
+    }
+
+    /// Until an answer speaks of limits the gate is not consulted; every
+    /// header the gate reads is one that engages it.
+    #[test]
+    fn every_header_the_gate_reads_engages_it() {
+        for (remaining, reset) in WINDOWS {
+            assert!(is_rate_limit_header(remaining), "{remaining}");
+            assert!(is_rate_limit_header(reset), "{reset}");
+        }
+        for name in [
+            "retry-after",
+            "x-request-id",
+            "ratelimit-remaining",
+            "x-ratelimit",
+        ] {
+            assert!(!is_rate_limit_header(name), "{name}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_answer_that_speaks_of_limits_engages_the_gate() {
+        let gate = RateGate::new(Duration::from_secs(60));
+        let start = Instant::now();
+        gate.observe(
+            200,
+            &headers(&[("x-request-id", "req_1"), ("retry-after", "30")]),
+        );
+        gate.observe(503, &headers(&[("retry-after", "30")]));
+        assert!(!gate.engaged.load(Ordering::Acquire));
+        assert!(gate.recheck(gate.wait().await));
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        // No output tokens left until the reset: closed for 2 s, whatever
+        // the status.
+        gate.observe(
+            200,
+            &headers(&[
+                ("anthropic-ratelimit-output-tokens-remaining", "0"),
+                ("anthropic-ratelimit-output-tokens-reset", "2s"),
+            ]),
+        );
+        assert!(gate.engaged.load(Ordering::Acquire));
+        assert!(!gate.recheck(Pass { counted: false }));
+        gate.wait().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
     }
 }
