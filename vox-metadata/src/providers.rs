@@ -50,7 +50,81 @@ pub struct ProviderFacts {
     pub api_key_variables: &'static [&'static str],
     /// Whether a call without a key is a configuration error.
     pub requires_api_key: bool,
+    /// How media arguments (images, PDFs, audio) are sent, and the limits
+    /// enforced before sending.
+    pub media: MediaFacts,
 }
+
+/// How a provider takes one kind of media argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaRule {
+    /// Largest file sent inline (base64 in the request body), in bytes as
+    /// read, before base64 (which adds a third); `0` when the provider
+    /// takes none inline.
+    pub max_inline_bytes: u64,
+    /// Whether an `https` URL is passed on for the provider to fetch.
+    pub url: bool,
+    /// What it is sent as, in the API's words, for people
+    /// (`cargo vox schema`, docs/runtime.md, "Media arguments").
+    pub sent_as: &'static str,
+}
+
+impl MediaRule {
+    /// Not taken at all.
+    pub const NONE: MediaRule = MediaRule {
+        max_inline_bytes: 0,
+        url: false,
+        sent_as: "not taken",
+    };
+}
+
+/// How a provider takes media arguments: per kind, and the largest total
+/// of inline media in one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaFacts {
+    /// PNG, JPEG, WebP, GIF.
+    pub image: MediaRule,
+    /// PDF.
+    pub document: MediaRule,
+    /// WAV, MP3.
+    pub audio: MediaRule,
+    /// Largest total of the inline media of one request, in bytes as read.
+    pub max_total_inline_bytes: u64,
+}
+
+const MB: u64 = 1_000_000;
+
+/// OpenAI's chat completions ("Images and vision": `image_url` parts with
+/// a data URL or an https URL, 50 MB of images per request; "File inputs":
+/// PDFs as `file` parts with `file_data`, not URLs, 32 MB in all; "Audio":
+/// `input_audio` parts, wav or mp3, base64 only). OpenRouter and
+/// compatible servers take the same shape.
+const CHAT_MEDIA: MediaFacts = MediaFacts {
+    image: MediaRule {
+        max_inline_bytes: 20 * MB,
+        url: true,
+        sent_as: "an `image_url` content part (a data: URL, or the https URL)",
+    },
+    document: MediaRule {
+        max_inline_bytes: 32 * MB,
+        url: false,
+        sent_as: "a `file` content part (`file_data`, a data: URL)",
+    },
+    audio: MediaRule {
+        max_inline_bytes: 20 * MB,
+        url: false,
+        sent_as: "an `input_audio` content part (base64, `wav` or `mp3`)",
+    },
+    max_total_inline_bytes: 50 * MB,
+};
+
+/// Placeholder for `fixture`, whose calls never send media.
+const NO_MEDIA: MediaFacts = MediaFacts {
+    image: MediaRule::NONE,
+    document: MediaRule::NONE,
+    audio: MediaRule::NONE,
+    max_total_inline_bytes: 0,
+};
 
 /// Model used when neither the function, the configuration nor the
 /// provider's row names one.
@@ -71,6 +145,7 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         default_model: DEFAULT_MODEL,
         api_key_variables: &["OPENAI_API_KEY"],
         requires_api_key: true,
+        media: CHAT_MEDIA,
     },
     ProviderFacts {
         name: "openrouter",
@@ -82,6 +157,7 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         default_model: DEFAULT_MODEL,
         api_key_variables: &["OPENROUTER_API_KEY"],
         requires_api_key: true,
+        media: CHAT_MEDIA,
     },
     ProviderFacts {
         name: "anthropic",
@@ -90,6 +166,24 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         default_model: "claude-haiku-4-5",
         api_key_variables: &["ANTHROPIC_API_KEY"],
         requires_api_key: true,
+        media: MediaFacts {
+            // "Images and vision": `image` blocks with a `base64` or `url`
+            // source, at most 5 MB per image (as sent, so 3.75 MB before
+            // base64); "PDF support": `document` blocks, the same sources;
+            // a request is at most 32 MB (24 MB of files before base64).
+            image: MediaRule {
+                max_inline_bytes: 3_750_000,
+                url: true,
+                sent_as: "an `image` block (a `base64` or `url` source)",
+            },
+            document: MediaRule {
+                max_inline_bytes: 23 * MB,
+                url: true,
+                sent_as: "a `document` block (a `base64` or `url` source)",
+            },
+            audio: MediaRule::NONE,
+            max_total_inline_bytes: 23 * MB,
+        },
     },
     ProviderFacts {
         name: "gemini",
@@ -98,6 +192,27 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         default_model: "gemini-2.5-flash",
         api_key_variables: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
         requires_api_key: true,
+        media: MediaFacts {
+            // "File input methods": `inlineData` (base64) parts up to 100 MB
+            // a request, PDFs up to 50 MB; `fileData` with `fileUri` for a
+            // public or signed https URL.
+            image: MediaRule {
+                max_inline_bytes: 100 * MB,
+                url: true,
+                sent_as: "an `inlineData` part (or `fileData` with the URL)",
+            },
+            document: MediaRule {
+                max_inline_bytes: 50 * MB,
+                url: true,
+                sent_as: "an `inlineData` part (or `fileData` with the URL)",
+            },
+            audio: MediaRule {
+                max_inline_bytes: 100 * MB,
+                url: true,
+                sent_as: "an `inlineData` part (or `fileData` with the URL)",
+            },
+            max_total_inline_bytes: 100 * MB,
+        },
     },
     ProviderFacts {
         name: "ollama",
@@ -106,6 +221,19 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         default_model: "llama3.2",
         api_key_variables: &[],
         requires_api_key: false,
+        media: MediaFacts {
+            // Ollama's "Generate a chat completion": a message's `images`, a
+            // list of base64 images; no documents, audio or URLs. No limit
+            // is documented: this one keeps a request within reason.
+            image: MediaRule {
+                max_inline_bytes: 100 * MB,
+                url: false,
+                sent_as: "the message's `images` (base64)",
+            },
+            document: MediaRule::NONE,
+            audio: MediaRule::NONE,
+            max_total_inline_bytes: 100 * MB,
+        },
     },
     ProviderFacts {
         name: "compatible",
@@ -117,6 +245,7 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         default_model: DEFAULT_MODEL,
         api_key_variables: &["VOX_LLM_API_KEY"],
         requires_api_key: false,
+        media: CHAT_MEDIA,
     },
     ProviderFacts {
         name: "fixture",
@@ -125,6 +254,7 @@ pub const PROVIDERS: [ProviderFacts; 7] = [
         default_model: DEFAULT_MODEL,
         api_key_variables: &[],
         requires_api_key: false,
+        media: NO_MEDIA,
     },
 ];
 

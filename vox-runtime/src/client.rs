@@ -23,11 +23,13 @@ use tracing::Instrument;
 
 use crate::ai_function::{AiFunction, Args};
 use crate::cassette::{
-    schema_id, CassetteMode, Lookup, Recorded, Recorder, ReplyCache, Request, Turn,
+    arguments_with_media, schema_id, CassetteMode, Lookup, Recorded, Recorder, ReplyCache, Request,
+    Turn,
 };
 use crate::config::{Config, ModelRef, Provider, PROVIDER_COUNT};
 use crate::error::{Error, ProviderFailure, LAST_ERROR_CHARS, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
+use crate::media::load::Rules;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
@@ -508,6 +510,12 @@ impl Client {
         let schema = route
             .recorder
             .map(|_| schema_id(function.output().name(), function.output().json_text()));
+        if schema.is_some() && !call.conversation.media.is_empty() {
+            call.keyed_arguments = Some(arguments_with_media(
+                args.as_json(),
+                &call.conversation.media,
+            ));
+        }
         loop {
             call.attempt += 1;
             let taped = match (route.recorder, &schema) {
@@ -695,6 +703,8 @@ struct Call<'a> {
     /// The function's constant request parts, kept by the function.
     parts: Cow<'a, RequestParts>,
     conversation: Conversation,
+    /// The arguments as a cassette keys them, when they hold media.
+    keyed_arguments: Option<String>,
     attempt: u32,
     /// The previous rejected reply, to notice the model repeating it.
     previous_reply: Option<String>,
@@ -708,17 +718,33 @@ impl<'a> Call<'a> {
         args: &Args,
         target: Target<'a>,
     ) -> Result<Call<'a>, Error> {
-        let wire = match Backend::of(target.provider, config) {
-            Backend::Network(wire) => wire,
+        let facts = target.provider.facts();
+        let (wire, rules) = match Backend::of(target.provider, config) {
+            Backend::Network(wire) => (
+                wire,
+                Some(Rules {
+                    provider: facts.name,
+                    facts: &facts.media,
+                }),
+            ),
             // A cassette replays under `fixture` without a server: the
             // request is rendered for its key's sake, never sent.
-            Backend::Fixture => Wire::offline(config),
+            Backend::Fixture => (Wire::offline(config), None),
         };
         let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
-        if let Some(media) = args.media().first() {
-            return Err(Error::Media {
-                argument: media.argument.to_string(),
-                reason: "media arguments are not sent by this version of vox-runtime yet".into(),
+        let span = tracing::info_span!(
+            "vox.ai_call",
+            function = function.name(),
+            model = target.model,
+            provider = target.provider.name(),
+            repairs = tracing::field::Empty
+        );
+        let conversation = Conversation::start(wire, args, rules)?;
+        if !conversation.media.is_empty() {
+            // Placeholders, media types and sizes (or URL hosts): never
+            // content.
+            span.in_scope(|| {
+                tracing::debug!(media = ?conversation.media, "vox.ai_media");
             });
         }
         Ok(Call {
@@ -726,27 +752,24 @@ impl<'a> Call<'a> {
             named: target.named,
             turns: Vec::new(),
             parts: function.request_parts(wire, target.model, max_tokens)?,
-            conversation: Conversation::start(wire, args),
+            conversation,
+            keyed_arguments: None,
             attempt: 0,
             previous_reply: None,
-            span: tracing::info_span!(
-                "vox.ai_call",
-                function = function.name(),
-                model = target.model,
-                provider = target.provider.name(),
-                repairs = tracing::field::Empty
-            ),
+            span,
         })
     }
 
-    /// This attempt as a cassette keys it.
+    /// This attempt as a cassette keys it: media by a hash of their
+    /// content, never their bytes.
     fn request<'r>(&'r self, args: &'r Args, schema: String) -> Request<'r> {
+        let arguments = self.keyed_arguments.as_deref().unwrap_or(args.as_json());
         Request {
             function: self.function.name(),
             model: self.named,
             instruction: self.function.instruction(),
             schema,
-            arguments: args.as_json(),
+            arguments,
             conversation: &self.turns,
         }
     }

@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 
 use crate::ai_function::{AiFunction, Args};
 use crate::error::Error;
+use crate::media::load::{load_all, Loaded, Rules};
 use crate::wire::{Prepare, Wire};
 
 /// What the constant parts of a request depend on besides the function.
@@ -304,6 +305,10 @@ impl RequestParts {
         {
             debug_assert!(false, "a request could not be rendered: {e}");
         }
+        if !conversation.media.is_empty() {
+            // The inline media's base64, written once into the final body.
+            body = crate::media::body::splice(body, &conversation.media);
+        }
         Bytes::from(body)
     }
 }
@@ -316,6 +321,10 @@ impl RequestParts {
 pub(crate) struct Conversation {
     /// The first user message's text, as a JSON string.
     pub first: Box<RawValue>,
+    /// The media of the arguments, sent with the first user message (each
+    /// labelled with its placeholder where the API has parts), in every
+    /// request of the call.
+    pub media: Vec<Loaded>,
     /// One per rejected attempt.
     pub turns: Vec<Turn>,
 }
@@ -345,8 +354,30 @@ const CORRECTION_START: &str = "Your previous reply was rejected: ";
 const CORRECTION_END: &str = "\nAnswer again with only the corrected JSON value.";
 
 impl Conversation {
-    /// The call's arguments as the first user message.
-    pub fn start(_wire: Wire, args: &Args) -> Conversation {
+    /// The call's arguments as the first user message, with their media
+    /// made ready to send under `rules` (the provider's; `None` for a
+    /// request rendered only as a cassette's key): files are read now.
+    pub fn start(wire: Wire, args: &Args, rules: Option<Rules<'_>>) -> Result<Conversation, Error> {
+        let media = load_all(args.media(), rules)?;
+        let mut conversation = Conversation::text_only(wire, args);
+        if !media.is_empty() {
+            if let Wire::Ollama = wire {
+                // Ollama's images have no labels: say how they line up.
+                let placeholders: Vec<String> = media.iter().map(Loaded::placeholder).collect();
+                conversation.first = json_string(&format_args!(
+                    "Input (JSON): {}\nThe images attached are, in order: {}.",
+                    args.as_json(),
+                    placeholders.join(", ")
+                ));
+            }
+            conversation.media = media;
+        }
+        Ok(conversation)
+    }
+
+    /// The call's arguments as the first user message, without their media
+    /// (for callers that refuse media arguments first).
+    pub fn text_only(_wire: Wire, args: &Args) -> Conversation {
         // One `str` argument is the message itself; other arguments are
         // their JSON object (docs/runtime.md, "What the model sees").
         let first = match args.single_text() {
@@ -356,6 +387,7 @@ impl Conversation {
         };
         Conversation {
             first,
+            media: Vec::new(),
             turns: Vec::new(),
         }
     }
@@ -472,7 +504,7 @@ mod tests {
     #[test]
     fn the_task_is_the_system_message_and_one_str_argument_the_user_message() {
         let args = Args::new().arg("ocr_text", "ACME, 2 widgets").unwrap();
-        let conversation = Conversation::start(CHAT, &args);
+        let conversation = Conversation::text_only(CHAT, &args);
         let first = body(&EXTRACT, "gpt-4o-mini", &conversation);
         let [(system_role, system), (user_role, user)] = &messages(&first)[..] else {
             panic!("two messages expected")
@@ -490,7 +522,7 @@ mod tests {
         // Several arguments, or one that is not a string: their JSON object.
         let args = Args::new().arg("text", "x").unwrap().arg("n", &2).unwrap();
         let messages_of =
-            |args: &Args| messages(&body(&EXTRACT, "m", &Conversation::start(CHAT, args)));
+            |args: &Args| messages(&body(&EXTRACT, "m", &Conversation::text_only(CHAT, args)));
         assert_eq!(
             messages_of(&args)[1].1,
             r#"Input (JSON): {"text":"x","n":2}"#
@@ -509,7 +541,12 @@ mod tests {
         static EXTRACT_BILL: AiFunction = AiFunction::new("extract_bill", "Read the bill.", &BILL);
         let args = Args::new().arg("text", "ACME 12.50 EUR").unwrap();
         for wire in [STATED, Wire::Ollama] {
-            let body = body_of(wire, &EXTRACT_BILL, "m", &Conversation::start(wire, &args));
+            let body = body_of(
+                wire,
+                &EXTRACT_BILL,
+                "m",
+                &Conversation::text_only(wire, &args),
+            );
             let messages = messages(&body);
             assert_eq!(
                 messages[0].1,
@@ -543,7 +580,7 @@ mod tests {
             STATED,
             f,
             "m",
-            &Conversation::start(STATED, &Args::new()),
+            &Conversation::text_only(STATED, &Args::new()),
         ))
         .remove(0)
         .1;
@@ -555,7 +592,7 @@ mod tests {
         let body = body(
             &EXTRACT,
             "gpt-4o-mini",
-            &Conversation::start(CHAT, &Args::new()),
+            &Conversation::text_only(CHAT, &Args::new()),
         );
         assert_eq!(body["model"], "gpt-4o-mini");
         assert_eq!(body["temperature"], 0.2);
@@ -582,7 +619,7 @@ mod tests {
         let body = body(
             &DEFAULT_TEMPERATURE,
             "m",
-            &Conversation::start(CHAT, &Args::new()),
+            &Conversation::text_only(CHAT, &Args::new()),
         );
         assert!(body.get("temperature").is_none(), "{body}");
     }
@@ -599,7 +636,7 @@ mod tests {
             AiFunction::new("odd\"fn", "line one\n\ttab \"q\" \\ \u{1}", &TRICKY_SCHEMA)
                 .with_temperature(0.2);
         let args = Args::new().arg("text", &tricky).unwrap();
-        let mut conversation = Conversation::start(CHAT, &args);
+        let mut conversation = Conversation::text_only(CHAT, &args);
         conversation.push_correction(&rejected(&tricky, &tricky));
         let body = body(&TRICKY_FN, &tricky, &conversation);
         assert_eq!(body["model"], tricky.as_str());
@@ -630,9 +667,10 @@ mod tests {
         // own parts, built for that call.
         let other = ONCE.request_parts(CHAT, "model-b", 4096).unwrap();
         assert!(matches!(other, Cow::Owned(_)));
-        let body: serde_json::Value =
-            serde_json::from_slice(&other.request_body(&Conversation::start(CHAT, &Args::new())))
-                .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(
+            &other.request_body(&Conversation::text_only(CHAT, &Args::new())),
+        )
+        .unwrap();
         assert_eq!(body["model"], "model-b");
         assert_eq!(
             ONCE.request_parts(CHAT, "model-a", 4096).unwrap().model(),
@@ -655,7 +693,7 @@ mod tests {
         static BARE: AiFunction = AiFunction::new("bare", "  ", &INVOICE);
         let args = Args::new().arg("n", &1).unwrap();
         let messages_of =
-            |args: &Args| messages(&body(&BARE, "m", &Conversation::start(CHAT, args)));
+            |args: &Args| messages(&body(&BARE, "m", &Conversation::text_only(CHAT, args)));
         let with_n = messages_of(&args);
         assert!(
             with_n[0]
@@ -673,7 +711,7 @@ mod tests {
 
     #[test]
     fn correction_appends_reply_and_quotes_error() {
-        let mut conversation = Conversation::start(CHAT, &Args::new());
+        let mut conversation = Conversation::text_only(CHAT, &Args::new());
         conversation.push_correction(&rejected("{}", "missing field `vendor` at line 1 column 2"));
         let messages = messages(&body(&EXTRACT, "m", &conversation));
         assert_eq!(messages.len(), 4);
@@ -701,7 +739,7 @@ mod tests {
             stated: true,
         });
         for wire in [openai, object, Wire::Anthropic, Wire::Gemini, Wire::Ollama] {
-            let mut conversation = Conversation::start(wire, &args);
+            let mut conversation = Conversation::text_only(wire, &args);
             conversation.push_correction(&rejected(tricky, tricky));
             conversation.push_correction(&rejected("", "empty"));
             let body = body_of(wire, &EXTRACT, "m", &conversation);
@@ -759,7 +797,7 @@ mod tests {
 
     #[test]
     fn anthropic_correction_answers_the_tool_call_with_an_error_result() {
-        let mut conversation = Conversation::start(Wire::Anthropic, &Args::new());
+        let mut conversation = Conversation::text_only(Wire::Anthropic, &Args::new());
         let block = r#"{"type":"tool_use","id":"toolu_9","name":"extract_invoice","input":{}}"#;
         conversation.push_correction(&crate::reply::RejectedReply {
             error: "missing field `vendor`".into(),
@@ -785,7 +823,7 @@ mod tests {
             Wire::Anthropic,
             &HOT,
             "m",
-            &Conversation::start(Wire::Anthropic, &Args::new()),
+            &Conversation::text_only(Wire::Anthropic, &Args::new()),
         );
         assert_eq!(body["temperature"], 1.0);
     }
@@ -799,7 +837,7 @@ mod tests {
         );
         static F: AiFunction = AiFunction::new("f", "", &ZYX);
         let parts = RequestParts::new(&F, Wire::Gemini, "m", 10).unwrap();
-        let body = parts.request_body(&Conversation::start(Wire::Gemini, &Args::new()));
+        let body = parts.request_body(&Conversation::text_only(Wire::Gemini, &Args::new()));
         let text = String::from_utf8(body.to_vec()).unwrap();
         assert!(
             text.contains(r#""responseJsonSchema":{"type":"object","properties":{"z":{"type":"string"},"y":{"type":"integer"},"x":{"type":"boolean"}},"required":["z","y","x"],"additionalProperties":false}"#),

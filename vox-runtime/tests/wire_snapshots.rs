@@ -104,6 +104,19 @@ fn shown(request: &RecordedRequest) -> String {
 }
 
 async fn requests_of(provider: Provider, format: ResponseFormat) -> Vec<RecordedRequest> {
+    let args = Args::new()
+        .arg("ocr_text", "ACME \"Widgets\"\n2 × 3.50")
+        .unwrap()
+        .arg("currency", "EUR")
+        .unwrap();
+    requests_with(provider, format, args).await
+}
+
+async fn requests_with(
+    provider: Provider,
+    format: ResponseFormat,
+    args: Args,
+) -> Vec<RecordedRequest> {
     let [bad, good] = replies(provider);
     let transport = MemoryTransport::new().reply(bad).reply(good);
     let config = Config::builder(provider)
@@ -116,11 +129,6 @@ async fn requests_of(provider: Provider, format: ResponseFormat) -> Vec<Recorded
     let client = Client::builder(config)
         .transport(transport.clone())
         .build()
-        .unwrap();
-    let args = Args::new()
-        .arg("ocr_text", "ACME \"Widgets\"\n2 × 3.50")
-        .unwrap()
-        .arg("currency", "EUR")
         .unwrap();
     let invoice: Invoice = client
         .call_ai(&EXTRACT, args, async { unreachable!("not fixture") })
@@ -170,5 +178,84 @@ async fn each_wire_renders_a_first_call_and_a_correction_turn() {
             first[..common].contains("EUR"),
             "{name}: the correction turn changed the first call"
         );
+    }
+}
+
+/// A small real file of `tests/media`.
+fn media(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/media")
+        .join(name)
+}
+
+/// Each wire sends an image and a PDF in its documented form (docs/runtime.md,
+/// "Media arguments"), labelled with the placeholder the arguments show, and
+/// the correction turn keeps them in the first user message.
+#[tokio::test]
+async fn each_wire_sends_an_image_and_a_pdf_in_its_documented_form() {
+    use vox_runtime::{Document, Image};
+    let image = || {
+        Args::new()
+            .arg("scan", &Image::from_path(media("scan.png")))
+            .unwrap()
+            .arg("currency", "EUR")
+            .unwrap()
+    };
+    let pdf = || {
+        Args::new()
+            .arg("invoice", &Document::from_path(media("invoice.pdf")))
+            .unwrap()
+            .arg("currency", "EUR")
+            .unwrap()
+    };
+    let urls = || {
+        Args::new()
+            .arg(
+                "pages",
+                &vec![Image::from_url(
+                    "https://files.example.com/scan.png?sig=s3cr3t",
+                )],
+            )
+            .unwrap()
+            .arg("currency", "EUR")
+            .unwrap()
+    };
+    for (name, provider, what) in [
+        ("openai", Provider::OpenAi, "image"),
+        ("openai", Provider::OpenAi, "pdf"),
+        ("openai", Provider::OpenAi, "url"),
+        ("anthropic", Provider::Anthropic, "image"),
+        ("anthropic", Provider::Anthropic, "pdf"),
+        ("anthropic", Provider::Anthropic, "url"),
+        ("gemini", Provider::Gemini, "image"),
+        ("gemini", Provider::Gemini, "pdf"),
+        ("gemini", Provider::Gemini, "url"),
+        ("ollama", Provider::Ollama, "image"),
+    ] {
+        let args = match what {
+            "image" => image(),
+            "pdf" => pdf(),
+            _ => urls(),
+        };
+        let requests = requests_with(provider, ResponseFormat::JsonSchema, args).await;
+        assert_eq!(requests.len(), 2, "{name} {what}");
+        insta::assert_snapshot!(
+            format!("{name}_media_{what}_first_call"),
+            shown(&requests[0])
+        );
+        // The correction turn is the first call with turns appended: the
+        // media stay in the first user message.
+        let first = std::str::from_utf8(&requests[0].body).unwrap();
+        let second = std::str::from_utf8(&requests[1].body).unwrap();
+        let common = first
+            .bytes()
+            .zip(second.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        assert!(
+            first[..common].contains("EUR") && first[..common].contains("<"),
+            "{name} {what}: the correction turn changed the first message"
+        );
+        assert!(second.len() > first.len(), "{name} {what}");
     }
 }

@@ -280,7 +280,21 @@ impl Client {
                 );
                 let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
                 let parts = function.request_parts(wire, &model, max_tokens)?;
-                let render = |args: &Args| parts.request_body(&Conversation::start(wire, args));
+                let render = |args: &Args| parts.request_body(&Conversation::text_only(wire, args));
+                // A batch's requests are written to its job files and
+                // uploaded: media arguments are not sent that way.
+                let inputs = inputs.into_iter().map(|args| {
+                    let args = args?;
+                    match args.media().first() {
+                        None => Ok(args),
+                        Some(media) => Err(Error::Media {
+                            argument: media.argument.to_string(),
+                            reason: "batch runs do not send media arguments (images, documents, \
+                                     audio); call the function one input at a time"
+                                .into(),
+                        }),
+                    }
+                });
                 let chunks = plan_chunks(&job, engine, inputs, limits, render)?;
                 let plan = Plan {
                     format: JOB_FORMAT,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{CassetteField, Error, TransportErrorKind};
+use crate::media::load::{Content, Loaded};
 
 /// Part of every key: a new format changes every key, so an old cassette
 /// misses instead of replaying something it did not mean.
@@ -275,6 +276,24 @@ impl Fnv128 {
     pub fn finish(&self) -> u128 {
         self.0
     }
+}
+
+/// The arguments as a cassette keys them when they hold media: each
+/// placeholder (`"<image 1>"`) names its media by a hash of the content
+/// (`"<image 1 fnv128:…>"`; an URL's text for a URL), so a key changes
+/// with the media, and the cassette holds no bytes of them.
+pub(crate) fn arguments_with_media(arguments: &str, media: &[Loaded]) -> String {
+    let mut out = arguments.to_owned();
+    for m in media {
+        let hash = match &m.content {
+            Content::Inline { bytes, .. } => Fnv128::new().part(bytes).finish(),
+            Content::Url(url) => Fnv128::new().part(b"url").part(url.as_bytes()).finish(),
+        };
+        let placeholder = m.placeholder();
+        let named = format!("<{} {} fnv128:{hash:032x}>", m.kind, m.number);
+        out = out.replace(&format!("\"{placeholder}\""), &format!("\"{named}\""));
+    }
+    out
 }
 
 /// `Name@hash` of a schema's text: what a key and an entry say of it.

@@ -25,7 +25,9 @@ use crate::error::{CassetteField, Error};
 
 pub(crate) use cache::ReplyCache;
 use entry::Entry;
-pub(crate) use entry::{schema_id, Finish, Recorded, RecordedUsage, Request, Turn};
+pub(crate) use entry::{
+    arguments_with_media, schema_id, Finish, Recorded, RecordedUsage, Request, Turn,
+};
 use store::{Found, Store};
 
 /// What a cassette does with a call (`VOX_LLM_CASSETTE_MODE`).

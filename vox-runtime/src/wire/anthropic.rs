@@ -12,6 +12,8 @@ use serde::Serialize;
 
 use super::{borrowed, read_object, temperature, KeyHeader, Message, Prepare, Prepared, Protocol};
 use crate::error::Error;
+use crate::media::load::Content;
+use crate::media::Kind;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
@@ -209,10 +211,17 @@ impl Serialize for AnthropicMessages<'_> {
         use serde::ser::SerializeSeq;
         let turns = &self.0.turns;
         let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
-        seq.serialize_element(&Message {
-            role: "user",
-            content: &*self.0.first,
-        })?;
+        if self.0.media.is_empty() {
+            seq.serialize_element(&Message {
+                role: "user",
+                content: &*self.0.first,
+            })?;
+        } else {
+            seq.serialize_element(&Message {
+                role: "user",
+                content: &anthropic_parts(self.0),
+            })?;
+        }
         for turn in turns {
             match &turn.tool_use {
                 Some((block, id)) => {
@@ -244,6 +253,33 @@ impl Serialize for AnthropicMessages<'_> {
         }
         seq.end()
     }
+}
+
+/// The first user message's blocks with media ("Images and vision":
+/// `image` blocks; "PDF support": `document` blocks; each with a `base64`
+/// source, `media_type` and `data`, or a `url` source).
+fn anthropic_parts(conversation: &Conversation) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    super::media_first(
+        conversation,
+        |text| json!({"type": "text", "text": text}),
+        |media, data| {
+            let block = match media.kind {
+                Kind::Image => "image",
+                Kind::Document => "document",
+                Kind::Audio => return None,
+            };
+            let source = match &media.content {
+                Content::Inline { media_type, .. } => json!({
+                    "type": "base64",
+                    "media_type": media_type.mime(),
+                    "data": data["plain"]
+                }),
+                Content::Url(url) => json!({"type": "url", "url": url}),
+            };
+            Some(json!({"type": block, "source": source}))
+        },
+    )
 }
 
 #[derive(Serialize)]

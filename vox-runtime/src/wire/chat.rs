@@ -12,6 +12,9 @@ use serde_json::value::RawValue;
 use super::{borrowed, read_object, temperature, Message, Protocol};
 use crate::config::ResponseFormat;
 use crate::error::Error;
+use crate::media::body::Inline;
+use crate::media::load::Content;
+use crate::media::Kind;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
@@ -56,6 +59,7 @@ impl Protocol for Chat {
             &ChatMessages {
                 system: &parts.system,
                 conversation,
+                ollama: false,
             },
         )?;
         if let Some(t) = temperature(parts, f64::MAX) {
@@ -183,6 +187,55 @@ struct JsonObjectFormat<'a> {
 pub(crate) struct ChatMessages<'a> {
     pub system: &'a RawValue,
     pub conversation: &'a Conversation,
+    /// Ollama's shape: media as the user message's `images`.
+    pub ollama: bool,
+}
+
+/// The first user message's content parts with media (OpenAI's "Images and
+/// vision": `image_url` with a data URL or an https URL; "File inputs":
+/// `file` with `filename` and `file_data`, a data URL; "Audio":
+/// `input_audio` with base64 `data` and `format`).
+fn chat_parts(conversation: &Conversation) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    super::media_first(
+        conversation,
+        |text| json!({"type": "text", "text": text}),
+        |media, data| match (&media.content, media.kind) {
+            (_, Kind::Image) => {
+                Some(json!({"type": "image_url", "image_url": {"url": data["url"]}}))
+            }
+            (Content::Inline { file_name, .. }, Kind::Document) => Some(json!({
+                "type": "file",
+                "file": {"filename": file_name, "file_data": data["url"]}
+            })),
+            (Content::Inline { media_type, .. }, Kind::Audio) => Some(json!({
+                "type": "input_audio",
+                "input_audio": {"data": data["plain"], "format": media_type.audio_format()}
+            })),
+            (Content::Url(_), _) => None,
+        },
+    )
+}
+
+/// Ollama's user message with images ("Generate a chat completion": a
+/// message's `images`, base64).
+#[derive(Serialize)]
+struct OllamaUser<'a> {
+    role: &'a str,
+    content: &'a RawValue,
+    images: Vec<serde_json::Value>,
+}
+
+fn ollama_images(conversation: &Conversation) -> Vec<serde_json::Value> {
+    conversation
+        .media
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.kind == Kind::Image && matches!(m.content, Content::Inline { .. }))
+        .map(|(index, _)| {
+            serde_json::to_value(Inline { prefix: "", index }).unwrap_or(serde_json::Value::Null)
+        })
+        .collect()
 }
 
 impl Serialize for ChatMessages<'_> {
@@ -194,10 +247,23 @@ impl Serialize for ChatMessages<'_> {
             role: "system",
             content: self.system,
         })?;
-        seq.serialize_element(&Message {
-            role: "user",
-            content: &*self.conversation.first,
-        })?;
+        if self.conversation.media.is_empty() {
+            seq.serialize_element(&Message {
+                role: "user",
+                content: &*self.conversation.first,
+            })?;
+        } else if self.ollama {
+            seq.serialize_element(&OllamaUser {
+                role: "user",
+                content: &self.conversation.first,
+                images: ollama_images(self.conversation),
+            })?;
+        } else {
+            seq.serialize_element(&Message {
+                role: "user",
+                content: &chat_parts(self.conversation),
+            })?;
+        }
         for turn in turns {
             seq.serialize_element(&Message {
                 role: "assistant",

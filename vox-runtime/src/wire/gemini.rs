@@ -14,6 +14,8 @@ use serde_json::value::RawValue;
 
 use super::{borrowed, read_object, temperature, KeyHeader, Prepare, Prepared, Protocol};
 use crate::error::Error;
+use crate::media::load::Content as MediaContent;
+use crate::media::Kind;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
@@ -229,6 +231,28 @@ struct GenerationConfig<'a> {
     temperature: Option<f64>,
 }
 
+/// The first turn's parts with media ("File input methods": `inlineData`
+/// with `mimeType` and base64 `data`; `fileData` with `fileUri` for a URL,
+/// and `mimeType` where the kind says it).
+fn gemini_parts(conversation: &Conversation) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    super::media_first(
+        conversation,
+        |text| json!({ "text": text }),
+        |media, data| {
+            Some(match &media.content {
+                MediaContent::Inline { media_type, .. } => json!({
+                    "inlineData": {"mimeType": media_type.mime(), "data": data["plain"]}
+                }),
+                MediaContent::Url(url) if media.kind == Kind::Document => json!({
+                    "fileData": {"mimeType": "application/pdf", "fileUri": url}
+                }),
+                MediaContent::Url(url) => json!({ "fileData": { "fileUri": url } }),
+            })
+        },
+    )
+}
+
 /// The arguments, then each rejected reply (as the model's turn, never
 /// empty) and its correction.
 struct GeminiContents<'a>(&'a Conversation);
@@ -242,7 +266,14 @@ impl Serialize for GeminiContents<'_> {
         };
         let turns = &self.0.turns;
         let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
-        seq.serialize_element(&turn("user", &self.0.first))?;
+        if self.0.media.is_empty() {
+            seq.serialize_element(&turn("user", &self.0.first))?;
+        } else {
+            seq.serialize_element(&serde_json::json!({
+                "role": "user",
+                "parts": gemini_parts(self.0),
+            }))?;
+        }
         for t in turns {
             seq.serialize_element(&turn("model", &t.reply_non_empty))?;
             seq.serialize_element(&turn("user", &t.correction))?;

@@ -26,6 +26,8 @@ use serde_json::value::RawValue;
 
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Error;
+use crate::media::body::{DataUrl, Inline};
+use crate::media::load::{Content, Loaded};
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::Answer;
@@ -160,6 +162,50 @@ pub(crate) struct KeyHeader {
 pub(crate) struct Message<'a, C: ?Sized + serde::Serialize = str> {
     pub role: &'a str,
     pub content: &'a C,
+}
+
+/// The content of the first user message when the arguments hold media:
+/// each media's label (its placeholder) and part, as `part` renders it,
+/// then the arguments' text as `text` renders it (media first, as the
+/// providers' guides advise). The parts hold markers for the inline data
+/// (`media::body`), never the data.
+pub(crate) fn media_first(
+    conversation: &Conversation,
+    text: impl Fn(serde_json::Value) -> serde_json::Value,
+    part: impl Fn(&Loaded, serde_json::Value) -> Option<serde_json::Value>,
+) -> Vec<serde_json::Value> {
+    let mut parts = Vec::with_capacity(2 * conversation.media.len() + 1);
+    let first = serde_json::Value::from(first_text(conversation));
+    for (index, media) in conversation.media.iter().enumerate() {
+        // What the data string holds: a marker for inline bytes.
+        let data = |prefix: &str| {
+            serde_json::to_value(Inline { prefix, index }).unwrap_or(serde_json::Value::Null)
+        };
+        let data = match &media.content {
+            Content::Inline { media_type, .. } => {
+                serde_json::json!({ "plain": data(""), "url": data(&DataUrl(media_type.mime()).to_string()) })
+            }
+            Content::Url(url) => serde_json::json!({ "url": url }),
+        };
+        parts.push(text(serde_json::Value::from(media.placeholder())));
+        match part(media, data) {
+            Some(p) => parts.push(p),
+            // The provider's rules refuse what a wire cannot send before
+            // any request is rendered; were one rendered, the model is told.
+            None => parts.push(text(serde_json::Value::from(format!(
+                "{} (not sent: this API does not take it in this form)",
+                media.placeholder()
+            )))),
+        }
+    }
+    parts.push(text(first));
+    parts
+}
+
+/// The first user message's text, as text.
+fn first_text(conversation: &Conversation) -> String {
+    // A JSON string written by serde_json: it reads back.
+    serde_json::from_str(conversation.first.get()).unwrap_or_default()
 }
 
 /// Everything protocol-specific about talking to one API.

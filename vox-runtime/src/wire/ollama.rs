@@ -45,6 +45,7 @@ impl Protocol for Ollama {
                 messages: ChatMessages {
                     system: &parts.system,
                     conversation,
+                    ollama: true,
                 },
                 format: parts.schema,
                 options: Options {

@@ -15,6 +15,9 @@
 //! Nothing here shows content: `Debug` and `Display` give the kind, the
 //! file name, the URL's host or the media type and size.
 
+pub(crate) mod body;
+pub(crate) mod load;
+
 use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
