@@ -15,8 +15,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
 use vox_runtime::transport::{MemoryTransport, ScriptedReply};
-use vox_runtime::{AiFunction, Args, Client, Config, Image, OutputSchema, Provider};
+use vox_runtime::{Client, Config, Image, Provider};
 
 /// The system allocator, counting the bytes in use and their peak.
 struct Counting;

@@ -13,10 +13,9 @@ use std::time::Duration;
 
 use support::trace::Recorder;
 use support::{Invoice, INVOICE_SCHEMA};
+use vox_runtime::__private::{AiFunction, Args};
 use vox_runtime::transport::{MemoryTransport, RecordedRequest, ScriptedReply};
-use vox_runtime::{
-    AiFunction, Args, Audio, CassetteMode, Client, Config, Document, Error, Image, Provider,
-};
+use vox_runtime::{Audio, CassetteMode, Client, Config, Document, Error, Image, Provider};
 
 static READ: AiFunction = AiFunction::new("read_invoice", "Read the invoice.", &INVOICE_SCHEMA);
 

@@ -4,7 +4,7 @@
 //! [`Image`], [`Document`] and [`Audio`] only say where the media is: a
 //! file (read when the call is made, not when the value is built), an
 //! `https` URL (checked when the call is made) or bytes in memory. While
-//! an argument is serialized into [`crate::Args`], each one met anywhere
+//! an argument is serialized into the arguments of a call (`Args`), each one met anywhere
 //! in it (the argument itself, a record's field, a list's item) is
 //! collected and written as a placeholder, `"<image 1>"`, `"<document 2>"`
 //! (numbered across the call); the wire then sends the media itself as the
@@ -282,7 +282,7 @@ macro_rules! media_type {
             }
         }
 
-        /// In [`crate::Args`], a placeholder (`"<image 1>"`) and the media
+        /// In the arguments of a call (`Args`), a placeholder (`"<image 1>"`) and the media
         /// collected for the wire; elsewhere a description
         /// (`"<image scan.png>"`). Never the content.
         impl Serialize for $name {
