@@ -379,6 +379,18 @@ async fn killed_and_resumed(provider: Provider, point: KillPoint) {
         // recorded by the child (nothing else it sends is answered now).
         wait_for_a_rerun_record(&dir).await;
     }
+    // The child, stalled, still drives the job: a run in this process is
+    // refused by its lock, before sending anything.
+    let sent = emulator.state.lock().unwrap().log.len();
+    let refused = client(provider, &emulator.base_url())
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(n), &options(12))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("another run is using"),
+        "{point:?}: {refused}"
+    );
+    assert_eq!(emulator.state.lock().unwrap().log.len(), sent);
     // SIGKILL on Unix: no destructor, no flush, no signal handler runs.
     child.kill().unwrap();
     let status = child.wait().unwrap();

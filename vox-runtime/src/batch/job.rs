@@ -21,7 +21,7 @@
 //!   and fsynced as it finishes, so a resumed run re-runs only the rest.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
@@ -124,8 +124,8 @@ pub(crate) fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
 impl JobDir {
     /// The job directory at `dir`, created if missing, locked so that
     /// two runs never drive one job at once (one would submit what the
-    /// other is submitting). The lock is the operating system's (`flock`
-    /// on Unix), so a killed run leaves none behind.
+    /// other is submitting). The lock is the operating system's, so a
+    /// killed run leaves none behind.
     pub fn open(dir: &Path) -> Result<JobDir, Error> {
         fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
         let path = dir.join("lock");
@@ -135,12 +135,19 @@ impl JobDir {
             .write(true)
             .open(&path)
             .map_err(|e| io_error("open", &path, e))?;
-        if !try_lock(&lock) {
-            return Err(Error::Batch(format!(
-                "another run is using the job in {}; wait for it to end (a stopped run \
-                 leaves no lock behind)",
-                dir.display()
-            )));
+        // The operating system's advisory lock (`flock` on Unix,
+        // `LockFileEx` on Windows): held by this open file, released when
+        // it is closed or the process ends, however it ends.
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(Error::Batch(format!(
+                    "another run is using the job in {}; wait for it to end (a stopped run \
+                     leaves no lock behind)",
+                    dir.display()
+                )))
+            }
+            Err(TryLockError::Error(e)) => return Err(io_error("lock", &path, e)),
         }
         Ok(JobDir {
             dir: dir.to_owned(),
@@ -284,21 +291,6 @@ impl JobDir {
             .and_then(|()| file.sync_data())
             .map_err(|e| io_error("append to", &path, e))
     }
-}
-
-/// Takes `file`'s exclusive lock without waiting; whether it was free.
-#[cfg(unix)]
-fn try_lock(file: &File) -> bool {
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: flock only reads the descriptor, which `file` keeps open for
-    // the duration of the call.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-}
-
-/// Elsewhere runs are not locked against each other (docs/runtime.md).
-#[cfg(not(unix))]
-fn try_lock(_: &File) -> bool {
-    true
 }
 
 /// Writes `bytes` to `path` so that `path` holds either its old content or
