@@ -66,7 +66,7 @@ pub fn make{i}(n: int) to Item{i} {{
 }}
 "#
     );
-    if i % AI_EVERY == 0 {
+    if i.is_multiple_of(AI_EVERY) {
         let _ = write!(
             out,
             r#"

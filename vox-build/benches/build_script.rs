@@ -216,7 +216,7 @@ fn contact{i}(c: Customer{i}) to str {{
     st.records += 2;
     st.sums += 1;
     st.functions += 4;
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         let _ = write!(
             vox,
             r#"/// Extract customer {i} from free text.

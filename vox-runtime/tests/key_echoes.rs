@@ -44,7 +44,7 @@ const ECHOES: &[&str] = &[
 fn key(len: usize, seed: u64) -> String {
     const PLAIN: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let alphabet = if seed % 3 == 0 { BASE64 } else { PLAIN };
+    let alphabet = if seed.is_multiple_of(3) { BASE64 } else { PLAIN };
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut key = (0..len)
         .map(|_| {
@@ -55,7 +55,7 @@ fn key(len: usize, seed: u64) -> String {
         })
         .collect::<String>();
     // base64 pads with `=` at the end only.
-    if alphabet == BASE64 && len > 2 && seed % 2 == 0 {
+    if alphabet == BASE64 && len > 2 && seed.is_multiple_of(2) {
         key.replace_range(len - 1.., "=");
     }
     key
