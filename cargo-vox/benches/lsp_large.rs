@@ -106,7 +106,7 @@ fn main() {
             manifest_path: None,
             package: None,
         };
-        cargo_vox::lsp::serve(server, global).unwrap();
+        cargo_vox::lsp::serve(server, cargo_vox::Context::new("lsp", &global)).unwrap();
     });
     let mut c = Client {
         conn: client,

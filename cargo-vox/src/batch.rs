@@ -16,11 +16,11 @@ use vox_runtime::{
     args_from_json, batch_results, BatchOptions, BatchReport, Client, Config, Progress,
 };
 
-use crate::check::{check_error_free, inputs_or_report, CheckArgs};
-use crate::cli::GlobalArgs;
+use crate::check::check_error_free;
+use crate::context::Context;
 use crate::envelope::ENVELOPE_VERSION;
-use crate::exit;
-use crate::output;
+use crate::error::{Error, Result};
+use crate::{exit, inputs, output};
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
@@ -119,66 +119,32 @@ pub fn estimate(report: &BatchReport, max_tokens: u32, price: Option<(f64, f64)>
     }
 }
 
-pub fn run(args: &BatchArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    let out = output::Reporter::new(global.json);
-    let check_args = CheckArgs {
-        paths: args.paths.clone(),
-    };
-    let (label, modules) =
-        match inputs_or_report("batch", &check_args, &args.function, global, &out) {
-            Ok(v) => v,
-            Err(code) => return Ok(code),
-        };
-    let files: Vec<_> = modules.into_iter().flat_map(|m| m.files).collect();
-    let checked = match check_error_free(
-        &out,
-        "batch",
+pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
+    // A failure before the module is read names the function asked for.
+    let inputs = inputs::resolve(ctx, &args.paths, &args.function)?;
+    let label = inputs.label;
+    let files: Vec<_> = inputs.modules.into_iter().flat_map(|m| m.files).collect();
+    let checked = check_error_free(
+        ctx,
         &label,
         &files,
         "the module has errors; nothing submitted",
-    ) {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
-    let function = match ai_function(&checked, &args.function) {
-        Ok(f) => f,
-        Err(msg) => {
-            out.failure("batch", &label, &msg);
-            return Ok(exit::USAGE);
-        }
-    };
-    let config = match Config::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            out.failure("batch", &label, &e.to_string());
-            return Ok(exit::FAILURE);
-        }
-    };
+    )?;
+    let function = ai_function(&checked, &args.function).map_err(|m| Error::usage(&label, m))?;
+    let config = Config::from_env().map_err(|e| Error::failure(&label, e.to_string()))?;
     let max_tokens = function.max_tokens().unwrap_or(config.max_tokens());
     let model = function
         .model()
         .map(str::to_owned)
         .unwrap_or_else(|| config.default_model().to_owned());
-    let price = match price_for(&model, args.price.as_deref()) {
-        Ok(p) => p,
-        Err(msg) => {
-            out.failure("batch", &label, &msg);
-            return Ok(exit::USAGE);
-        }
-    };
-    let client = match Client::new(config) {
-        Ok(c) => c,
-        Err(e) => {
-            out.failure("batch", &label, &e.to_string());
-            return Ok(exit::FAILURE);
-        }
-    };
+    let price = price_for(&model, args.price.as_deref()).map_err(|m| Error::usage(&label, m))?;
+    let client = Client::new(config).map_err(|e| Error::failure(&label, e.to_string()))?;
     let job = args.job.clone().unwrap_or_else(|| {
         let mut name = args.input.clone().into_os_string();
         name.push(".vox-batch");
         PathBuf::from(name)
     });
-    let bar = progress_bar(global.json);
+    let bar = progress_bar(ctx.json());
     let options = BatchOptions {
         max_requests_per_batch: args.max_per_batch.unwrap_or(u64::MAX),
         poll_initial: Duration::from_secs_f64(args.poll.clamp(0.001, 3600.0)),
@@ -212,27 +178,15 @@ pub fn run(args: &BatchArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let planned = vox_runtime::block_on(client.batch::<serde_json::Value, _>(
         &function,
         &job,
-        match lines() {
-            Ok(lines) => lines,
-            Err(e) => {
-                out.failure("batch", &label, &format!("{e:#}"));
-                return Ok(exit::USAGE);
-            }
-        },
+        lines().map_err(|e| Error::usage(&label, format!("{e:#}")))?,
         &BatchOptions {
             plan_only: true,
             ..options.clone()
         },
     ));
-    let planned = match planned {
-        Ok(report) => report,
-        Err(e) => {
-            out.failure("batch", &label, &e.to_string());
-            return Ok(exit::FAILURE);
-        }
-    };
+    let planned = planned.map_err(|e| Error::failure(&label, e.to_string()))?;
     let estimate = estimate(&planned, max_tokens, price);
-    report_estimate(global.json, &label, &model, &estimate, &job);
+    report_estimate(ctx.json(), &label, &model, &estimate, &job);
     if args.estimate {
         return Ok(exit::SUCCESS);
     }
@@ -248,19 +202,14 @@ pub fn run(args: &BatchArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     if let Some(bar) = &bar {
         bar.finish();
     }
-    let report = match report {
-        Ok(report) => report,
-        Err(e) => {
-            out.failure(
-                "batch",
-                &label,
-                &format!("{e} (the job in {} resumes when run again)", job.display()),
-            );
-            return Ok(exit::FAILURE);
-        }
-    };
-    write_results(args, global.json, &job)?;
-    report_summary(global.json, &label, &report, &job);
+    let report = report.map_err(|e| {
+        Error::failure(
+            &label,
+            format!("{e} (the job in {} resumes when run again)", job.display()),
+        )
+    })?;
+    write_results(args, ctx.json(), &job).map_err(|e| Error::failure(&label, format!("{e:#}")))?;
+    report_summary(ctx.json(), &label, &report, &job);
     Ok(if report.failed == 0 {
         exit::SUCCESS
     } else {

@@ -69,6 +69,24 @@ pub enum Command {
     Lsp(crate::lsp::LspArgs),
 }
 
+impl Command {
+    /// The subcommand's name, as envelopes give it in `command`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Check(_) => "check",
+            Command::Fmt(_) => "fmt",
+            Command::Fix(_) => "fix",
+            Command::Build(_) => "build",
+            Command::Test(_) => "test",
+            Command::Run(_) => "run",
+            Command::Schema(_) => "schema",
+            Command::Batch(_) => "batch",
+            Command::Doctor(_) => "doctor",
+            Command::Lsp(_) => "lsp",
+        }
+    }
+}
+
 /// Cargo runs `cargo-vox vox …` for `cargo vox …`: drop that extra word so the
 /// binary also works when run directly.
 pub fn args_without_cargo_subcommand(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {

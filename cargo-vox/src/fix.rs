@@ -4,7 +4,7 @@
 //!
 //! Files are chosen as by `cargo vox check`; each package's sources are one
 //! module. Files are written only when they change, and only as
-//! [`crate::source_write`] allows (see [`crate::fmt::write_all`]): nothing
+//! [`crate::source_write`] allows (see [`crate::sources::write_all`]): nothing
 //! of a module is written unless every file of it that would change may
 //! be. A file that is not valid UTF-8 is never edited. `--dry-run` writes
 //! nothing and prints the unified diff instead.
@@ -13,13 +13,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use vox_codegen::fix::{fix_module, FixFile};
-use vox_codegen::SourceMap;
 
-use crate::check::{inputs_or_report, label_for_paths, CheckArgs};
-use crate::cli::GlobalArgs;
+use crate::context::Context;
 use crate::envelope::{vox_payloads, AppliedFix, EditPayload, Envelope, SpanPayload};
-use crate::output::{emit_line, Reporter};
-use crate::{diff, exit, fmt};
+use crate::error::{Error, Result};
+use crate::output::emit_line;
+use crate::{diff, exit, inputs, sources};
 
 #[derive(Debug, Args)]
 pub struct FixArgs {
@@ -31,34 +30,23 @@ pub struct FixArgs {
     pub paths: Vec<PathBuf>,
 }
 
-pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    let out = Reporter::new(global.json);
-    let check_args = CheckArgs {
-        paths: args.paths.clone(),
-    };
-    let first = label_for_paths(&args.paths);
-    let (label, modules) = match inputs_or_report("fix", &check_args, &first, global, &out) {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
+pub fn run(args: &FixArgs, ctx: &Context) -> Result<i32> {
+    let out = ctx.reporter();
+    let inputs = inputs::resolve(ctx, &args.paths, &inputs::label_for_paths(&args.paths))?;
+    let label = inputs.label.clone();
     let mut payloads = Vec::new();
     let mut applied = Vec::new();
     let mut changed = Vec::new();
     let mut diff_text = String::new();
     let mut file_count = 0;
     let mut unsettled = false;
-    let roots = crate::source_write::Roots::union(modules.iter().map(|m| &m.roots));
-    for module in &modules {
+    let roots = inputs.roots();
+    for module in &inputs.modules {
         // Read every file first: nothing is written unless all could be read.
-        let mut sources = SourceMap::new();
-        for path in &module.files {
-            if let Err(msg) = fmt::load(&mut sources, path) {
-                out.failure("fix", &label, &msg);
-                return Ok(exit::FAILURE);
-            }
-        }
+        let texts =
+            sources::read_module(&module.files).map_err(|msg| Error::failure(&label, msg))?;
         file_count += module.files.len();
-        let files: Vec<FixFile> = sources
+        let files: Vec<FixFile> = texts
             .files()
             .map(|(_, f)| FixFile {
                 name: f.name.clone(),
@@ -81,21 +69,17 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
                 names.push(file.name.clone());
             }
         }
-        let written = fmt::write_all(&writes, &roots);
+        let written = sources::write_all(&writes, &roots);
         changed.extend(written.done.iter().map(|&i| names[i].clone()));
         if !written.errors.is_empty() {
-            if global.json {
-                out.failure("fix", &label, &written.errors.join("\n"));
-            } else {
-                for e in &written.errors {
-                    out.failure("fix", &label, e);
-                }
-            }
-            return Ok(exit::FAILURE);
+            return Err(Error::Failure {
+                label,
+                messages: written.errors,
+            });
         }
         for a in &outcome.applied {
             let name = |i: usize| files.get(i).map_or_else(String::new, |f| f.name.clone());
-            if !global.json {
+            if !ctx.json() {
                 eprintln!(
                     "{} {}:{}: {}",
                     if args.dry_run { "would fix" } else { "fixed" },
@@ -128,7 +112,7 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             });
         }
         unsettled |= !outcome.settled;
-        if !outcome.settled && !global.json {
+        if !outcome.settled && !ctx.json() {
             eprintln!(
                 "warning: fixes still applied after {} rounds; run `cargo vox fix` again",
                 vox_codegen::fix::MAX_PASSES
@@ -137,7 +121,7 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         out.diagnostics(&outcome.checked);
         payloads.extend(vox_payloads(&outcome.checked));
     }
-    let mut env = Envelope::new("fix", label, payloads);
+    let mut env = Envelope::new(ctx.command, label, payloads);
     env.changed_files = Some(changed.clone());
     if unsettled {
         env.message = Some(format!(
@@ -148,7 +132,7 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let fix_count = applied.len();
     env.applied_fixes = Some(applied);
     if args.dry_run {
-        if global.json {
+        if ctx.json() {
             env.diff = Some(diff_text);
         } else {
             print!("{diff_text}");
@@ -159,7 +143,7 @@ pub fn run(args: &FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         (_, "fix") => format!("{n} fixes"),
         _ => format!("{n} {w}s"),
     };
-    if global.json {
+    if ctx.json() {
         emit_line(&env.to_line());
     } else {
         let verb = if args.dry_run {

@@ -13,14 +13,14 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use vox_codegen::{Code, Diagnostic, SourceFile, SourceMap, Span};
+use vox_codegen::{Diagnostic, SourceMap};
 
-use crate::check::{display_path, inputs_or_report, label_for_paths, CheckArgs};
-use crate::cli::GlobalArgs;
+use crate::context::Context;
 use crate::envelope::{payloads, Envelope};
-use crate::exit;
-use crate::output::{emit_line, Reporter};
-use crate::source_write::{self, Roots};
+use crate::error::{Error, Result};
+use crate::output::emit_line;
+use crate::sources::{invalid_utf8, load, write_all};
+use crate::{exit, inputs};
 
 #[derive(Debug, Args)]
 pub struct FmtArgs {
@@ -32,126 +32,20 @@ pub struct FmtArgs {
     pub paths: Vec<PathBuf>,
 }
 
-/// The files a command works on (as `check` selects them) and where it
-/// may write, or the exit status once the failure is reported.
-pub(crate) fn selected_files(
-    command: &str,
-    paths: &[PathBuf],
-    global: &GlobalArgs,
-    out: &Reporter,
-) -> Result<(String, Vec<PathBuf>, Roots), i32> {
-    let args = CheckArgs {
-        paths: paths.to_vec(),
-    };
-    let (label, modules) = inputs_or_report(command, &args, &label_for_paths(paths), global, out)?;
-    let roots = Roots::union(modules.iter().map(|m| &m.roots));
-    let mut files = Vec::new();
-    for m in modules {
-        for f in m.files {
-            if !files.contains(&f) {
-                files.push(f);
-            }
-        }
-    }
-    Ok((label, files, roots))
-}
-
-/// Reads one source file into `sources`; `Err` is a message naming the file.
-pub(crate) fn load(sources: &mut SourceMap, path: &Path) -> Result<vox_codegen::FileId, String> {
-    let bytes = vox_build::layout::read_source(path).map_err(|e| e.to_string())?;
-    Ok(sources.add(SourceFile::from_bytes(display_path(path), &bytes)))
-}
-
-/// The diagnostic for a file that is not UTF-8 (it cannot be rewritten).
-pub(crate) fn invalid_utf8(sources: &SourceMap, id: vox_codegen::FileId) -> Option<Diagnostic> {
-    let at = sources.get(id).invalid_utf8_at?;
-    Some(
-        Diagnostic::error(
-            Code::InvalidUtf8,
-            Span::new(id, at, at + '\u{FFFD}'.len_utf8()),
-            "file is not valid UTF-8; it was left unchanged",
-        )
-        .hint("save the file as UTF-8"),
-    )
-}
-
-/// What [`write_all`] did.
-#[derive(Debug, Default)]
-pub(crate) struct Written {
-    /// The indices of the writes done (a file reached by two paths counts under each).
-    pub done: Vec<usize>,
-    /// Why the others were not done, one message per file naming it.
-    pub errors: Vec<String>,
-}
-
-/// Plans every write first — nothing is written unless all may be — then
-/// writes each file; a file reached by two paths is written once. `writes`
-/// holds each file's path, the text read and the new text.
-pub(crate) fn write_all(writes: &[(&Path, &str, &str)], roots: &Roots) -> Written {
-    let mut planned: Vec<(Vec<usize>, source_write::Planned)> = Vec::new();
-    let mut out = Written::default();
-    for (i, (path, _, _)) in writes.iter().enumerate() {
-        match source_write::plan(path, &display_path(path), roots) {
-            Ok(p) => match planned
-                .iter_mut()
-                .find(|(_, q)| q.real_path() == p.real_path())
-            {
-                Some((same, _)) => same.push(i),
-                None => planned.push((vec![i], p)),
-            },
-            Err(e) => out.errors.push(e.to_string()),
-        }
-    }
-    if !out.errors.is_empty() {
-        return out;
-    }
-    let mut hook = source_write::before_compare_hook();
-    for (indices, p) in &planned {
-        let (_, old, new) = writes[indices[0]];
-        match p.write(old.as_bytes(), new.as_bytes(), &mut hook) {
-            Ok(()) => out.done.extend(indices),
-            Err(e) => out.errors.push(e.to_string()),
-        }
-    }
-    out.done.sort_unstable();
-    out
-}
-
-/// Renders diagnostics on stderr (human mode only).
-pub(crate) fn render_all(out_json: bool, diagnostics: &[Diagnostic], sources: &SourceMap) {
-    if out_json {
-        return;
-    }
-    let opts = vox_codegen::diagnostic::RenderOptions {
-        color: crate::output::stderr_color(),
-    };
-    for d in diagnostics {
-        eprintln!("{}", vox_codegen::diagnostic::render(d, sources, opts));
-    }
-}
-
 fn plural(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-pub fn run(args: &FmtArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    let out = Reporter::new(global.json);
-    let (label, files, roots) = match selected_files("fmt", &args.paths, global, &out) {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
+pub fn run(args: &FmtArgs, ctx: &Context) -> Result<i32> {
+    let out = ctx.reporter();
+    let inputs = inputs::resolve(ctx, &args.paths, &inputs::label_for_paths(&args.paths))?;
+    let (label, files, roots) = (inputs.label.clone(), inputs.files(), inputs.roots());
     let mut sources = SourceMap::new();
     let mut diagnostics = Vec::new();
     // (path, file, new text) of each file whose text changes.
     let mut pending: Vec<(&Path, vox_codegen::FileId, String)> = Vec::new();
     for path in &files {
-        let id = match load(&mut sources, path) {
-            Ok(id) => id,
-            Err(msg) => {
-                out.failure("fmt", &label, &msg);
-                return Ok(exit::FAILURE);
-            }
-        };
+        let id = load(&mut sources, path).map_err(|msg| Error::failure(&label, msg))?;
         if let Some(d) = invalid_utf8(&sources, id) {
             diagnostics.push(d);
             continue;
@@ -178,8 +72,8 @@ pub fn run(args: &FmtArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         not_written = written.errors;
     }
     vox_codegen::diagnostic::sort(&mut diagnostics);
-    render_all(global.json, &diagnostics, &sources);
-    let mut env = Envelope::new("fmt", label, payloads(&diagnostics, &sources));
+    out.render(&diagnostics, &sources);
+    let mut env = Envelope::new(ctx.command, label, payloads(&diagnostics, &sources));
     if (args.check && !changed.is_empty()) || !not_written.is_empty() {
         env.ok = false;
     }
@@ -188,7 +82,7 @@ pub fn run(args: &FmtArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     }
     let errors = env.error_count;
     env.changed_files = Some(changed.clone());
-    if global.json {
+    if ctx.json() {
         emit_line(&env.to_line());
     } else {
         if args.check {

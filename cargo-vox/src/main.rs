@@ -1,6 +1,6 @@
 //! The `cargo-vox` binary: `cargo vox …` (see the library for the commands).
 
-use cargo_vox::{cli, exit};
+use cargo_vox::cli;
 use clap::Parser;
 
 fn main() {
@@ -13,12 +13,5 @@ fn main() {
         std::process::exit(cargo_vox::lane::testrun::runner_main(&args[2..]));
     }
     let cli = cli::Cli::parse_from(cli::args_without_cargo_subcommand(std::env::args_os()));
-    let code = match cargo_vox::run(cli) {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            exit::FAILURE
-        }
-    };
-    std::process::exit(code);
+    std::process::exit(cargo_vox::run(cli));
 }

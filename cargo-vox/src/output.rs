@@ -1,43 +1,73 @@
 //! Two reporters over the same results: rendered text on stderr for people,
 //! one JSON envelope per result on stdout for machines (`--json`).
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::{IsTerminal as _, Write};
 
 use crate::envelope::Envelope;
+use crate::error::Error;
 
+#[derive(Debug, Clone, Copy)]
 pub struct Reporter {
     json: bool,
     color: bool,
 }
 
 impl Reporter {
-    pub fn new(json: bool) -> Reporter {
-        Reporter {
-            json,
-            color: stderr_color(),
-        }
+    /// A reporter for JSON or human output; `color` for stderr (see
+    /// [`crate::context::Context`], which makes the one a command uses).
+    pub fn new(json: bool, color: bool) -> Reporter {
+        Reporter { json, color }
     }
 
     /// Renders the diagnostics of one checked module (human mode only).
     pub fn diagnostics(&self, checked: &vox_codegen::Checked) {
+        self.render(&checked.diagnostics, &checked.sources);
+    }
+
+    /// Renders diagnostics on stderr (human mode only).
+    pub fn render(
+        &self,
+        diagnostics: &[vox_codegen::diagnostic::Diagnostic],
+        sources: &vox_codegen::SourceMap,
+    ) {
+        let mut err = std::io::stderr().lock();
+        for r in self.rendered(diagnostics, sources) {
+            let _ = writeln!(err, "{r}");
+        }
+    }
+
+    /// The diagnostics as people read them; none under `--json`.
+    pub fn rendered(
+        &self,
+        diagnostics: &[vox_codegen::diagnostic::Diagnostic],
+        sources: &vox_codegen::SourceMap,
+    ) -> Vec<String> {
         if self.json {
-            return;
+            return Vec::new();
         }
         let opts = vox_codegen::diagnostic::RenderOptions { color: self.color };
-        let mut err = std::io::stderr().lock();
-        for d in &checked.diagnostics {
-            let _ = writeln!(
-                err,
-                "{}",
-                vox_codegen::diagnostic::render(d, &checked.sources, opts)
-            );
-        }
+        diagnostics
+            .iter()
+            .map(|d| vox_codegen::diagnostic::render(d, sources, opts))
+            .collect()
     }
 
     /// Prints the envelope (JSON) or a one-line summary (human).
     pub fn finish(&self, env: &Envelope, what: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let mut stderr = std::io::stderr().lock();
+        self.finish_to(env, what, &mut stdout, &mut stderr);
+    }
+
+    fn finish_to(
+        &self,
+        env: &Envelope,
+        what: &str,
+        stdout: &mut dyn Write,
+        stderr: &mut dyn Write,
+    ) {
         if self.json {
-            emit_line(&env.to_line());
+            line_to(stdout, &env.to_line());
             return;
         }
         // Vox and rustc diagnostics were rendered by whoever produced them
@@ -54,7 +84,11 @@ impl Reporter {
             } else {
                 d.severity.clone()
             };
-            eprintln!("{severity}[{code}]: {}\n --> {}", d.message, d.file_path);
+            let _ = writeln!(
+                stderr,
+                "{severity}[{code}]: {}\n --> {}",
+                d.message, d.file_path
+            );
         }
         let summary = vox_codegen::diagnostic::summary(env.error_count, env.warning_count);
         let (label, color) = if env.ok {
@@ -73,22 +107,62 @@ impl Reporter {
             Some(m) if !env.ok && env.error_count == 0 => m.clone(),
             _ => summary,
         };
-        eprintln!("{label}: {what}: {summary}");
+        let _ = writeln!(stderr, "{label}: {what}: {summary}");
     }
 
-    /// Reports a failure that is not a diagnostic.
-    pub fn failure(&self, command: &str, file_path: &str, message: &str) {
-        if self.json {
-            emit_line(&Envelope::failure(command, file_path, message).to_line());
-        } else {
-            eprintln!("error: {message}");
+    /// Reports a command's error (see [`crate::context::Context::report`]):
+    /// under `--json` exactly one envelope on `stdout`, otherwise text on
+    /// `stderr`. `default_label` names what an [`Error::Other`] is about.
+    pub(crate) fn error(
+        &self,
+        command: &str,
+        default_label: &str,
+        error: &Error,
+        stdout: &mut dyn Write,
+        stderr: &mut dyn Write,
+    ) {
+        let failure = |label: &str, message: String| Envelope::failure(command, label, message);
+        match error {
+            Error::Rejected {
+                envelope,
+                summary,
+                rendered,
+            } => {
+                for r in rendered {
+                    let _ = writeln!(stderr, "{r}");
+                }
+                self.finish_to(envelope, summary, stdout, stderr);
+            }
+            Error::Usage { label, message } if self.json => {
+                line_to(stdout, &failure(label, message.clone()).to_line());
+            }
+            Error::Failure { label, messages } if self.json => {
+                line_to(stdout, &failure(label, messages.join("\n")).to_line());
+            }
+            Error::Other(e) if self.json => {
+                line_to(stdout, &failure(default_label, format!("{e:#}")).to_line());
+            }
+            Error::Usage { message, .. } => {
+                let _ = writeln!(stderr, "error: {message}");
+            }
+            Error::Failure { messages, .. } => {
+                for m in messages {
+                    let _ = writeln!(stderr, "error: {m}");
+                }
+            }
+            Error::Other(e) => {
+                let _ = writeln!(stderr, "error: {e:#}");
+            }
         }
     }
 }
 
 /// Writes one line to stdout; a closed pipe is not worth a panic.
 pub fn emit_line(line: &str) {
-    let mut out = std::io::stdout().lock();
+    line_to(&mut std::io::stdout().lock(), line);
+}
+
+fn line_to(out: &mut dyn Write, line: &str) {
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
 }

@@ -8,10 +8,11 @@ use clap::Args;
 use vox_codegen::json::Json;
 use vox_codegen::schema::{output_schema, CompatibleFormat};
 
-use crate::check::{check_error_free, inputs_or_report, CheckArgs};
-use crate::cli::GlobalArgs;
+use crate::check::check_error_free;
+use crate::context::Context;
 use crate::envelope::ENVELOPE_VERSION;
-use crate::{exit, output};
+use crate::error::{Error, Result};
+use crate::{exit, inputs, output};
 
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
@@ -40,41 +41,22 @@ pub struct SchemaArgs {
     pub response_format: String,
 }
 
-pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
-    let out = output::Reporter::new(global.json);
-    let check_args = CheckArgs {
-        paths: args.paths.clone(),
-    };
-    let (label, modules) = match inputs_or_report("schema", &check_args, &args.ty, global, &out) {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
-    let files: Vec<_> = modules.into_iter().flat_map(|m| m.files).collect();
-    let checked = match check_error_free(
-        &out,
-        "schema",
-        &label,
-        &files,
-        "the module has errors; no schema",
-    ) {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
-    let schema = match checked.output_schema(&args.ty) {
-        Ok(s) => s,
-        Err(msg) => {
-            out.failure("schema", &label, &msg);
-            return Ok(exit::USAGE);
-        }
-    };
+pub fn run(args: &SchemaArgs, ctx: &Context) -> Result<i32> {
+    // A failure before the module is read names the type asked for.
+    let inputs = inputs::resolve(ctx, &args.paths, &args.ty)?;
+    let label = inputs.label;
+    let files: Vec<_> = inputs.modules.into_iter().flat_map(|m| m.files).collect();
+    let checked = check_error_free(ctx, &label, &files, "the module has errors; no schema")?;
+    let schema = checked
+        .output_schema(&args.ty)
+        .map_err(|msg| Error::usage(&label, msg))?;
     if let Some(provider) = &args.provider {
-        return Ok(print_for_provider(
-            args, global, &out, &label, &checked, &schema, provider,
-        ));
+        print_for_provider(args, ctx, &label, &checked, &schema, provider)?;
+        return Ok(exit::SUCCESS);
     }
     print_given(
         args,
-        global,
+        ctx,
         &label,
         schema.wrapped,
         &[],
@@ -89,13 +71,13 @@ pub fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 /// pretty-printed, and a note when the type is sent wrapped.
 fn print_given(
     args: &SchemaArgs,
-    global: &GlobalArgs,
+    ctx: &Context,
     label: &str,
     wrapped: bool,
     extra: &[(&str, &str)],
     (key, given): (&str, &Json),
 ) {
-    if global.json {
+    if ctx.json() {
         let mut head = serde_json::json!({
             "envelope_version": ENVELOPE_VERSION,
             "command": "schema",
@@ -125,24 +107,21 @@ fn print_given(
 /// `--provider NAME`: the request fields that carry `schema` to `provider`.
 fn print_for_provider(
     args: &SchemaArgs,
-    global: &GlobalArgs,
-    out: &output::Reporter,
+    ctx: &Context,
     label: &str,
     checked: &vox_codegen::Checked,
     schema: &vox_codegen::schema::OutputSchema,
     provider: &str,
-) -> i32 {
+) -> Result<()> {
     let provider = provider.trim().to_ascii_lowercase();
     let compatible = match args.response_format.trim().replace('-', "_").as_str() {
         "json_schema" => CompatibleFormat::JsonSchema,
         "json_object" => CompatibleFormat::JsonObject,
         other => {
-            out.failure(
-                "schema",
+            return Err(Error::usage(
                 label,
-                &format!("--response-format must be `json_schema` or `json_object`, got `{other}`"),
-            );
-            return exit::USAGE;
+                format!("--response-format must be `json_schema` or `json_object`, got `{other}`"),
+            ))
         }
     };
     // Anthropic's tool is named after the function: the one asked for, else
@@ -156,20 +135,16 @@ fn print_for_provider(
             .find(|f| output_schema(&f.ret, &checked.info.types).name == schema.name)
             .map_or_else(|| schema.name.clone(), |f| f.name.clone())
     });
-    let request = match schema.for_provider(&provider, &function, compatible) {
-        Ok(request) => request,
-        Err(msg) => {
-            out.failure("schema", label, &msg);
-            return exit::USAGE;
-        }
-    };
+    let request = schema
+        .for_provider(&provider, &function, compatible)
+        .map_err(|msg| Error::usage(label, msg))?;
     print_given(
         args,
-        global,
+        ctx,
         label,
         schema.wrapped,
         &[("provider", &provider), ("function", &function)],
         ("request", &request),
     );
-    exit::SUCCESS
+    Ok(())
 }

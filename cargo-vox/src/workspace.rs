@@ -8,17 +8,18 @@ use std::time::Duration;
 use cargo_metadata::MetadataCommand;
 use vox_build::SourceLayout;
 
-use crate::cli::GlobalArgs;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::sources::display_path;
+
+/// What a workspace error names (commands that name their inputs
+/// otherwise relabel it, see [`Error::labelled`]).
+const LABEL: &str = "Cargo.toml";
 
 pub struct VoxPackage {
     pub name: String,
     pub manifest_path: PathBuf,
     pub layout: SourceLayout,
-}
-
-pub enum WorkspaceError {
-    Usage(String),
-    Other(anyhow::Error),
 }
 
 /// The packages a command works on, and the manifest that names them.
@@ -29,18 +30,21 @@ pub struct Selection {
 }
 
 /// The package(s) selected by `-p`, the current directory, or the whole workspace.
-pub fn selected_packages(global: &GlobalArgs) -> Result<Selection, WorkspaceError> {
-    let meta = metadata(global)?;
+pub fn selected_packages(ctx: &Context) -> Result<Selection> {
+    let meta = metadata(ctx)?;
     let members: Vec<&cargo_metadata::Package> = meta.workspace_packages();
-    let chosen: Vec<&cargo_metadata::Package> = if let Some(name) = &global.package {
+    let chosen: Vec<&cargo_metadata::Package> = if let Some(name) = &ctx.package {
         match members.iter().find(|p| p.name.as_str() == name.as_str()) {
             Some(p) => vec![*p],
             None => {
                 let names: Vec<&str> = members.iter().map(|p| p.name.as_str()).collect();
-                return Err(WorkspaceError::Usage(format!(
-                    "package `{name}` is not a member of this workspace (members: {})",
-                    names.join(", ")
-                )));
+                return Err(Error::usage(
+                    LABEL,
+                    format!(
+                        "package `{name}` is not a member of this workspace (members: {})",
+                        names.join(", ")
+                    ),
+                ));
             }
         }
     } else if let Some(root) = meta.root_package() {
@@ -61,45 +65,48 @@ pub fn selected_packages(global: &GlobalArgs) -> Result<Selection, WorkspaceErro
                 .map(|d| d.as_std_path().to_path_buf())
                 .unwrap_or_default();
             let setting = sources_setting(&p.metadata)
-                .map_err(|m| WorkspaceError::Usage(format!("package `{}`: {m}", p.name)))?;
+                .map_err(|m| Error::usage(LABEL, format!("package `{}`: {m}", p.name)))?;
             let layout = SourceLayout::new(root, setting)
-                .map_err(|e| WorkspaceError::Usage(format!("package `{}`: {e}", p.name)))?;
+                .map_err(|e| Error::usage(LABEL, format!("package `{}`: {e}", p.name)))?;
             Ok(VoxPackage {
                 name: p.name.to_string(),
                 manifest_path: p.manifest_path.as_std_path().to_path_buf(),
                 layout,
             })
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_>>()?;
     Ok(Selection { manifest, packages })
 }
 
 /// The usage error of a `--manifest-path` that names no file, found
 /// without running cargo.
-pub fn check_manifest_path(global: &GlobalArgs) -> Result<(), WorkspaceError> {
-    match &global.manifest_path {
-        Some(m) if !m.is_file() => Err(WorkspaceError::Usage(format!(
-            "manifest path `{}` does not exist",
-            m.display()
-        ))),
+pub fn check_manifest_path(ctx: &Context) -> Result<()> {
+    match &ctx.manifest_path {
+        Some(m) if !m.is_file() => Err(Error::usage(
+            LABEL,
+            format!("manifest path `{}` does not exist", m.display()),
+        )),
         _ => Ok(()),
     }
 }
 
-fn metadata(global: &GlobalArgs) -> Result<cargo_metadata::Metadata, WorkspaceError> {
-    check_manifest_path(global)?;
+fn metadata(ctx: &Context) -> Result<cargo_metadata::Metadata> {
+    check_manifest_path(ctx)?;
     let mut cmd = MetadataCommand::new();
     cmd.no_deps();
-    if let Some(m) = &global.manifest_path {
+    if let Some(m) = &ctx.manifest_path {
         cmd.manifest_path(m);
     }
     // cargo_metadata's error already names its cause; add which cargo it ran.
     cmd.exec().map_err(|e| {
-        let cargo = crate::lane::cargo_program();
-        WorkspaceError::Other(anyhow::anyhow!(
-            "cannot read the workspace (`{} metadata`): {e}",
-            cargo.to_string_lossy()
-        ))
+        let cargo = crate::cargo::cargo_program();
+        Error::failure(
+            LABEL,
+            format!(
+                "cannot read the workspace (`{} metadata`): {e}",
+                cargo.to_string_lossy()
+            ),
+        )
     })
 }
 
@@ -137,8 +144,8 @@ impl Workspace {
     /// members, and the same root [`PendingWorkspace`] falls back to. For
     /// reporting a command that was interrupted before the workspace could
     /// be read.
-    pub fn unread(global: &GlobalArgs) -> Workspace {
-        let manifest = global
+    pub fn unread(ctx: &Context) -> Workspace {
+        let manifest = ctx
             .manifest_path
             .as_deref()
             .unwrap_or(Path::new("Cargo.toml"));
@@ -146,24 +153,25 @@ impl Workspace {
         Workspace {
             target_dir: root.join("target"),
             root,
-            manifest_label: crate::check::display_path(manifest),
+            manifest_label: display_path(manifest),
             members: Vec::new(),
         }
     }
 }
 
-pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
-    let meta = metadata(global)?;
-    let manifest = match (&global.package, meta.root_package()) {
+pub fn workspace(ctx: &Context) -> Result<Workspace> {
+    let meta = metadata(ctx)?;
+    let manifest = match (&ctx.package, meta.root_package()) {
         (Some(name), _) => meta
             .workspace_packages()
             .into_iter()
             .find(|p| p.name.as_str() == name.as_str())
             .map(|p| p.manifest_path.clone().into_std_path_buf())
             .ok_or_else(|| {
-                WorkspaceError::Usage(format!(
-                    "package `{name}` is not a member of this workspace"
-                ))
+                Error::usage(
+                    LABEL,
+                    format!("package `{name}` is not a member of this workspace"),
+                )
             })?,
         (None, Some(root)) => root.manifest_path.clone().into_std_path_buf(),
         (None, None) => meta.workspace_root.join("Cargo.toml").into_std_path_buf(),
@@ -171,7 +179,7 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
     Ok(Workspace {
         root: meta.workspace_root.clone().into_std_path_buf(),
         target_dir: meta.target_directory.clone().into_std_path_buf(),
-        manifest_label: crate::check::display_path(&manifest),
+        manifest_label: display_path(&manifest),
         members: meta
             .workspace_packages()
             .into_iter()
@@ -193,20 +201,20 @@ pub fn workspace(global: &GlobalArgs) -> Result<Workspace, WorkspaceError> {
 /// so `cargo metadata` runs while cargo builds instead of before.
 pub struct PendingWorkspace {
     /// The reading thread's answer, until it is taken into `result`.
-    answer: Mutex<Option<Receiver<Result<Workspace, WorkspaceError>>>>,
-    result: OnceLock<Result<Workspace, WorkspaceError>>,
+    answer: Mutex<Option<Receiver<Result<Workspace>>>>,
+    result: OnceLock<Result<Workspace>>,
     /// Where rustc's file names are rooted if the workspace cannot be read
     /// (the command then reports that error, not the build's diagnostics).
     fallback_root: PathBuf,
 }
 
 impl PendingWorkspace {
-    pub fn start(global: &GlobalArgs) -> PendingWorkspace {
-        let global = global.clone();
+    pub fn start(ctx: &Context) -> PendingWorkspace {
+        let ctx = ctx.clone();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             // The receiver may be gone (an interrupted command stops waiting).
-            let _ = tx.send(workspace(&global));
+            let _ = tx.send(workspace(&ctx));
         });
         PendingWorkspace {
             answer: Mutex::new(Some(rx)),
@@ -216,7 +224,7 @@ impl PendingWorkspace {
     }
 
     /// The workspace, waiting for `cargo metadata` the first time.
-    pub fn get(&self) -> &Result<Workspace, WorkspaceError> {
+    pub fn get(&self) -> &Result<Workspace> {
         self.result.get_or_init(|| {
             let rx = self
                 .answer
@@ -231,7 +239,7 @@ impl PendingWorkspace {
     }
 
     /// The workspace, once read.
-    pub fn into_result(self) -> Result<Workspace, WorkspaceError> {
+    pub fn into_result(self) -> Result<Workspace> {
         self.get();
         self.result
             .into_inner()
@@ -241,7 +249,7 @@ impl PendingWorkspace {
     /// The workspace if `cargo metadata` answers within `wait`; `None` if it
     /// is still running (it may have started after a Ctrl-C that stopped the
     /// build, or be waiting on cargo's locks).
-    pub fn within(self, wait: Duration) -> Option<Result<Workspace, WorkspaceError>> {
+    pub fn within(self, wait: Duration) -> Option<Result<Workspace>> {
         if self.result.get().is_none() {
             let rx = self
                 .answer
@@ -272,12 +280,14 @@ fn fallback_root() -> PathBuf {
     std::env::current_dir().unwrap_or_default()
 }
 
-fn unexpected() -> WorkspaceError {
-    WorkspaceError::Other(anyhow::anyhow!("reading the workspace failed unexpectedly"))
+fn unexpected() -> Error {
+    Error::failure(LABEL, "reading the workspace failed unexpectedly")
 }
 
 /// `[package.metadata.vox] sources = [...]` from cargo's JSON view of the manifest.
-pub fn sources_setting(metadata: &serde_json::Value) -> Result<Option<Vec<String>>, String> {
+pub fn sources_setting(
+    metadata: &serde_json::Value,
+) -> std::result::Result<Option<Vec<String>>, String> {
     let Some(sources) = metadata.get("vox").and_then(|v| v.get("sources")) else {
         return Ok(None);
     };
@@ -292,7 +302,7 @@ pub fn sources_setting(metadata: &serde_json::Value) -> Result<Option<Vec<String
                 .map(str::to_string)
                 .ok_or_else(|| format!("`sources` entries must be strings, found {v}"))
         })
-        .collect::<Result<Vec<_>, _>>()
+        .collect::<std::result::Result<Vec<_>, _>>()
         .map(Some)
 }
 

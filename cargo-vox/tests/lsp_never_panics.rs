@@ -40,7 +40,8 @@ impl Session {
                     manifest_path: None,
                     package: None,
                 };
-                cargo_vox::lsp::serve(server, global).expect("serve");
+                cargo_vox::lsp::serve(server, cargo_vox::Context::new("lsp", &global))
+                    .expect("serve");
             })
             .unwrap();
         let mut s = Session {

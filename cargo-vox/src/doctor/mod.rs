@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::GlobalArgs;
+use crate::context::Context as CommandContext;
 use crate::exit;
 use registry::{CheckKind, DiagId, Severity, REGISTRY};
 use report::{CheckResult, DoctorReport};
@@ -70,9 +70,9 @@ fn timeout_from_env(var: &str, default: Duration) -> Duration {
         .map_or(default, Duration::from_secs_f64)
 }
 
-pub fn run(args: &DoctorArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+pub fn run(args: &DoctorArgs, command: &CommandContext) -> crate::error::Result<i32> {
     if args.list {
-        print_registry(global.json)?;
+        print_registry(command.json())?;
         return Ok(exit::SUCCESS);
     }
     let only = match &args.diag {
@@ -96,11 +96,11 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         compile_timeout: timeout_from_env(COMPILE_TIMEOUT_ENV, DEFAULT_COMPILE_TIMEOUT),
         skip_compile: args.no_compile,
         wsl_kernel: system::is_wsl_kernel(&system::kernel_release()),
-        manifest_path: global.manifest_path.clone(),
+        manifest_path: command.manifest_path.clone(),
     };
     match only {
-        Some(id) => run_one(id, &ctx, global.json),
-        None => run_all(&ctx, global.json),
+        Some(id) => Ok(run_one(id, &ctx, command.json())?),
+        None => Ok(run_all(&ctx, command.json())?),
     }
 }
 

@@ -80,13 +80,6 @@ pub struct CargoRun {
     pub text: String,
 }
 
-/// The cargo to run: `$CARGO` (set when invoked as `cargo vox`), else `cargo`.
-pub fn cargo_program() -> OsString {
-    std::env::var_os("CARGO")
-        .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| "cargo".into())
-}
-
 /// Keep this much of cargo's stderr for messages.
 const STDERR_TAIL: usize = 64 * 1024;
 
@@ -113,7 +106,7 @@ pub fn run_cargo_with<R: stream::WorkspaceRoot + ?Sized>(
     marker: Option<&str>,
 ) -> CargoRun {
     ignore_interrupts_while_children_run();
-    let program = cargo_program();
+    let program = crate::cargo::cargo_program();
     let mut cmd = Command::new(&program);
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))

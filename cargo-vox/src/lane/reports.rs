@@ -75,7 +75,7 @@ fn read_reports(files: &[PathBuf], package: &str, package_dir: &Path) -> Vec<Dia
             Err(error) => {
                 let mut d = DiagnosticPayload::tool_error(
                     codes::INVALID_REPORT,
-                    crate::check::display_path(path),
+                    crate::sources::display_path(path),
                     format!(
                         "cannot read the Vox report of `{package}`, so its Vox diagnostics are unknown: {error}"
                     ),
@@ -118,7 +118,7 @@ fn read_report(path: &Path) -> Result<Report, String> {
 
 /// Report paths are package-relative; make them relative to the current directory.
 fn rebase(d: &mut DiagnosticPayload, package_dir: &Path) {
-    let fix = |p: &mut String| *p = crate::check::display_path(&package_dir.join(&*p));
+    let fix = |p: &mut String| *p = crate::sources::display_path(&package_dir.join(&*p));
     fix(&mut d.file_path);
     for r in &mut d.related_spans {
         fix(&mut r.file_path);

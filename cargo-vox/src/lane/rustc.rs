@@ -120,7 +120,7 @@ fn file_path(name: &str, workspace_root: &Path) -> String {
     } else {
         workspace_root.join(p)
     };
-    crate::check::display_path(&abs)
+    crate::sources::display_path(&abs)
 }
 
 /// `expected `i64`, found `String`` → (`i64`, `String`).

@@ -25,10 +25,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::{commands::run_program, run_cargo};
-use crate::check::{check_error_free, display_path};
-use crate::cli::GlobalArgs;
+use crate::check::check_error_free;
+use crate::context::Context;
 use crate::envelope::Envelope;
-use crate::{exit, output};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::sources::display_path;
 
 /// Where scripts are cached: `$VOX_SCRIPT_CACHE`, else the user cache dir,
 /// else a per-user directory in the temp dir.
@@ -372,33 +374,23 @@ struct ScriptCrate {
     stamp: String,
 }
 
-/// Checks `file` and generates its crate; `Err` is the exit status after
-/// the failure was reported under `command`. `test` allows a script
-/// without `fn main()` (its `@test`s are what runs).
-fn prepare(
-    file: &Path,
-    global: &GlobalArgs,
-    command: &str,
-    test: bool,
-) -> Result<ScriptCrate, i32> {
-    let out = output::Reporter::new(global.json);
+/// Checks `file` and generates its crate. `test` allows a script without
+/// `fn main()` (its `@test`s are what runs).
+fn prepare(file: &Path, ctx: &Context, test: bool) -> Result<ScriptCrate> {
     let label = display_path(file);
     if !file.is_file() {
-        out.failure(command, &label, &format!("no such file: {label}"));
-        return Err(exit::USAGE);
+        return Err(Error::usage(&label, format!("no such file: {label}")));
     }
-    let checked = check_error_free(&out, command, &label, &[file.to_path_buf()], "script")?;
+    let checked = check_error_free(ctx, &label, &[file.to_path_buf()], "script")?;
     let has_main = checked
         .info
         .fn_named("main")
         .is_some_and(|f| f.params.is_empty() && !f.test);
     if !has_main && !test {
-        out.failure(
-            command,
+        return Err(Error::failure(
             &label,
-            &format!("{label} has no `fn main()`: a script starts there"),
-        );
-        return Err(exit::FAILURE);
+            format!("{label} has no `fn main()`: a script starts there"),
+        ));
     }
     let canonical = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     let mut code = vox_codegen::emit::emit(
@@ -426,13 +418,7 @@ fn prepare(
         };
         Ok((crate_dir, target_dir))
     });
-    let (crate_dir, target_dir) = match dirs {
-        Ok(dirs) => dirs,
-        Err(message) => {
-            out.failure(command, &label, &message);
-            return Err(exit::FAILURE);
-        }
-    };
+    let (crate_dir, target_dir) = dirs.map_err(|message| Error::failure(&label, message))?;
     // A package (so binary) name of its own: scripts sharing a target
     // directory must not overwrite each other's program.
     let package = format!(
@@ -481,7 +467,7 @@ fn seed_lockfile(crate_dir: &Path) {
     if crate_dir.join("Cargo.lock").exists() {
         return;
     }
-    let _ = std::process::Command::new(super::cargo_program())
+    let _ = std::process::Command::new(crate::cargo::cargo_program())
         .arg("generate-lockfile")
         .arg("--offline")
         .arg("--manifest-path")
@@ -494,46 +480,28 @@ fn seed_lockfile(crate_dir: &Path) {
 
 /// `cargo vox test FILE.vox`: the script's `@test`s, run through the
 /// test lane on its cached crate (counts and envelopes as for a package).
-pub fn test(
-    file: &Path,
-    args: &super::commands::TestArgs,
-    global: &GlobalArgs,
-) -> anyhow::Result<i32> {
-    let script = match prepare(file, global, "test", true) {
-        Ok(script) => script,
-        Err(code) => return Ok(code),
-    };
-    if let Err(e) = script.write() {
-        output::Reporter::new(global.json).failure(
-            "test",
+pub fn test(file: &Path, args: &super::commands::TestArgs, ctx: &Context) -> Result<i32> {
+    let script = prepare(file, ctx, true)?;
+    script.write().map_err(|e| {
+        Error::failure(
             &script.label,
-            &format!("cannot write the script crate: {e:#}"),
-        );
-        return Ok(exit::FAILURE);
-    }
+            format!("cannot write the script crate: {e:#}"),
+        )
+    })?;
     let mut cargo_args: Vec<OsString> = vec!["--target-dir".into(), script.target_dir.into()];
     cargo_args.extend(args.cargo_args.iter().cloned());
-    let global = GlobalArgs {
-        json: global.json,
-        manifest_path: Some(script.crate_dir.join("Cargo.toml")),
-        package: None,
-    };
     super::commands::test(
         &super::commands::TestArgs {
             file: None,
             record: args.record,
             cargo_args,
         },
-        &global,
+        &ctx.for_manifest(script.crate_dir.join("Cargo.toml"), None),
     )
 }
 
-pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Result<i32> {
-    let out = output::Reporter::new(global.json);
-    let script = match prepare(file, global, "run", false) {
-        Ok(script) => script,
-        Err(code) => return Ok(code),
-    };
+pub fn run(file: &Path, args: &[OsString], ctx: &Context) -> Result<i32> {
+    let script = prepare(file, ctx, false)?;
     let label = script.label.clone();
     let crate_dir = script.crate_dir.clone();
     let target_dir = script.target_dir.clone();
@@ -543,17 +511,12 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
 
     // Warm path: same generated code and manifest, the same binary still there.
     if let Some(exe) = stamped_program(&stamp_path, stamp, &target_dir, package) {
-        return Ok(run_program(&exe, args, global));
+        return run_program(&exe, args);
     }
 
-    if let Err(e) = script.write() {
-        out.failure(
-            "run",
-            &label,
-            &format!("cannot write the script crate: {e:#}"),
-        );
-        return Ok(exit::FAILURE);
-    }
+    script
+        .write()
+        .map_err(|e| Error::failure(&label, format!("cannot write the script crate: {e:#}")))?;
     let mut cargo_args: Vec<OsString> = vec![
         "build".into(),
         "--message-format=json".into(),
@@ -563,14 +526,14 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
     cargo_args.push("--target-dir".into());
     cargo_args.push(target_dir.clone().into());
     let run = run_cargo(&cargo_args, crate_dir.as_path(), true);
-    if !global.json {
+    if !ctx.json() {
         // rustc's own rendering of what failed to compile (the generated
         // crate's problems are this tool's bugs: the reader needs them whole).
         for r in &run.outcome.rendered {
             eprint!("{r}");
         }
     }
-    let mut env = Envelope::new("run", label.clone(), run.outcome.diagnostics.clone());
+    let mut env = Envelope::new(ctx.command, label.clone(), run.outcome.diagnostics.clone());
     if !run.status.success() || env.error_count > 0 {
         env.ok = false;
         if env.error_count == 0 {
@@ -579,7 +542,7 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
                     .unwrap_or_else(|| run.status.describe("cargo")),
             );
         }
-        out.finish(&env, "script");
+        ctx.reporter().finish(&env, "script");
         return Ok(exit::FAILURE);
     }
     let Some(exe) = run
@@ -589,30 +552,26 @@ pub fn run(file: &Path, args: &[OsString], global: &GlobalArgs) -> anyhow::Resul
         .find(|e| !e.test)
         .map(|e| e.path.clone())
     else {
-        out.failure(
-            "run",
+        return Err(Error::failure(
             &label,
             "cargo built the script but reported no executable",
-        );
-        return Ok(exit::FAILURE);
+        ));
     };
     let Some(exe) = script_program(&exe, &target_dir, package) else {
-        out.failure(
-            "run",
+        return Err(Error::failure(
             &label,
-            &format!(
+            format!(
                 "cargo reported the script's program at {}, not {package} in its target directory {}: not running it",
                 exe.display(),
                 target_dir.display()
             ),
-        );
-        return Ok(exit::FAILURE);
+        ));
     };
     // Without a stamp the next run rebuilds (a no-op for cargo): not an error.
     if let Ok(hash) = program_hash(&exe) {
         let _ = vox_build::write_if_changed(&stamp_path, stamp_text(stamp, &exe, &hash).as_bytes());
     }
-    Ok(run_program(&exe, args, global))
+    run_program(&exe, args)
 }
 
 #[cfg(test)]

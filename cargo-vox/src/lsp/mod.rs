@@ -45,7 +45,7 @@ use lsp_types::{
 };
 use serde_json::Value;
 
-use crate::cli::GlobalArgs;
+use crate::context::Context;
 use position::Encoding;
 use store::{Analysis, Store};
 
@@ -60,15 +60,15 @@ pub struct LspArgs {
     pub stdio: bool,
 }
 
-pub fn run(_args: &LspArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+pub fn run(_args: &LspArgs, ctx: &Context) -> crate::error::Result<i32> {
     let (connection, io_threads) = Connection::stdio();
-    serve(connection, global.clone())?;
+    serve(connection, ctx.clone())?;
     io_threads.join().context("the LSP I/O threads failed")?;
     Ok(crate::exit::SUCCESS)
 }
 
 /// Runs the protocol on `connection` until `shutdown` and `exit`.
-pub fn serve(connection: Connection, global: GlobalArgs) -> anyhow::Result<()> {
+pub fn serve(connection: Connection, ctx: Context) -> anyhow::Result<()> {
     let (id, params) = connection
         .initialize_start()
         .context("no initialize request")?;
@@ -94,7 +94,7 @@ pub fn serve(connection: Connection, global: GlobalArgs) -> anyhow::Result<()> {
     let mut server = Server {
         conn: connection,
         enc,
-        global,
+        ctx,
         store: Store::default(),
     };
     server.main_loop()
@@ -143,7 +143,7 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
 struct Server {
     conn: Connection,
     enc: Encoding,
-    global: GlobalArgs,
+    ctx: Context,
     store: Store,
 }
 
@@ -248,7 +248,7 @@ impl Server {
                     return;
                 };
                 self.store.open.insert(path.clone(), p.text_document.text);
-                let m = self.store.module_for(&path, &self.global);
+                let m = self.store.module_for(&path, &self.ctx);
                 self.recheck_and_publish(m);
             }
             DidChangeTextDocument::METHOD => {
@@ -271,7 +271,7 @@ impl Server {
                         None => *text = change.text,
                     }
                 }
-                let m = self.store.module_for(&path, &self.global);
+                let m = self.store.module_for(&path, &self.ctx);
                 let module = &mut self.store.modules[m];
                 module.dirty_since.get_or_insert_with(Instant::now);
             }

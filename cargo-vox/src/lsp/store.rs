@@ -15,7 +15,7 @@ use vox_codegen::{Checked, FileId, SourceFile, SourceMap, Span};
 
 use super::position::{Encoding, LineIndex, Lines};
 
-use crate::cli::GlobalArgs;
+use crate::context::Context;
 
 /// The result of checking one module: the checked module, its index, and
 /// the path of each of its files (indexed by [`FileId`]).
@@ -86,7 +86,7 @@ impl Module {
         let mut sources = SourceMap::new();
         let mut paths = Vec::with_capacity(self.files.len());
         for path in &self.files {
-            let name = crate::check::display_path(path);
+            let name = crate::sources::display_path(path);
             let file = match open.get(path) {
                 Some(text) => SourceFile::new(name, text.as_str()),
                 None => {
@@ -139,7 +139,7 @@ pub struct Store {
 
 impl Store {
     /// The module `path` belongs to, discovering (and reading) it on first use.
-    pub fn module_for(&mut self, path: &Path, global: &GlobalArgs) -> usize {
+    pub fn module_for(&mut self, path: &Path, ctx: &Context) -> usize {
         if let Some(i) = self
             .modules
             .iter()
@@ -147,7 +147,7 @@ impl Store {
         {
             return i;
         }
-        let files = discover(path, global);
+        let files = discover(path, ctx);
         // A module already loaded that this discovery overlaps (a new file
         // of a known package): extend it rather than check files twice.
         if let Some(i) = self
@@ -210,8 +210,8 @@ impl Store {
 /// package whose source directories hold it (as `cargo vox check` would
 /// check them), else the `.vox` files of its directory, else just itself.
 /// The file itself is always included, even if not yet saved.
-fn discover(path: &Path, global: &GlobalArgs) -> Vec<PathBuf> {
-    let mut files = package_files(path, global)
+fn discover(path: &Path, ctx: &Context) -> Vec<PathBuf> {
+    let mut files = package_files(path, ctx)
         .or_else(|| {
             let dir = path.parent()?;
             let mut found = vox_build::layout::VoxFiles::new();
@@ -226,18 +226,17 @@ fn discover(path: &Path, global: &GlobalArgs) -> Vec<PathBuf> {
     files
 }
 
-fn package_files(path: &Path, global: &GlobalArgs) -> Option<Vec<PathBuf>> {
+fn package_files(path: &Path, ctx: &Context) -> Option<Vec<PathBuf>> {
     let manifest = path
         .ancestors()
         .skip(1)
         .map(|d| d.join("Cargo.toml"))
         .find(|m| m.is_file())?;
-    let args = GlobalArgs {
-        json: false,
-        manifest_path: Some(global.manifest_path.clone().unwrap_or(manifest)),
-        package: global.package.clone(),
-    };
-    let selection = crate::workspace::selected_packages(&args).ok()?;
+    let ctx = ctx.for_manifest(
+        ctx.manifest_path.clone().unwrap_or(manifest),
+        ctx.package.clone(),
+    );
+    let selection = crate::workspace::selected_packages(&ctx).ok()?;
     selection.packages.into_iter().find_map(|pkg| {
         let inside = pkg.layout.dir_paths().iter().any(|d| path.starts_with(d));
         if !inside {

@@ -10,46 +10,32 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 
 use super::{failure_summary, reports, run_cargo, CargoRun, ChildStatus};
-use crate::cli::GlobalArgs;
+use crate::context::Context;
 use crate::envelope::Envelope;
-use crate::workspace::{self, PendingWorkspace, Workspace, WorkspaceError};
-use crate::{exit, output};
+use crate::error::{Error, Result};
+use crate::workspace::{self, PendingWorkspace, Workspace};
 
 pub use build::{build, BuildArgs};
 pub use run::{run, run_program, RunArgs};
 pub use test::{test, TestArgs};
 
 /// Arguments every cargo invocation of the lane shares.
-fn common_args(sub: &str, global: &GlobalArgs, json: bool) -> Vec<OsString> {
-    let format = if json || !output::stderr_color() {
+fn common_args(sub: &str, ctx: &Context, json: bool) -> Vec<OsString> {
+    let format = if json || !ctx.color {
         "json"
     } else {
         "json-diagnostic-rendered-ansi"
     };
     let mut args: Vec<OsString> = vec![sub.into(), format!("--message-format={format}").into()];
-    if let Some(m) = &global.manifest_path {
+    if let Some(m) = &ctx.manifest_path {
         args.push("--manifest-path".into());
         args.push(m.into());
     }
-    if let Some(p) = &global.package {
+    if let Some(p) = &ctx.package {
         args.push("-p".into());
         args.push(p.into());
     }
     args
-}
-
-fn report_workspace_error(command: &str, global: &GlobalArgs, error: &WorkspaceError) -> i32 {
-    let out = output::Reporter::new(global.json);
-    match error {
-        WorkspaceError::Usage(msg) => {
-            out.failure(command, "Cargo.toml", msg);
-            exit::USAGE
-        }
-        WorkspaceError::Other(e) => {
-            out.failure(command, "Cargo.toml", &format!("{e:#}"));
-            exit::FAILURE
-        }
-    }
 }
 
 /// After an interrupted build, how long `cargo metadata` may still take.
@@ -57,19 +43,13 @@ const INTERRUPTED_METADATA_WAIT: std::time::Duration = std::time::Duration::from
 
 /// Runs the first cargo of a command while `cargo metadata` reads the
 /// workspace beside it; the workspace is needed only once cargo is done.
-/// `Err(exit code)` once reported: a usage error, or an unreadable
-/// workspace (then the build's own result is not reported).
-fn cargo_beside_metadata(
-    command: &str,
-    global: &GlobalArgs,
-    cargo_args: &[OsString],
-) -> Result<(Workspace, CargoRun), i32> {
+/// `Err` is a usage error, or an unreadable workspace (then the build's
+/// own result is not reported).
+fn cargo_beside_metadata(ctx: &Context, cargo_args: &[OsString]) -> Result<(Workspace, CargoRun)> {
     // A manifest path that names nothing fails without starting cargo.
-    if let Err(e) = workspace::check_manifest_path(global) {
-        return Err(report_workspace_error(command, global, &e));
-    }
-    let pending = PendingWorkspace::start(global);
-    let run = run_cargo(cargo_args, &pending, global.json);
+    workspace::check_manifest_path(ctx)?;
+    let pending = PendingWorkspace::start(ctx);
+    let run = run_cargo(cargo_args, &pending, ctx.json());
     let workspace = if matches!(run.status, ChildStatus::Signaled(_)) {
         // Interrupted: report now. A Ctrl-C reaches the whole process group,
         // so `cargo metadata` died too — unless it started after the signal
@@ -77,21 +57,18 @@ fn cargo_beside_metadata(
         // again.
         match pending.within(INTERRUPTED_METADATA_WAIT) {
             Some(Ok(ws)) => Ok(ws),
-            Some(Err(e @ WorkspaceError::Usage(_))) => Err(e),
-            Some(Err(_)) | None => Ok(Workspace::unread(global)),
+            Some(Err(e @ Error::Usage { .. })) => Err(e),
+            Some(Err(_)) | None => Ok(Workspace::unread(ctx)),
         }
     } else {
         match pending.into_result() {
+            result @ (Ok(_) | Err(Error::Usage { .. })) => result,
             // Something stopped `cargo metadata` while the build ran: ask
             // once more, now that cargo is done.
-            Err(WorkspaceError::Other(_)) => workspace::workspace(global),
-            result => result,
+            Err(_) => workspace::workspace(ctx),
         }
     };
-    match workspace {
-        Ok(ws) => Ok((ws, run)),
-        Err(e) => Err(report_workspace_error(command, global, &e)),
-    }
+    Ok((workspace?, run))
 }
 
 /// The envelope of one cargo build: rustc diagnostics plus every Vox report.
@@ -136,8 +113,8 @@ fn build_envelope(command: &str, ws: &Workspace, run: &CargoRun) -> Envelope {
     env
 }
 
-fn print_rendered(global: &GlobalArgs, run: &CargoRun) {
-    if global.json {
+fn print_rendered(ctx: &Context, run: &CargoRun) {
+    if ctx.json() {
         return;
     }
     for r in &run.outcome.rendered {

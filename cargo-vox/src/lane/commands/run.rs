@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{build_envelope, cargo_beside_metadata, common_args, print_rendered};
-use crate::cli::GlobalArgs;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::exit;
 use crate::lane::ChildStatus;
-use crate::{exit, output};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -23,26 +24,22 @@ pub struct RunArgs {
     pub args: Vec<OsString>,
 }
 
-pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+pub fn run(args: &RunArgs, ctx: &Context) -> Result<i32> {
     if let Some(file) = &args.file {
-        return crate::lane::script::run(file, &args.args, global);
+        return crate::lane::script::run(file, &args.args, ctx);
     }
-    let mut cargo_args = common_args("build", global, global.json);
+    let mut cargo_args = common_args("build", ctx, ctx.json());
     if let Some(b) = &args.bin {
         cargo_args.push("--bin".into());
         cargo_args.push(b.into());
     } else {
         cargo_args.push("--bins".into());
     }
-    let (ws, run) = match cargo_beside_metadata("run", global, &cargo_args) {
-        Ok(done) => done,
-        Err(code) => return Ok(code),
-    };
-    print_rendered(global, &run);
-    let env = build_envelope("run", &ws, &run);
-    let out = output::Reporter::new(global.json);
+    let (ws, run) = cargo_beside_metadata(ctx, &cargo_args)?;
+    print_rendered(ctx, &run);
+    let env = build_envelope(ctx.command, &ws, &run);
     if !env.ok {
-        out.finish(&env, "run");
+        ctx.reporter().finish(&env, "run");
         return Ok(exit::FAILURE);
     }
     let bins: Vec<_> = run
@@ -51,7 +48,7 @@ pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         .iter()
         .filter(|e| !e.test && e.kinds.iter().any(|k| k == "bin"))
         .filter(|e| args.bin.as_ref().is_none_or(|b| *b == e.target))
-        .filter(|e| global.package.as_ref().is_none_or(|p| *p == e.package))
+        .filter(|e| ctx.package.as_ref().is_none_or(|p| *p == e.package))
         .collect();
     let exe = match bins.as_slice() {
         [one] => one.path.clone(),
@@ -61,40 +58,33 @@ pub fn run(args: &RunArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             } else {
                 "no binary to run: the package has no `[[bin]]` target (pass a FILE.vox to run a script)"
             };
-            out.failure("run", &ws.manifest_label, why);
-            return Ok(exit::FAILURE);
+            return Err(Error::failure(&ws.manifest_label, why));
         }
         many => {
             let names: Vec<&str> = many.iter().map(|e| e.target.as_str()).collect();
-            out.failure(
-                "run",
+            return Err(Error::usage(
                 &ws.manifest_label,
-                &format!(
+                format!(
                     "several binaries ({}); choose one with `--bin NAME`",
                     names.join(", ")
                 ),
-            );
-            return Ok(exit::USAGE);
+            ));
         }
     };
-    Ok(run_program(&exe, &args.args, global))
+    run_program(&exe, &args.args)
 }
 
 /// Runs the built program with the terminal; its status becomes ours.
-pub fn run_program(exe: &std::path::Path, args: &[OsString], global: &GlobalArgs) -> i32 {
+pub fn run_program(exe: &std::path::Path, args: &[OsString]) -> Result<i32> {
     crate::lane::ignore_interrupts_while_children_run();
     match std::process::Command::new(exe).args(args).status() {
         Ok(status) => {
             let st = ChildStatus::from_status(status);
-            st.code().unwrap_or(exit::FAILURE)
+            Ok(st.code().unwrap_or(exit::FAILURE))
         }
-        Err(e) => {
-            output::Reporter::new(global.json).failure(
-                "run",
-                &exe.display().to_string(),
-                &format!("cannot start {}: {e}", exe.display()),
-            );
-            exit::FAILURE
-        }
+        Err(e) => Err(Error::failure(
+            exe.display().to_string(),
+            format!("cannot start {}: {e}", exe.display()),
+        )),
     }
 }

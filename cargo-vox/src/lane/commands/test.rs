@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{build_envelope, cargo_beside_metadata, common_args, print_rendered};
-use crate::cli::GlobalArgs;
+use crate::context::Context;
 use crate::envelope::{DiagnosticPayload, Envelope};
+use crate::error::Result;
+use crate::exit;
 use crate::lane::libtest::{self, TestFailure, TestReport};
 use crate::lane::testrun::{self, BinaryRun};
 use crate::lane::{failure_summary, run_cargo_with, CargoRun, ChildStatus};
 use crate::workspace::{Member, Workspace};
-use crate::{exit, output};
 
 #[derive(Debug, Args)]
 pub struct TestArgs {
@@ -31,11 +32,11 @@ pub struct TestArgs {
     pub cargo_args: Vec<OsString>,
 }
 
-pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+pub fn test(args: &TestArgs, ctx: &Context) -> Result<i32> {
     if let Some(file) = &args.file {
-        return crate::lane::script::test(file, args, global);
+        return crate::lane::script::test(file, args, ctx);
     }
-    let out = output::Reporter::new(global.json);
+    let out = ctx.reporter();
     // Cargo's own arguments stop at a second `--` (test-binary arguments follow).
     let cargo_only: Vec<OsString> = args
         .cargo_args
@@ -44,7 +45,7 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         .cloned()
         .collect();
 
-    let mut build_args = common_args("test", global, global.json);
+    let mut build_args = common_args("test", ctx, ctx.json());
     build_args.push("--no-run".into());
     // Cargo refuses `--doc --no-run`; the doctests need the library built.
     build_args.extend(cargo_only.into_iter().map(|a| {
@@ -54,11 +55,8 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             a
         }
     }));
-    let (ws, build_run) = match cargo_beside_metadata("test", global, &build_args) {
-        Ok(done) => done,
-        Err(code) => return Ok(code),
-    };
-    print_rendered(global, &build_run);
+    let (ws, build_run) = cargo_beside_metadata(ctx, &build_args)?;
+    print_rendered(ctx, &build_run);
     let build_env = build_envelope("build", &ws, &build_run);
     out.finish(&build_env, "build");
     if !build_env.ok {
@@ -78,7 +76,7 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let events = cassette_events_file(&ws);
     let tests = run_tests(
         &args.cargo_args,
-        global,
+        ctx,
         &ws,
         &build_run,
         &test_env(args.record, &events),
@@ -115,7 +113,7 @@ pub fn test(args: &TestArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     env.cassette_hits = Some(cassettes.hits);
     env.cassette_misses = Some(cassettes.misses);
     env.cassette_recorded = Some(cassettes.recorded);
-    if !global.json {
+    if !ctx.json() {
         for f in env.failures.iter().flatten() {
             let name = f
                 .vox_name
@@ -237,7 +235,7 @@ impl CassetteCounts {
 /// then `cargo test --doc`, the same tests as a plain `cargo test`.
 fn run_tests(
     all_args: &[OsString],
-    global: &GlobalArgs,
+    ctx: &Context,
     ws: &Workspace,
     build: &CargoRun,
     extra_env: &[(&'static str, OsString)],
@@ -265,13 +263,13 @@ fn run_tests(
         if !chooses_targets {
             cargo.push("--tests".into());
         }
-        let (report, status, tail) = run_binaries(&cargo, &test_args, global, ws, build, extra_env);
+        let (report, status, tail) = run_binaries(&cargo, &test_args, ctx, ws, build, extra_env);
         runs.report.absorb(report);
         note(&mut runs, &status, &tail);
     }
     // No member has doctests (a binary-only package): no doctest run.
     if doc_only || (!chooses_targets && ws.members.iter().any(|m| m.doctests)) {
-        let mut args = common_args("test", global, true);
+        let mut args = common_args("test", ctx, true);
         args.push("--no-fail-fast".into());
         if !doc_only {
             args.push("--doc".into());
@@ -279,7 +277,7 @@ fn run_tests(
         args.extend(cargo_args.iter().cloned());
         args.push("--".into());
         args.extend(doctest_args(&test_args));
-        let run = run_cargo_with(&args, extra_env, ws.root.as_path(), global.json, None);
+        let run = run_cargo_with(&args, extra_env, ws.root.as_path(), ctx.json(), None);
         // A package without a library has no doctests (cargo says so as an error).
         let no_library =
             !run.status.success() && run.stderr_tail.contains("no library targets found");
@@ -329,7 +327,7 @@ fn doctest_package(name: &str, members: &[Member]) -> Option<String> {
 fn run_binaries(
     cargo_args: &[OsString],
     test_args: &[OsString],
-    global: &GlobalArgs,
+    ctx: &Context,
     ws: &Workspace,
     build: &CargoRun,
     extra_env: &[(&'static str, OsString)],
@@ -351,7 +349,7 @@ fn run_binaries(
         .as_deref()
         .and_then(|exe| runner_config(exe, cargo_args));
     let args = |with_runner: bool| {
-        let mut args = common_args("test", global, true);
+        let mut args = common_args("test", ctx, true);
         args.push("--no-fail-fast".into());
         args.extend(cargo_args.iter().cloned());
         if let (true, Some((config, _))) = (with_runner, &injected) {
@@ -378,7 +376,7 @@ fn run_binaries(
         &args(injected.is_some()),
         &env,
         ws.root.as_path(),
-        global.json,
+        ctx.json(),
         Some(&marker),
     );
     // Cargo could not merge the runner with the user's configuration after
@@ -396,13 +394,7 @@ fn run_binaries(
             "warning: cargo vox: cargo refused to combine its test runner with your configuration; \
              running the tests without it (counts come from cargo's output)"
         );
-        run = run_cargo_with(
-            &args(false),
-            extra_env,
-            ws.root.as_path(),
-            global.json,
-            None,
-        );
+        run = run_cargo_with(&args(false), extra_env, ws.root.as_path(), ctx.json(), None);
     }
     let testrun::Records {
         runs: binaries,
