@@ -189,3 +189,35 @@ async fn providers_without_batches_and_non_ai_functions_are_refused() {
     assert!(emulator.state.lock().unwrap().log.is_empty());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Results that cannot be written end the command with one failure
+/// envelope under `--json` (once only an `error:` line on stderr).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_that_cannot_be_written_end_with_a_failure_envelope() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let dir = setup("unwritable", 3);
+    let output = cargo_vox(
+        &dir,
+        "openai",
+        &emulator.base_url(),
+        &["--json", "--job", "job", "--output", "missing/out.jsonl"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let lines = json_lines(&output);
+    let last = lines.last().expect("an envelope");
+    assert_eq!(last["command"], "batch", "{lines:#?}");
+    assert_eq!(last["ok"], false, "{lines:#?}");
+    assert!(
+        last["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cannot write") && m.contains("out.jsonl")),
+        "{lines:#?}"
+    );
+    // Reported once: no other line is a failure.
+    assert_eq!(
+        lines.iter().filter(|l| l["ok"] == false).count(),
+        1,
+        "{lines:#?}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
