@@ -578,3 +578,209 @@ async fn the_fixture_provider_never_reads_media() {
         .unwrap();
     assert_eq!(invoice.vendor, "fixture");
 }
+
+/// A small deterministic generator (xorshift), so a failure names its seed.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// An argument value of random shape holding media: records, lists and
+/// text (some of it looking like placeholders or markers) around images
+/// and PDFs of random content.
+fn random_value(g: &mut Gen, depth: u32, media: &mut Vec<Vec<u8>>) -> serde_json::Value {
+    use serde_json::json;
+    match g.below(if depth > 2 { 3 } else { 5 }) {
+        0 | 1 => {
+            let signature: &[u8] = if g.below(2) == 0 {
+                b"\x89PNG\r\n\x1a\n"
+            } else {
+                b"%PDF-1.7\n"
+            };
+            let mut bytes = signature.to_vec();
+            for _ in 0..g.below(300) {
+                bytes.push(g.next() as u8);
+            }
+            media.push(bytes);
+            // A marker for the test to swap for the media value.
+            json!({ "$media": media.len() - 1 })
+        }
+        2 => json!(match g.below(4) {
+            0 => "<image 1>".to_owned(),
+            1 => "VOXMEDIA0000#0#".to_owned(),
+            2 => "plain \"text\" with \\ and \n".to_owned(),
+            _ => format!("n{}", g.next()),
+        }),
+        3 => serde_json::Value::Array(
+            (0..g.below(4))
+                .map(|_| random_value(g, depth + 1, media))
+                .collect(),
+        ),
+        _ => serde_json::Value::Object(
+            (0..g.below(4))
+                .map(|i| (format!("f{i}"), random_value(g, depth + 1, media)))
+                .collect(),
+        ),
+    }
+}
+
+/// The value with each `{"$media": i}` replaced by an `Image` or a
+/// `Document` of `media[i]` (by its signature).
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum WithMedia {
+    Image(Image),
+    Document(Document),
+    List(Vec<WithMedia>),
+    Record(std::collections::BTreeMap<String, WithMedia>),
+    Json(serde_json::Value),
+}
+
+fn with_media(value: &serde_json::Value, media: &[Vec<u8>]) -> WithMedia {
+    match value {
+        serde_json::Value::Object(o) if o.contains_key("$media") => {
+            let bytes = media[o["$media"].as_u64().unwrap() as usize].clone();
+            if bytes.starts_with(b"%PDF") {
+                WithMedia::Document(Document::from_bytes("application/pdf", bytes))
+            } else {
+                WithMedia::Image(Image::from_bytes("image/png", bytes))
+            }
+        }
+        serde_json::Value::Array(a) => {
+            WithMedia::List(a.iter().map(|v| with_media(v, media)).collect())
+        }
+        serde_json::Value::Object(o) => WithMedia::Record(
+            o.iter()
+                .map(|(k, v)| (k.clone(), with_media(v, media)))
+                .collect(),
+        ),
+        other => WithMedia::Json(other.clone()),
+    }
+}
+
+fn decode_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        }
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=').collect();
+    let mut out = Vec::new();
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &c)| n | value(c) << (18 - 6 * i));
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
+}
+
+/// Every base64 payload of a request body, in order: the data of data:
+/// URLs and of the fields that carry base64.
+fn payloads(value: &serde_json::Value, out: &mut Vec<Vec<u8>>) {
+    match value {
+        serde_json::Value::Object(o) => {
+            for (k, v) in o {
+                match (k.as_str(), v) {
+                    ("url" | "file_data", serde_json::Value::String(s))
+                        if s.starts_with("data:") =>
+                    {
+                        out.push(decode_base64(s.split_once(";base64,").unwrap().1))
+                    }
+                    ("data", serde_json::Value::String(s)) => out.push(decode_base64(s)),
+                    ("images", serde_json::Value::Array(a)) => {
+                        out.extend(a.iter().map(|s| decode_base64(s.as_str().unwrap())))
+                    }
+                    _ => payloads(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| payloads(v, out)),
+        _ => {}
+    }
+}
+
+/// For random arguments holding media at random places, every wire's
+/// request is valid JSON whose arguments text numbers the placeholders
+/// 1, 2, … in order, and whose payloads are exactly the media, in that
+/// order, each sent once; text that looks like a placeholder or a marker
+/// stays as it was.
+#[tokio::test]
+async fn random_arguments_with_media_render_every_media_once_in_order() {
+    let mut checked = 0;
+    for seed in 1..=80u64 {
+        let mut g = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut media = Vec::new();
+        let values: Vec<serde_json::Value> = (0..1 + g.below(3))
+            .map(|_| random_value(&mut g, 0, &mut media))
+            .collect();
+        if media.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let provider =
+            [Provider::OpenAi, Provider::Anthropic, Provider::Gemini][g.below(3) as usize];
+        let mut args = Args::new();
+        for (i, v) in values.iter().enumerate() {
+            args = args.arg(&format!("a{i}"), &with_media(v, &media)).unwrap();
+        }
+        let json = args.as_json().to_owned();
+        let (result, requests) = call(provider, args).await;
+        result.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let body: serde_json::Value = serde_json::from_slice(&requests[0].body)
+            .unwrap_or_else(|e| panic!("seed {seed}: the body is not JSON: {e}"));
+        let mut sent = Vec::new();
+        payloads(&body, &mut sent);
+        assert_eq!(
+            sent, media,
+            "seed {seed} ({provider:?}): payloads in order, each once"
+        );
+        for (i, m) in media.iter().enumerate() {
+            let kind = if m.starts_with(b"%PDF") {
+                "document"
+            } else {
+                "image"
+            };
+            assert!(
+                json.contains(&format!("\"<{kind} {}>\"", i + 1)),
+                "seed {seed}: {json}"
+            );
+        }
+        // The arguments text the model sees is the arguments' JSON exactly
+        // (markers-like text and placeholders-like text untouched).
+        let mut texts = Vec::new();
+        strings(&body, &mut texts);
+        let expected = format!("Input (JSON): {json}");
+        assert!(
+            texts.contains(&expected),
+            "seed {seed}: {expected} not in {texts:?}"
+        );
+    }
+    assert!(checked >= 30, "only {checked} seeds held media");
+}
+
+fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
