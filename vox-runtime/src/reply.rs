@@ -514,6 +514,54 @@ mod tests {
         assert_eq!(seen, known);
     }
 
+    /// A cassette keeps what judging a reply needs: its text, a refusal's
+    /// reason and text, and the usage when the server reported any.
+    #[test]
+    fn a_recorded_answer_is_judged_like_the_server_s() {
+        let round_trip = |answer: &Answer<'_>| {
+            let recorded = answer.recorded(&|t: &str| t.replace("secret", "[REDACTED]"));
+            (
+                recorded.clone(),
+                Answer::replayed(&recorded).content().map(str::to_owned),
+            )
+        };
+        let done = response(
+            serde_json::json!({"choices": [{"message": {"content": "{\"value\": 1}"}}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3}}),
+        );
+        let (recorded, judged) = round_trip(&done);
+        assert_eq!(recorded.finish, Finish::Stop);
+        assert_eq!(judged.unwrap(), "{\"value\": 1}");
+        let usage = recorded.usage.expect("usage reported");
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens),
+            (Some(12), Some(3))
+        );
+        let replayed = Answer::replayed(&recorded);
+        assert_eq!(replayed.usage, done.usage);
+
+        let unreported = reply("1");
+        assert!(round_trip(&unreported).0.usage.is_none());
+
+        let refused = response(
+            serde_json::json!({"choices": [{"message": {"refusal": "No secret for you."}}]}),
+        );
+        let (recorded, judged) = round_trip(&refused);
+        assert_eq!(recorded.finish, Finish::Refused);
+        let rejected = judged.unwrap_err();
+        assert_eq!(rejected.error, "the model refused: No [REDACTED] for you.");
+        assert_eq!(rejected.reply, "No [REDACTED] for you.");
+        // A refusal recorded without its reason is still a refusal.
+        let bare = Recorded {
+            detail: None,
+            ..recorded
+        };
+        assert_eq!(
+            Answer::replayed(&bare).content().unwrap_err().error,
+            "the model refused"
+        );
+    }
+
     /// What a server says instead of an answer is quoted redacted first,
     /// then bounded and escaped: a key across the cut is not half shown.
     #[test]
