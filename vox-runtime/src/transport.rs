@@ -764,9 +764,8 @@ pub(crate) fn retry_delay_in_body(body: &str) -> Option<Duration> {
     let rest = rest.strip_prefix(':')?.trim_start().strip_prefix('"')?;
     let value = &rest[..rest.find('"')?];
     let seconds = value.trim().strip_suffix('s')?.trim().parse::<f64>().ok()?;
-    (seconds.is_finite() && seconds >= 0.0)
-        .then(|| Duration::try_from_secs_f64(seconds).ok())
-        .flatten()
+    // Negative, infinite, NaN and too long for a `Duration`: no hint.
+    Duration::try_from_secs_f64(seconds).ok()
 }
 
 fn parse_url(url: &str, base_url: &str) -> Result<Url, Error> {
@@ -841,11 +840,18 @@ fn jitter_unit() -> f64 {
             .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64)
             | 1;
     }
+    x = xorshift64(x);
+    STATE.store(x, Ordering::Relaxed);
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Marsaglia's xorshift64 step (shifts 13, 7, 17): a full-period generator
+/// of the nonzero 64-bit numbers.
+fn xorshift64(mut x: u64) -> u64 {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    STATE.store(x, Ordering::Relaxed);
-    (x >> 11) as f64 / (1u64 << 53) as f64
+    x
 }
 
 #[cfg(test)]
@@ -912,10 +918,125 @@ mod tests {
     }
 
     #[test]
-    fn jitter_stays_in_unit_interval() {
-        for _ in 0..1000 {
-            let j = jitter_unit();
-            assert!((0.0..1.0).contains(&j), "{j}");
+    fn jitter_stays_in_unit_interval_and_spreads() {
+        let draws: Vec<f64> = (0..1000).map(|_| jitter_unit()).collect();
+        for j in &draws {
+            assert!((0.0..1.0).contains(j), "{j}");
         }
+        let mut distinct = draws.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        assert!(distinct.len() > 990, "{} distinct", distinct.len());
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        assert!((0.4..0.6).contains(&mean), "mean {mean}");
+    }
+
+    #[test]
+    fn the_generator_is_xorshift64() {
+        // Marsaglia's generator from the seed 1.
+        let mut x = 1;
+        let outputs: Vec<u64> = (0..3)
+            .map(|_| {
+                x = xorshift64(x);
+                x
+            })
+            .collect();
+        assert_eq!(
+            outputs,
+            [
+                1_082_269_761,
+                1_152_992_998_833_853_505,
+                11_177_516_664_432_764_457
+            ]
+        );
+    }
+
+    /// Error answers that are worth another try: rate limiting, request
+    /// timeouts and server errors, except a server error that says the
+    /// request itself failed validation (sending it again cannot help).
+    #[test]
+    fn retryable_failures() {
+        let pydantic = "1 validation error for ChatCompletionRequest\nmessages\n  field required";
+        let openai =
+            r#"{"error": {"message": "bad", "type": "invalid_request_error", "param": null}}"#;
+        let fastapi = "RequestValidationError: body -> messages";
+        for (status, body, retryable) in [
+            (500, "Internal Server Error", true),
+            (503, "", true),
+            (
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
+                true,
+            ),
+            (599, "", true),
+            (429, "", true),
+            (408, "", true),
+            (500, pydantic, false),
+            (500, &pydantic.to_uppercase(), false),
+            (502, openai, false),
+            (599, fastapi, false),
+            (500, "requestvalidationerror", false),
+            // Below 500 a validation phrase does not matter: 429 is retried.
+            (429, pydantic, true),
+            (408, openai, true),
+            (499, "", false),
+            (400, "", false),
+            (422, pydantic, false),
+            (600, "", false),
+        ] {
+            assert_eq!(
+                is_retryable_failure(status, body),
+                retryable,
+                "{status} {body}"
+            );
+        }
+    }
+
+    #[test]
+    fn redirect_statuses() {
+        for status in [301, 302, 303, 307, 308] {
+            assert!(is_redirect_status(status), "{status}");
+        }
+        for status in [200, 300, 304, 305, 306, 309, 429] {
+            assert!(!is_redirect_status(status), "{status}");
+        }
+    }
+
+    /// Gemini's `google.rpc.RetryInfo` in a 429's body.
+    #[test]
+    fn retry_delays_in_gemini_error_bodies() {
+        let body = r#"{
+          "error": {
+            "code": 429,
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+              {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+               "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                               "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+              {"@type": "type.googleapis.com/google.rpc.Help",
+               "links": [{"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+              {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "22s"}
+            ]
+          }
+        }"#;
+        assert_eq!(retry_delay_in_body(body), Some(Duration::from_secs(22)));
+        let hint = |value: &str| retry_delay_in_body(&format!(r#"{{"retryDelay"{value}}}"#));
+        assert_eq!(hint(r#": "1.5s""#), Some(Duration::from_millis(1500)));
+        assert_eq!(hint(r#" :  " 0s ""#), Some(Duration::ZERO));
+        for bad in [
+            r#": "22""#,
+            r#": 22"#,
+            r#": "-1s""#,
+            r#": "NaNs""#,
+            r#": "infs""#,
+            r#": "1e300s""#,
+            r#" "22s""#,
+            r#": "22s"#,
+        ] {
+            assert_eq!(hint(bad), None, "{bad}");
+        }
+        assert_eq!(retry_delay_in_body(r#"{"retry": "22s"}"#), None);
+        assert_eq!(retry_delay_in_body(""), None);
     }
 }
