@@ -45,7 +45,11 @@ const GOOD_LEAF: &str = r#"{"kind":"Lit","v":7}"#;
 const BAD_LEAF: &str = r#"{"kind":"Lit","v":"seven"}"#;
 
 fn node(level: usize, args: &str) -> String {
-    let kind = if level.is_multiple_of(2) { "Add" } else { "Mul" };
+    let kind = if level.is_multiple_of(2) {
+        "Add"
+    } else {
+        "Mul"
+    };
     format!(r#"{{"kind":"{kind}","args":[{args}]}}"#)
 }
 

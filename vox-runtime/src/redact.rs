@@ -389,7 +389,9 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
 /// Decodes standard base64 (padding optional); `None` if it is not.
 fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
     let digits: &[u8] = match text.iter().position(|&b| b == b'=') {
-        Some(pad) if text[pad..].iter().all(|&b| b == b'=') && text.len().is_multiple_of(4) => &text[..pad],
+        Some(pad) if text[pad..].iter().all(|&b| b == b'=') && text.len().is_multiple_of(4) => {
+            &text[..pad]
+        }
         Some(_) => return None,
         None => text,
     };
@@ -485,7 +487,11 @@ mod tests {
     fn generated_key(len: usize, seed: u64) -> String {
         const PLAIN: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
         const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let alphabet = if seed.is_multiple_of(3) { BASE64 } else { PLAIN };
+        let alphabet = if seed.is_multiple_of(3) {
+            BASE64
+        } else {
+            PLAIN
+        };
         let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut key = (0..len)
             .map(|_| {

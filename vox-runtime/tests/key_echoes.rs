@@ -44,7 +44,11 @@ const ECHOES: &[&str] = &[
 fn key(len: usize, seed: u64) -> String {
     const PLAIN: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let alphabet = if seed.is_multiple_of(3) { BASE64 } else { PLAIN };
+    let alphabet = if seed.is_multiple_of(3) {
+        BASE64
+    } else {
+        PLAIN
+    };
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut key = (0..len)
         .map(|_| {

@@ -281,9 +281,11 @@ async fn every_lie_and_every_unreadable_file_is_refused_before_sending() {
 fn a_fifo_is_refused_without_blocking() {
     let dir = temp_dir("fifo");
     let fifo = dir.join("scan.png");
-    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
     // No writer ever opens it: a blocking open would wait forever, so the
     // call runs on a thread of its own, watched with a deadline.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -782,5 +784,51 @@ fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
         serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
         serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, out)),
         _ => {}
+    }
+}
+
+/// Over real HTTP on 127.0.0.1: a 3 MB image and a PDF reach the server
+/// whole, in the body the wire wrote, on the first try and after a
+/// correction.
+#[tokio::test]
+async fn media_reach_a_real_server_whole() {
+    use support::{FakeServer, Reply};
+    let server = FakeServer::start(
+        vec![Reply::chat(r#"{"vendor":"ACME"}"#)],
+        Reply::chat(r#"{"vendor":"ACME","total":7.0}"#),
+    )
+    .await;
+    let client = Client::new(
+        Config::builder(Provider::Compatible)
+            .base_url(server.base_url())
+            .max_transport_retries(0)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut png = std::fs::read(media("scan.png")).unwrap();
+    let mut g = Gen(7);
+    while png.len() < 3_000_000 {
+        png.push(g.next() as u8);
+    }
+    let pdf = std::fs::read(media("invoice.pdf")).unwrap();
+    let args = Args::new()
+        .arg("scan", &Image::from_bytes("image/png", png.clone()))
+        .unwrap()
+        .arg("invoice", &Document::from_path(media("invoice.pdf")))
+        .unwrap();
+    let read = AiFunction::new("read_invoice", "Read the invoice.", &INVOICE_SCHEMA)
+        .with_max_iterations(2);
+    let invoice: Invoice = client
+        .call_ai(&read, args, async { panic!("no fixture") })
+        .await
+        .unwrap();
+    assert_eq!(invoice.total, 7.0);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "a correction turn");
+    for request in &requests {
+        let mut sent = Vec::new();
+        payloads(&request.json(), &mut sent);
+        assert_eq!(sent, [png.clone(), pdf.clone()]);
     }
 }

@@ -444,38 +444,34 @@ fn check_url(url: &str) -> Result<(), String> {
 }
 
 /// Reads the regular file at `path`, at most `limit` bytes (larger is an
-/// error, found from its size before reading). Opened without blocking, so
-/// a FIFO with no writer is reported, not waited on.
+/// error, found from its size before reading). A FIFO, socket or device is
+/// refused from its metadata before it is opened, and opened without
+/// blocking where the platform's flag is known, so a FIFO with no writer
+/// is reported, not waited on.
 fn read_file(
     path: &Path,
     limit: u64,
     too_large: impl Fn(u64) -> String,
 ) -> Result<Vec<u8>, String> {
+    let not_opened = |e: io::Error| match e.kind() {
+        io::ErrorKind::NotFound => "there is no such file".to_owned(),
+        io::ErrorKind::PermissionDenied => "the file cannot be read (permission denied)".to_owned(),
+        _ => format!("the file cannot be opened ({})", io_reason(&e)),
+    };
+    check_file_type(&std::fs::metadata(path).map_err(not_opened)?.file_type())?;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        options.custom_flags(O_NONBLOCK);
     }
-    let file: File = options.open(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => "there is no such file".to_owned(),
-        io::ErrorKind::PermissionDenied => "the file cannot be read (permission denied)".to_owned(),
-        _ => format!("the file cannot be opened ({})", io_reason(&e)),
-    })?;
+    let file: File = options.open(path).map_err(not_opened)?;
     let metadata = file
         .metadata()
         .map_err(|e| format!("the file cannot be examined ({})", io_reason(&e)))?;
-    let file_type = metadata.file_type();
-    if file_type.is_dir() {
-        return Err("it is a directory, not a file".into());
-    }
-    if !file_type.is_file() {
-        return Err(format!(
-            "it is {}, not a regular file",
-            special_file(&file_type)
-        ));
-    }
+    // Again on what was opened: the path may have changed in between.
+    check_file_type(&metadata.file_type())?;
     let len = metadata.len();
     if len == 0 {
         return Err("the file is empty".into());
@@ -496,6 +492,71 @@ fn read_file(
         return Err(too_large(bytes.len() as u64));
     }
     Ok(bytes)
+}
+
+/// Linux's `O_NONBLOCK` on the architectures that share its generic value.
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        target_arch = "arm",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "s390x",
+        target_arch = "loongarch64"
+    )
+))]
+const O_NONBLOCK: i32 = 0o4000;
+/// The BSDs' and Apple's `O_NONBLOCK`.
+#[cfg(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+))]
+const O_NONBLOCK: i32 = 0x0004;
+/// Elsewhere no flag is added (no libc binding is linked for its value):
+/// the file type is checked before opening.
+#[cfg(all(
+    unix,
+    not(any(
+        all(
+            any(target_os = "linux", target_os = "android"),
+            any(
+                target_arch = "x86",
+                target_arch = "x86_64",
+                target_arch = "arm",
+                target_arch = "aarch64",
+                target_arch = "riscv64",
+                target_arch = "s390x",
+                target_arch = "loongarch64"
+            )
+        ),
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "openbsd",
+        target_os = "netbsd",
+        target_os = "dragonfly"
+    ))
+))]
+const O_NONBLOCK: i32 = 0;
+
+/// A regular file; a directory, FIFO, socket or device is an error.
+fn check_file_type(file_type: &std::fs::FileType) -> Result<(), String> {
+    if file_type.is_dir() {
+        return Err("it is a directory, not a file".into());
+    }
+    if !file_type.is_file() {
+        return Err(format!(
+            "it is {}, not a regular file",
+            special_file(file_type)
+        ));
+    }
+    Ok(())
 }
 
 /// What a non-regular file is.
