@@ -992,6 +992,18 @@ mod tests {
         }
     }
 
+    /// What a custom transport says of a failure decides whether it is
+    /// tried again.
+    #[test]
+    fn transport_errors_say_whether_to_try_again() {
+        let again = TransportError::new(TransportErrorKind::Connect, "refused");
+        assert!(again.is_retryable());
+        let permanent = TransportError::permanent(TransportErrorKind::Other, "cannot build");
+        assert!(!permanent.is_retryable());
+        assert_eq!(permanent.kind(), TransportErrorKind::Other);
+        assert_eq!(permanent.message(), "cannot build");
+    }
+
     #[test]
     fn redirect_statuses() {
         for status in [301, 302, 303, 307, 308] {
