@@ -174,22 +174,23 @@ fn main() {
     let mut sources = vox_codegen::SourceMap::new();
     sources.add(vox_codegen::SourceFile::new("large.vox", src.clone()));
     let t = Instant::now();
-    let (module, parse_diags) = vox_codegen::parse(&sources);
+    let parsed = vox_codegen::parse(&sources);
     let parse_time = t.elapsed();
-    drop(module);
+    let parse_clean = parsed.diagnostics().is_empty();
+    drop(parsed);
     let t = Instant::now();
     let checked = vox_codegen::check(sources);
     let whole_time = t.elapsed();
-    if !checked.diagnostics.is_empty() || !parse_diags.is_empty() {
-        for d in checked.diagnostics.iter().take(10) {
+    if !checked.diagnostics().is_empty() || !parse_clean {
+        for d in checked.diagnostics().iter().take(10) {
             eprintln!(
                 "{}",
-                vox_codegen::diagnostic::render(d, &checked.sources, Default::default())
+                vox_codegen::diagnostic::render(d, checked.sources(), Default::default())
             );
         }
         panic!(
             "the generated module is not clean: {} diagnostics",
-            checked.diagnostics.len()
+            checked.diagnostics().len()
         );
     }
     println!(

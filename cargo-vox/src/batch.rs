@@ -219,58 +219,39 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
 
 /// The `@ai` function `name` of the module, as generated code declares it.
 fn ai_function(checked: &vox_codegen::Checked, name: &str) -> Result<AiFunction, String> {
-    let f = checked
-        .info
-        .fns
-        .iter()
-        .find(|f| f.name == name)
-        .ok_or_else(|| format!("no function `{name}` in the module"))?;
-    let ai = f.ai.as_ref().ok_or_else(|| {
-        format!("`{name}` is not an @ai function: only @ai functions run in batches")
-    })?;
-    if let Some(check) = &ai.check {
+    let Some(f) = checked.ai_functions().into_iter().find(|f| f.name == name) else {
+        return Err(if checked.has_function(name) {
+            format!("`{name}` is not an @ai function: only @ai functions run in batches")
+        } else {
+            format!("no function `{name}` in the module")
+        });
+    };
+    if let Some(check) = &f.check {
         return Err(format!(
-            "`{name}` has `check = {}`, Vox code cargo vox batch cannot run; call the \
-             generated `{name}_batch` from the package's Rust instead, which runs the check",
-            check.name
+            "`{name}` has `check = {check}`, Vox code cargo vox batch cannot run; call the \
+             generated `{name}_batch` from the package's Rust instead, which runs the check"
         ));
     }
-    let schema = checked
-        .info
-        .output_schemas
-        .iter()
-        .find(|(ty, _)| *ty == f.ret)
-        .map(|(_, s)| s)
-        .ok_or_else(|| format!("`{name}` has no output schema"))?;
-    let docs = match checked.module.items.get(f.item) {
-        Some(vox_codegen::ast::Item::Fn(d)) => d
-            .docs
-            .iter()
-            .map(|l| l.trim_end())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    };
     // One function per process: leaked once, as a generated static would be.
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let output: &'static OutputSchema = Box::leak(Box::new(OutputSchema::new(
-        leak(schema.name.clone()),
-        leak(schema.schema.to_compact()),
-        schema.wrapped,
+        leak(f.output.name.clone()),
+        leak(f.output.schema.to_compact()),
+        f.output.wrapped,
     )));
-    let mut function = AiFunction::new(leak(f.name.clone()), leak(docs.trim().to_owned()), output)
-        .with_max_iterations(ai.max_iterations.max(1));
-    if let Some(model) = &ai.model {
-        function = function.with_model(leak(model.clone()));
+    let mut function = AiFunction::new(leak(f.name), leak(f.instruction), output)
+        .with_max_iterations(f.max_iterations);
+    if let Some(model) = f.model {
+        function = function.with_model(leak(model));
     }
-    if let Some(t) = ai.temperature {
+    if let Some(t) = f.temperature {
         function = function.with_temperature(t);
     }
-    if let Some(tokens) = ai.max_tokens {
+    if let Some(tokens) = f.max_tokens {
         function = function.with_max_tokens(tokens);
     }
-    if let Some(fallback) = &ai.fallback {
-        let list: Vec<&'static str> = fallback.iter().map(|m| leak(m.clone())).collect();
+    if let Some(fallback) = f.fallback {
+        let list: Vec<&'static str> = fallback.into_iter().map(leak).collect();
         function = function.with_fallback(Box::leak(list.into_boxed_slice()));
     }
     Ok(function)

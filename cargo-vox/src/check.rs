@@ -75,7 +75,7 @@ pub fn check_error_free(
             summary: summary.to_string(),
             rendered: ctx
                 .reporter()
-                .rendered(&checked.diagnostics, &checked.sources),
+                .rendered(checked.diagnostics(), checked.sources()),
         });
     }
     Ok(checked)

@@ -16,7 +16,7 @@ pub use vox_metadata::{
 /// still not convert, it becomes a `cargo-vox/invalid-payload` error
 /// naming the diagnostic instead of disappearing, so the counts stay right.
 pub fn vox_payloads(checked: &vox_codegen::Checked) -> Vec<DiagnosticPayload> {
-    payloads(&checked.diagnostics, &checked.sources)
+    payloads(checked.diagnostics(), checked.sources())
 }
 
 /// [`vox_payloads`] for diagnostics that are not (all) from one check.
@@ -81,11 +81,11 @@ mod tests {
             "type A { x: int, x: int }\nfn f() to int { return \"s\" }\n",
         ));
         let checked = vox_codegen::check(sources);
-        assert!(checked.diagnostics.len() >= 2);
+        assert!(checked.diagnostics().len() >= 2);
         let payloads = vox_payloads(&checked);
         assert_eq!(
             payloads.len(),
-            checked.diagnostics.len(),
+            checked.diagnostics().len(),
             "every diagnostic converts"
         );
         let env = Envelope::new("check", "a.vox", payloads);
@@ -114,11 +114,11 @@ mod tests {
             "fn f() to int {\n    let x = 1\n    return 2\n}\n",
         ));
         let checked = vox_codegen::check(sources);
-        let warning = &checked.diagnostics[0];
+        let warning = &checked.diagnostics()[0];
         assert_eq!(warning.code.as_str(), "vox/lint/unused-variable");
-        let good = vox_codegen::diagnostic::payload(warning, &checked.sources).to_compact();
+        let good = vox_codegen::diagnostic::payload(warning, checked.sources()).to_compact();
         let bad = good.replace("\"span\":{", "\"span\":{\"start_line\":\"one\",");
-        let p = from_payload_json(&bad, warning, &checked.sources);
+        let p = from_payload_json(&bad, warning, checked.sources());
         assert_eq!(p.severity, "error");
         assert_eq!(p.source, "cargo-vox");
         assert_eq!(
@@ -134,7 +134,7 @@ mod tests {
         let env = Envelope::new("check", "a.vox", vec![p]);
         assert_eq!((env.error_count, env.ok), (1, false));
         assert_eq!(
-            from_payload_json(&good, warning, &checked.sources).severity,
+            from_payload_json(&good, warning, checked.sources()).severity,
             "warning"
         );
     }

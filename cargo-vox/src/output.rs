@@ -21,7 +21,7 @@ impl Reporter {
 
     /// Renders the diagnostics of one checked module (human mode only).
     pub fn diagnostics(&self, checked: &vox_codegen::Checked) {
-        self.render(&checked.diagnostics, &checked.sources);
+        self.render(checked.diagnostics(), checked.sources());
     }
 
     /// Renders diagnostics on stderr (human mode only).

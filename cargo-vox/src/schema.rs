@@ -6,7 +6,7 @@
 use clap::Args;
 
 use vox_codegen::json::Json;
-use vox_codegen::schema::{output_schema, CompatibleFormat};
+use vox_codegen::schema::CompatibleFormat;
 
 use crate::check::check_error_free;
 use crate::context::Context;
@@ -128,12 +128,10 @@ fn print_for_provider(
     // the first `@ai` function whose return type has this schema.
     let function = args.function.clone().unwrap_or_else(|| {
         checked
-            .info
-            .fns
-            .iter()
-            .filter(|f| f.ai.is_some())
-            .find(|f| output_schema(&f.ret, &checked.info.types).name == schema.name)
-            .map_or_else(|| schema.name.clone(), |f| f.name.clone())
+            .ai_functions()
+            .into_iter()
+            .find(|f| f.output.name == schema.name)
+            .map_or_else(|| schema.name.clone(), |f| f.name)
     });
     let request = schema
         .for_provider(&provider, &function, compatible)

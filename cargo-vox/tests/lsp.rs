@@ -205,7 +205,7 @@ fn an_editor_session_over_stdio() {
         sources.add(vox_codegen::SourceFile::new("a.vox", broken.as_str()));
         sources.add(vox_codegen::SourceFile::new("types.vox", TYPES));
         let checked = vox_codegen::check(sources);
-        checked.diagnostics[0].message.clone()
+        checked.diagnostics()[0].message.clone()
     };
     assert!(
         d["message"].as_str().unwrap().starts_with(&expected),

@@ -60,8 +60,8 @@ fn vox_codegen_payloads_are_vox_metadata_diagnostics() {
             &std::fs::read(path).unwrap(),
         ));
         let checked = vox_codegen::check(sources);
-        for d in &checked.diagnostics {
-            let text = vox_codegen::diagnostic::payload(d, &checked.sources).to_compact();
+        for d in checked.diagnostics() {
+            let text = vox_codegen::diagnostic::payload(d, checked.sources()).to_compact();
             assert_exact_round_trip::<vox_metadata::DiagnosticPayload>(
                 &path.display().to_string(),
                 &text,

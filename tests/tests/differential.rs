@@ -32,7 +32,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use vox_codegen::diagnostic::{render, RenderOptions};
-use vox_codegen::emit::{emit, EmitOptions};
+use vox_codegen::emit::EmitOptions;
 use vox_codegen::{SourceFile, SourceMap};
 use vox_e2e::vox_gen::{generate, Features};
 use vox_e2e::{cargo, offline, run, target_dir, workspace_root, BUILD};
@@ -75,22 +75,18 @@ fn emit_checked(seed: u64, vox: &str, script: bool) -> Result<String, Vec<String
     let mut sources = SourceMap::new();
     sources.add(SourceFile::new(name.clone(), vox.to_string()));
     let checked = vox_codegen::check(sources);
-    if !checked.diagnostics.is_empty() {
+    if !checked.diagnostics().is_empty() {
         return Err(checked
-            .diagnostics
+            .diagnostics()
             .iter()
-            .map(|d| render(d, &checked.sources, RenderOptions { color: false }))
+            .map(|d| render(d, checked.sources(), RenderOptions { color: false }))
             .collect());
     }
-    Ok(emit(
-        &checked.module,
-        &checked.info,
-        &EmitOptions {
-            script,
-            source_names: vec![name],
-            cassettes: None,
-        },
-    ))
+    Ok(checked.emit(&EmitOptions {
+        script,
+        source_names: vec![name],
+        cassettes: None,
+    }))
 }
 
 /// Checks and emits the module for `seed`; Err(diagnostics) when the check is not clean.

@@ -142,7 +142,7 @@ fn parsable_fixtures() -> Vec<PathBuf> {
                 "f.vox",
                 &std::fs::read(p).unwrap(),
             ));
-            vox_codegen::parse(&sources).1.is_empty()
+            vox_codegen::parse(&sources).diagnostics().is_empty()
         })
         .collect()
 }

@@ -109,7 +109,7 @@ async fn runtime_and_schema_command_send_gemini_the_same_bytes() {
         }
         let checked = check(sources);
         if files[0].0 == "converted.vox" {
-            assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
+            assert!(!checked.has_errors(), "{:?}", checked.diagnostics());
         }
         let wrappers = ["{}", "list[{}]", "Option[{}]"];
         for ty in types

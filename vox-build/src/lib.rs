@@ -286,7 +286,7 @@ impl Builder {
             source_names: names,
             cassettes: None,
         };
-        let code = vox_codegen::emit::emit(&checked.module, &checked.info, &opts);
+        let code = checked.emit(&opts);
         let generated = out_dir.join(format!("{out_name}.rs"));
         write_if_changed(&generated, code.as_bytes())?;
         Ok(Output {
@@ -301,14 +301,14 @@ impl Builder {
         let opts = vox_codegen::diagnostic::RenderOptions { color: false };
         let mut err = std::io::stderr().lock();
         let mut out = std::io::stdout().lock();
-        for d in &checked.diagnostics {
+        for d in checked.diagnostics() {
             let _ = writeln!(
                 err,
                 "{}",
-                vox_codegen::diagnostic::render(d, &checked.sources, opts)
+                vox_codegen::diagnostic::render(d, checked.sources(), opts)
             );
             if !d.is_error() {
-                let file = checked.sources.get(d.span.file);
+                let file = checked.sources().get(d.span.file);
                 let at = file.line_col(d.span.start as usize);
                 let _ = writeln!(
                     out,
@@ -355,9 +355,9 @@ fn report_json(
             "diagnostics",
             Json::Arr(
                 checked
-                    .diagnostics
+                    .diagnostics()
                     .iter()
-                    .map(|d| vox_codegen::diagnostic::payload(d, &checked.sources))
+                    .map(|d| vox_codegen::diagnostic::payload(d, checked.sources()))
                     .collect(),
             ),
         ),

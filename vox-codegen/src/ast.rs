@@ -4,6 +4,11 @@
 //! prompts and schema descriptions), and every expression has an
 //! [`ExprId`] so later stages can attach facts (types, resolutions) in side
 //! tables instead of mutating the tree.
+//!
+//! The tree records everything the parser read (each statement's span,
+//! `pub`, a `bool` decorator value) whether or not a later stage reads it
+//! yet, so a field no stage uses is not dead code to delete.
+#![allow(dead_code)]
 
 use crate::source::Span;
 

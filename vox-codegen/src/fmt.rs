@@ -352,6 +352,9 @@ fn render(lines: &[Line<'_>]) -> String {
 }
 
 #[cfg(test)]
+mod corpus_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -10,6 +10,10 @@
 //! the AST did not already claim), so type references in any syntactic
 //! position are found without a case per grammar form.
 
+mod complete;
+mod outline;
+mod tokens;
+
 use std::collections::HashMap;
 
 use crate::ast::{self, Expr, ExprKind, Item, Pattern, PatternKind, TypeDeclKind};
@@ -18,6 +22,27 @@ use crate::lexer::{self, TokenKind};
 use crate::source::{FileId, Span};
 use crate::types::{Ty, TypeDef, TypeId};
 use crate::Checked;
+
+pub use complete::{completions, Completion, CompletionKind, Completions};
+pub use outline::{outline, OutlineItem, OutlineKind};
+pub use tokens::{is_name, lexer_diagnostics, semantic_tokens, TokenClass};
+
+/// What to show on hover at byte offset `at` of `file`, in Markdown, and
+/// the span it is about: a symbol's declaration and doc comment (for an
+/// `@ai` function also the JSON Schema the model's reply is held to),
+/// else the type of the innermost expression there.
+pub fn hover(checked: &Checked, index: &Index, file: FileId, at: u32) -> Option<(String, Span)> {
+    if let Some(occ) = index.at(file, at) {
+        return Some((describe(checked, occ.symbol)?, occ.span));
+    }
+    let (span, id) = index.expr_at(file, at)?;
+    let ty = checked.info.expr_type(id);
+    if ty.is_error() {
+        return None;
+    }
+    let shown = ty.display(&checked.info.types);
+    Some((format!("```vox\n{shown}\n```"), span))
+}
 
 /// A named thing of the module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,8 +81,6 @@ pub struct Index {
     occs: Vec<Occurrence>,
     /// Every expression's span, sorted by (file, start, longest first).
     exprs: Vec<(Span, ast::ExprId)>,
-    /// Item index of each function (`ModuleInfo::fns` index by item).
-    fn_of_item: HashMap<usize, usize>,
 }
 
 fn key(s: Span) -> (FileId, u32, std::cmp::Reverse<u32>) {
@@ -89,17 +112,12 @@ impl Index {
         let Builder {
             mut occs,
             mut exprs,
-            fn_of_item,
             ..
         } = b;
         occs.sort_by_key(|o| (key(o.span), !o.def));
         occs.dedup_by_key(|o| o.span);
         exprs.sort_by_key(|(s, _)| key(*s));
-        Index {
-            occs,
-            exprs,
-            fn_of_item,
-        }
+        Index { occs, exprs }
     }
 
     /// All occurrences, sorted by position.
@@ -138,7 +156,7 @@ impl Index {
     }
 
     /// The innermost expression covering `offset`.
-    pub fn expr_at(&self, file: FileId, offset: u32) -> Option<(Span, ast::ExprId)> {
+    pub(crate) fn expr_at(&self, file: FileId, offset: u32) -> Option<(Span, ast::ExprId)> {
         let i = self
             .exprs
             .partition_point(|(s, _)| (s.file, s.start) <= (file, offset));
@@ -153,33 +171,6 @@ impl Index {
             .take(20_000)
             .find(|(s, _)| s.start <= offset && offset <= s.end)
             .copied()
-    }
-
-    /// The `ModuleInfo::fns` index of the function declared by item `item`.
-    pub fn fn_of_item(&self, item: usize) -> Option<usize> {
-        self.fn_of_item.get(&item).copied()
-    }
-
-    /// The function whose declaration covers `offset`, if any.
-    pub fn enclosing_fn<'c>(
-        &self,
-        checked: &'c Checked,
-        file: FileId,
-        offset: u32,
-    ) -> Option<(usize, &'c ast::FnDecl)> {
-        checked
-            .module
-            .items
-            .iter()
-            .enumerate()
-            .find_map(|(i, item)| match item {
-                Item::Fn(f)
-                    if f.span.file == file && f.span.start <= offset && offset <= f.span.end =>
-                {
-                    Some((i, f))
-                }
-                _ => None,
-            })
     }
 }
 
@@ -409,7 +400,7 @@ fn variant_field(def: Option<&TypeDef>, v: usize, name: &str) -> Option<usize> {
 }
 
 /// The sum type and variant called `name` (variant names are module-wide).
-pub fn find_variant(defs: &[TypeDef], name: &str) -> Option<(TypeId, usize)> {
+pub(crate) fn find_variant(defs: &[TypeDef], name: &str) -> Option<(TypeId, usize)> {
     defs.iter().enumerate().find_map(|(i, d)| {
         d.variants()?
             .iter()
@@ -427,7 +418,7 @@ pub const KEYWORDS: [&str; 19] = [
 
 /// The sum type matched by the innermost `match` covering `offset`
 /// (whose arms' patterns are that type's variants).
-pub fn match_type_at(checked: &Checked, file: FileId, offset: u32) -> Option<TypeId> {
+pub(crate) fn match_type_at(checked: &Checked, file: FileId, offset: u32) -> Option<TypeId> {
     let covers = |s: Span| s.file == file && s.start <= offset && offset <= s.end;
     let mut best: Option<(u32, TypeId)> = None;
     for item in &checked.module.items {
@@ -452,7 +443,7 @@ pub fn match_type_at(checked: &Checked, file: FileId, offset: u32) -> Option<Typ
 
 /// The locals visible at `offset` (bound earlier in the function around
 /// it), latest binding of each name first, with their types.
-pub fn locals_at(checked: &Checked, file: FileId, offset: u32) -> Vec<(String, Ty)> {
+pub(crate) fn locals_at(checked: &Checked, file: FileId, offset: u32) -> Vec<(String, Ty)> {
     let Some(f) = checked.module.items.iter().find_map(|i| match i {
         Item::Fn(f) if f.span.file == file && f.span.start <= offset && offset <= f.span.end => {
             Some(f)
@@ -588,7 +579,7 @@ fn field_def(
 }
 
 /// A function's signature as written: `fn name(a: T, …) to R`.
-pub fn fn_signature(checked: &Checked, f: &FnInfo) -> String {
+pub(crate) fn fn_signature(checked: &Checked, f: &FnInfo) -> String {
     let types = &checked.info.types;
     let params: Vec<String> = f
         .params

@@ -1,27 +1,38 @@
 //! The Vox compiler.
 //!
-//! The pipeline is visible in the module list: [`lexer`] → [`parser`] (an
-//! untyped [`ast`]) → [`check`] (names, types, effects, decorators) →
-//! schema derivation and Rust emission. Every stage reports through
-//! [`diagnostic::Diagnostic`]. This crate does no I/O: callers hand it
+//! The pipeline: lexer → parser (an untyped AST) → checker (names, types,
+//! effects, decorators) → schema derivation and Rust emission. Every stage
+//! reports through [`Diagnostic`]. This crate does no I/O: callers hand it
 //! source text and get data back.
+//!
+//! The entry points are few: [`check`] (or [`parse`] then
+//! [`Parsed::check`]) gives a [`Checked`] module, which has its
+//! [`diagnostics`](Checked::diagnostics), [`emits`](Checked::emit) Rust and
+//! derives [`output schemas`](Checked::output_schema); [`fmt::format_source`]
+//! formats a file; [`fix::fix_module`] applies the machine-applicable fixes;
+//! [`ide`] answers an editor's questions. The lexer, parser, AST, type table
+//! and checker are internal.
 
-pub mod ast;
-pub mod chars;
-pub mod check;
+mod ast;
+mod chars;
+mod check;
 pub mod diagnostic;
 pub mod emit;
-pub mod exhaustive;
+mod exhaustive;
 pub mod fix;
 pub mod fmt;
 pub mod ide;
 pub mod json;
-pub mod lexer;
-pub mod parser;
+mod lexer;
+mod parser;
 pub mod schema;
 mod slips;
 pub mod source;
-pub mod types;
+/// Finding the fixtures' `.vox` files, shared with the integration tests.
+#[cfg(test)]
+#[path = "../tests/support/mod.rs"]
+mod test_support;
+mod types;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use source::{FileId, SourceFile, SourceMap, Span};
@@ -29,14 +40,35 @@ pub use source::{FileId, SourceFile, SourceMap, Span};
 /// The result of running the frontend over one module.
 #[derive(Debug)]
 pub struct Checked {
-    pub sources: SourceMap,
-    pub module: ast::Module,
-    pub info: check::ModuleInfo,
+    pub(crate) sources: SourceMap,
+    pub(crate) module: ast::Module,
+    pub(crate) info: check::ModuleInfo,
     /// Sorted by file and position.
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
 impl Checked {
+    /// The module's files.
+    pub fn sources(&self) -> &SourceMap {
+        &self.sources
+    }
+
+    /// Every diagnostic of the module, sorted by file and position.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// The module's files and diagnostics, taken apart.
+    pub fn into_parts(self) -> (SourceMap, Vec<Diagnostic>) {
+        (self.sources, self.diagnostics)
+    }
+
+    /// The Rust code of the module (docs/runtime.md, "Generated code").
+    /// Only meaningful for a module without errors.
+    pub fn emit(&self, opts: &emit::EmitOptions) -> String {
+        emit::emit(&self.module, &self.info, opts)
+    }
+
     pub fn error_count(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
@@ -70,8 +102,123 @@ impl Checked {
     }
 }
 
+/// An `@ai` function of a checked module, with what generated code
+/// declares for it (docs/runtime.md, "Generated code").
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiFunctionDecl {
+    pub name: String,
+    /// The doc comment, trimmed: the instruction the model is given.
+    pub instruction: String,
+    /// The strict schema of the return type.
+    pub output: schema::OutputSchema,
+    pub model: Option<String>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    /// At least 1.
+    pub max_iterations: u32,
+    /// `fallback = [...]`; `Some(vec![])` means none.
+    pub fallback: Option<Vec<String>>,
+    /// `check = f`: the Vox function that checks each value.
+    pub check: Option<String>,
+}
+
+impl Checked {
+    /// Whether the module has a script's entry point: `fn main()`, without
+    /// parameters and not a `@test`.
+    pub fn has_main(&self) -> bool {
+        self.info
+            .fn_named("main")
+            .is_some_and(|f| f.params.is_empty() && !f.test)
+    }
+
+    /// Whether the module declares a function called `name`.
+    pub fn has_function(&self, name: &str) -> bool {
+        self.info.fns.iter().any(|f| f.name == name)
+    }
+
+    /// The module's `@ai` functions, in declaration order (those whose
+    /// return type has no schema, which is an error, are left out).
+    pub fn ai_functions(&self) -> Vec<AiFunctionDecl> {
+        self.info
+            .fns
+            .iter()
+            .filter_map(|f| {
+                let ai = f.ai.as_ref()?;
+                let output = self
+                    .info
+                    .output_schemas
+                    .iter()
+                    .find(|(ty, _)| *ty == f.ret)
+                    .map(|(_, s)| s.clone())?;
+                let instruction = match self.module.items.get(f.item) {
+                    Some(ast::Item::Fn(d)) => d
+                        .docs
+                        .iter()
+                        .map(|l| l.trim_end())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                        .trim()
+                        .to_owned(),
+                    _ => String::new(),
+                };
+                Some(AiFunctionDecl {
+                    name: f.name.clone(),
+                    instruction,
+                    output,
+                    model: ai.model.clone(),
+                    temperature: ai.temperature,
+                    max_tokens: ai.max_tokens,
+                    max_iterations: ai.max_iterations.max(1),
+                    fallback: ai.fallback.clone(),
+                    check: ai.check.as_ref().map(|c| c.name.clone()),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A module parsed but not checked yet: [`parse`], then [`Parsed::check`]
+/// (what [`check`] does in one step, for callers that time the phases).
+#[derive(Debug)]
+pub struct Parsed {
+    module: ast::Module,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Parsed {
+    /// The lexer's and parser's diagnostics.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Checks the module parsed from `sources` (the same map [`parse`] was given).
+    pub fn check(self, sources: SourceMap) -> Checked {
+        let Parsed {
+            module,
+            mut diagnostics,
+        } = self;
+        let info = check::check_module(&module, &sources, &mut diagnostics);
+        fix::suggest(&sources, &module, &info, &mut diagnostics);
+        diagnostic::sort(&mut diagnostics);
+        Checked {
+            sources,
+            module,
+            info,
+            diagnostics,
+        }
+    }
+}
+
 /// Parses every file of `sources` into one module (no checking).
-pub fn parse(sources: &SourceMap) -> (ast::Module, Vec<Diagnostic>) {
+pub fn parse(sources: &SourceMap) -> Parsed {
+    let (module, diagnostics) = parse_module(sources);
+    Parsed {
+        module,
+        diagnostics,
+    }
+}
+
+fn parse_module(sources: &SourceMap) -> (ast::Module, Vec<Diagnostic>) {
     let mut module = ast::Module::default();
     let mut diagnostics = Vec::new();
     for (id, file) in sources.files() {
@@ -98,14 +245,5 @@ pub fn parse(sources: &SourceMap) -> (ast::Module, Vec<Diagnostic>) {
 
 /// Runs the whole frontend (parse, then check) over one module.
 pub fn check(sources: SourceMap) -> Checked {
-    let (module, mut diagnostics) = parse(&sources);
-    let info = check::check_module(&module, &sources, &mut diagnostics);
-    fix::suggest(&sources, &module, &info, &mut diagnostics);
-    diagnostic::sort(&mut diagnostics);
-    Checked {
-        sources,
-        module,
-        info,
-        diagnostics,
-    }
+    parse(&sources).check(sources)
 }

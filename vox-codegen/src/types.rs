@@ -143,6 +143,7 @@ pub struct VariantDef {
     pub name: String,
     pub docs: Vec<String>,
     pub fields: Vec<FieldDef>,
+    #[allow(dead_code)]
     pub span: Span,
 }
 
@@ -156,6 +157,8 @@ pub enum TypeDefKind {
 pub struct TypeDef {
     pub name: String,
     pub docs: Vec<String>,
+    /// Declared `pub` (read by no stage yet).
+    #[allow(dead_code)]
     pub is_pub: bool,
     pub kind: TypeDefKind,
     pub span: Span,

@@ -3,7 +3,7 @@
 //! error with the fix; a model's own colon is not a prefix), `max_tokens`,
 //! and `fallback = […]` list values, and what they emit.
 
-use vox_codegen::emit::{emit, EmitOptions};
+use vox_codegen::emit::EmitOptions;
 use vox_codegen::{check, Checked, Code, SourceFile, SourceMap};
 
 fn check_decorator(decorator: &str) -> (Checked, String) {
@@ -17,20 +17,24 @@ fn check_decorator(decorator: &str) -> (Checked, String) {
 
 fn emitted(decorator: &str) -> String {
     let (checked, _) = check_decorator(decorator);
-    assert!(checked.diagnostics.is_empty(), "{:#?}", checked.diagnostics);
+    assert!(
+        checked.diagnostics().is_empty(),
+        "{:#?}",
+        checked.diagnostics()
+    );
     let opts = EmitOptions {
         script: false,
         source_names: vec!["vox/a.vox".to_owned()],
         cassettes: None,
     };
-    emit(&checked.module, &checked.info, &opts)
+    checked.emit(&opts)
 }
 
 /// The messages of the diagnostics for `decorator` (all `vox/ai/invalid-value`).
 fn errors(decorator: &str) -> Vec<String> {
     let (checked, _) = check_decorator(decorator);
     checked
-        .diagnostics
+        .diagnostics()
         .iter()
         .map(|d| {
             assert_eq!(d.code, Code::AiInvalidValue, "{d:#?}");
@@ -82,8 +86,8 @@ fn a_models_own_colon_is_not_a_prefix() {
 fn a_misspelt_provider_is_an_error_with_the_fix() {
     let decorator = r#"@ai(structured_output = Answer, model = "anthropc:claude-sonnet-4-5")"#;
     let (checked, text) = check_decorator(decorator);
-    let [d] = &checked.diagnostics[..] else {
-        panic!("{:#?}", checked.diagnostics)
+    let [d] = checked.diagnostics() else {
+        panic!("{:#?}", checked.diagnostics())
     };
     assert_eq!(d.code, Code::AiInvalidValue);
     assert_eq!(d.message, "unknown provider `anthropc` in `model`");
@@ -105,7 +109,7 @@ fn a_misspelt_provider_is_an_error_with_the_fix() {
             "@ai(structured_output = Answer, model = \"{model}\")"
         ));
         assert_eq!(
-            checked.diagnostics[0].fixes[0].message,
+            checked.diagnostics()[0].fixes[0].message,
             format!("did you mean `{provider}`?"),
             "{model}"
         );

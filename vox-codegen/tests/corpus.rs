@@ -116,11 +116,11 @@ fn expected(text: &str, name: &str) -> Vec<(usize, String)> {
 
 fn actual(checked: &Checked, file_index: usize) -> Vec<(usize, String)> {
     let mut out: Vec<(usize, String)> = checked
-        .diagnostics
+        .diagnostics()
         .iter()
         .filter(|d| d.span.file.0 as usize == file_index)
         .map(|d| {
-            let file = checked.sources.get(d.span.file);
+            let file = checked.sources().get(d.span.file);
             let line = file.line_col(d.span.start as usize).line;
             (line, d.code.as_str().to_string())
         })
@@ -139,9 +139,9 @@ fn header(items: &[(usize, String)]) -> String {
 
 fn rendered(checked: &Checked) -> String {
     checked
-        .diagnostics
+        .diagnostics()
         .iter()
-        .map(|d| render(d, &checked.sources, RenderOptions { color: false }))
+        .map(|d| render(d, checked.sources(), RenderOptions { color: false }))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -158,7 +158,7 @@ fn run_case(case: &Case) -> Result<(), String> {
         Err(_) => return Err(format!("{}: the frontend panicked", case.name)),
     };
     let mut report = String::new();
-    for d in &checked.diagnostics {
+    for d in checked.diagnostics() {
         if d.severity != d.code.severity() {
             let _ = writeln!(
                 report,
@@ -231,7 +231,7 @@ fn valid_fixtures_check_clean() {
     for case in &cases {
         let checked = check(load(case));
         assert!(
-            checked.diagnostics.is_empty(),
+            checked.diagnostics().is_empty(),
             "{} is not clean:\n{}",
             case.name,
             rendered(&checked)

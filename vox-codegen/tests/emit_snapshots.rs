@@ -11,7 +11,7 @@ mod support;
 use std::path::Path;
 
 use support::{fixtures, vox_files};
-use vox_codegen::emit::{emit, EmitOptions};
+use vox_codegen::emit::EmitOptions;
 use vox_codegen::{check, SourceFile, SourceMap};
 
 /// (package-relative name, text) of every source, in vox-build's order.
@@ -42,13 +42,17 @@ fn emit_sources(sources: &[(String, String)]) -> String {
         map.add(SourceFile::new(name.clone(), text.clone()));
     }
     let checked = check(map);
-    assert!(checked.diagnostics.is_empty(), "{:#?}", checked.diagnostics);
+    assert!(
+        checked.diagnostics().is_empty(),
+        "{:#?}",
+        checked.diagnostics()
+    );
     let opts = EmitOptions {
         script: false,
         source_names: sources.iter().map(|(n, _)| n.clone()).collect(),
         cassettes: None,
     };
-    emit(&checked.module, &checked.info, &opts)
+    checked.emit(&opts)
 }
 
 fn invoice() -> Vec<(String, String)> {
@@ -117,8 +121,8 @@ fn emission_is_deterministic() {
             source_names: sources.iter().map(|(n, _)| n.clone()).collect(),
             cassettes: None,
         };
-        let a = emit(&checked.module, &checked.info, &opts);
-        let b = emit(&checked.module, &checked.info, &opts);
+        let a = checked.emit(&opts);
+        let b = checked.emit(&opts);
         assert_eq!(a, b);
         assert_eq!(a, first);
     }
@@ -176,7 +180,11 @@ fn net_main_is_a_plain_entry_point() {
     let mut map = SourceMap::new();
     map.add(SourceFile::new("main.vox".to_string(), text.to_string()));
     let checked = check(map);
-    assert!(checked.diagnostics.is_empty(), "{:#?}", checked.diagnostics);
+    assert!(
+        checked.diagnostics().is_empty(),
+        "{:#?}",
+        checked.diagnostics()
+    );
     for (script, head) in [
         (true, "\nfn main() -> ::std::process::ExitCode {\n"),
         (
@@ -189,7 +197,7 @@ fn net_main_is_a_plain_entry_point() {
             source_names: vec!["main.vox".into()],
             cassettes: None,
         };
-        let rust = emit(&checked.module, &checked.info, &opts);
+        let rust = checked.emit(&opts);
         assert!(rust.contains(head), "script={script}:\n{rust}");
         assert!(!rust.contains("async fn main"), "script={script}:\n{rust}");
         assert!(

@@ -65,7 +65,7 @@ fn every_fix_gives_the_expected_file_which_checks_clean() {
                 "{name}: has-placeholders fixes must not be applied"
             );
             let edits: Vec<&Edit> = before
-                .diagnostics
+                .diagnostics()
                 .iter()
                 .flat_map(|d| &d.fixes)
                 .filter(|f| f.applicability == Applicability::HasPlaceholders)
@@ -87,9 +87,9 @@ fn every_fix_gives_the_expected_file_which_checks_clean() {
         assert_eq!(fixed, expected, "{name}: fixed text differs");
         let after = checked(&clean);
         assert!(
-            after.diagnostics.is_empty(),
+            after.diagnostics().is_empty(),
             "{name}: the fixed file does not check clean: {:?}",
-            after.diagnostics
+            after.diagnostics()
         );
     }
 }
@@ -121,7 +121,7 @@ fn machine_fixes_never_add_errors() {
             continue;
         };
         let errors =
-            |c: &vox_codegen::Checked| c.diagnostics.iter().filter(|d| d.is_error()).count();
+            |c: &vox_codegen::Checked| c.diagnostics().iter().filter(|d| d.is_error()).count();
         let before = errors(&checked(&text));
         let outcome = fix_module(&[FixFile {
             name: "case.vox".into(),
@@ -135,7 +135,7 @@ fn machine_fixes_never_add_errors() {
             "{}: {before} errors before the fixes, {after} after:\n{}\n{:?}",
             case.display(),
             outcome.texts[0],
-            outcome.checked.diagnostics
+            outcome.checked.diagnostics()
         );
     }
 }

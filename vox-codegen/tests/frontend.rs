@@ -11,7 +11,7 @@ fn run(src: &str) -> vox_codegen::Checked {
 
 fn codes(src: &str) -> Vec<&'static str> {
     run(src)
-        .diagnostics
+        .diagnostics()
         .iter()
         .map(|d| d.code.as_str())
         .collect()
@@ -26,11 +26,11 @@ fn spec_example_is_clean() {
     .unwrap();
     let c = run(&src);
     let rendered: Vec<String> = c
-        .diagnostics
+        .diagnostics()
         .iter()
-        .map(|d| vox_codegen::diagnostic::render(d, &c.sources, Default::default()))
+        .map(|d| vox_codegen::diagnostic::render(d, c.sources(), Default::default()))
         .collect();
-    assert!(c.diagnostics.is_empty(), "{}", rendered.join("\n"));
+    assert!(c.diagnostics().is_empty(), "{}", rendered.join("\n"));
 }
 
 #[test]
@@ -45,10 +45,10 @@ fn f(a: A) to int {
 fn g() to int { return 1 }
 "#;
     let c = run(src);
-    for d in &c.diagnostics {
+    for d in c.diagnostics() {
         eprintln!(
             "{}",
-            vox_codegen::diagnostic::render(d, &c.sources, Default::default())
+            vox_codegen::diagnostic::render(d, c.sources(), Default::default())
         );
     }
     assert!(c.has_errors());
@@ -72,10 +72,10 @@ fn emission_is_deterministic_and_keyword_safe() {
     let src = "type T { self: int, move: str }\nfn f(ref: T) to int { ref.self }\n";
     let a = run(src);
     let b = run(src);
-    assert!(!a.has_errors(), "{:?}", a.diagnostics);
+    assert!(!a.has_errors(), "{:?}", a.diagnostics());
     let opts = vox_codegen::emit::EmitOptions::default();
-    let ea = vox_codegen::emit::emit(&a.module, &a.info, &opts);
-    let eb = vox_codegen::emit::emit(&b.module, &b.info, &opts);
+    let ea = a.emit(&opts);
+    let eb = b.emit(&opts);
     assert_eq!(ea, eb);
     assert!(ea.contains("pub self_: i64"), "{ea}");
     assert!(ea.contains("#[serde(rename = \"self\")]"), "{ea}");
@@ -88,7 +88,7 @@ fn non_exhaustive_matches_name_a_nested_missing_value() {
     let src = "type S =\n | Paid\n | Open(days: int)\nfn f(o: Option[S]) to int {\n    match o {\n        Some(Paid) => 1\n        None => 0\n    }\n}\n";
     let c = run(src);
     let d = c
-        .diagnostics
+        .diagnostics()
         .iter()
         .find(|d| d.code.as_str() == "vox/match/non-exhaustive")
         .expect("non-exhaustive");
@@ -102,15 +102,15 @@ fn non_exhaustive_matches_name_a_nested_missing_value() {
         "        None => 0\n",
         "        Some(Open(d)) => d\n        None => 0\n        _ => 2\n",
     ));
-    let codes: Vec<&str> = ok.diagnostics.iter().map(|d| d.code.as_str()).collect();
-    assert_eq!(codes, ["vox/match/unreachable"], "{:?}", ok.diagnostics);
+    let codes: Vec<&str> = ok.diagnostics().iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["vox/match/unreachable"], "{:?}", ok.diagnostics());
 }
 
 #[test]
 fn decimal_of_a_float_literal_offers_the_literal_as_text() {
     let c = run("fn price() to Decimal {\n    return decimal(12.50)\n}\n");
-    let [d] = c.diagnostics.as_slice() else {
-        panic!("{:#?}", c.diagnostics);
+    let [d] = c.diagnostics() else {
+        panic!("{:#?}", c.diagnostics());
     };
     assert_eq!(d.code.as_str(), "vox/type/mismatch");
     let [fix] = d.fixes.as_slice() else {
@@ -121,10 +121,14 @@ fn decimal_of_a_float_literal_offers_the_literal_as_text() {
     };
     assert_eq!(edit.replacement, "\"12.50\"");
     assert_eq!(
-        &c.sources.get(edit.span.file).text[edit.span.range()],
+        &c.sources().get(edit.span.file).text[edit.span.range()],
         "12.50"
     );
     // A float that is no decimal text (an exponent) gets the hint only.
     let c = run("fn price() to Decimal {\n    return decimal(1e3)\n}\n");
-    assert!(c.diagnostics[0].fixes.is_empty(), "{:#?}", c.diagnostics);
+    assert!(
+        c.diagnostics()[0].fixes.is_empty(),
+        "{:#?}",
+        c.diagnostics()
+    );
 }

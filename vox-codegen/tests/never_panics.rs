@@ -76,12 +76,12 @@ fn check_one(label: &str, files: &[&[u8]]) {
         }
     };
     let _ = worker.join();
-    for d in &checked.diagnostics {
+    for d in checked.diagnostics() {
         let mut spans = vec![d.span];
         spans.extend(d.related.iter().map(|r| r.span));
         spans.extend(d.fixes.iter().flat_map(|f| f.edits.iter().map(|e| e.span)));
         for span in spans {
-            if let Err(why) = span_ok(&checked.sources, span) {
+            if let Err(why) = span_ok(checked.sources(), span) {
                 panic!(
                     "{label}: {} has a bad span: {why}; input: {}",
                     d.code.as_str(),
@@ -91,10 +91,10 @@ fn check_one(label: &str, files: &[&[u8]]) {
         }
     }
     // Rendering is bounded per diagnostic; keep the cost of huge inputs sane.
-    for d in checked.diagnostics.iter().take(50) {
-        let text = render(d, &checked.sources, RenderOptions { color: false });
+    for d in checked.diagnostics().iter().take(50) {
+        let text = render(d, checked.sources(), RenderOptions { color: false });
         assert!(text.contains(d.code.as_str()), "{label}: bad rendering");
-        let _ = payload(d, &checked.sources).to_compact();
+        let _ = payload(d, checked.sources()).to_compact();
     }
 }
 

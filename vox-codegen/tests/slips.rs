@@ -148,21 +148,21 @@ fn every_slip_gets_the_vox_spelling() {
                         "{lang} `{slip}`: fixed to\n{}\nexpected\n{expected}",
                         out.texts[0]
                     ));
-                } else if !out.checked.diagnostics.is_empty() {
+                } else if !out.checked.diagnostics().is_empty() {
                     failures.push(format!(
                         "{lang} `{slip}`: the fixed module does not check clean: {:?}",
-                        out.checked.diagnostics
+                        out.checked.diagnostics()
                     ));
                 }
             }
             Hint(hint) => {
                 let has = before
-                    .diagnostics
+                    .diagnostics()
                     .iter()
                     .any(|d| d.is_error() && d.hints.iter().any(|h| h == hint));
                 if !has {
                     let got: Vec<String> = before
-                        .diagnostics
+                        .diagnostics()
                         .iter()
                         .map(|d| format!("{}: {} {:?}", d.code.as_str(), d.message, d.hints))
                         .collect();

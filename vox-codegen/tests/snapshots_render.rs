@@ -43,13 +43,17 @@ fn snapshot_text(name: &str) -> String {
     }
     let checked = check(sources);
     let mut out = String::from("=== rendered ===\n");
-    for d in &checked.diagnostics {
-        out.push_str(&render(d, &checked.sources, RenderOptions { color: false }));
+    for d in checked.diagnostics() {
+        out.push_str(&render(
+            d,
+            checked.sources(),
+            RenderOptions { color: false },
+        ));
         out.push('\n');
     }
     out.push_str("=== json ===\n");
-    for d in &checked.diagnostics {
-        out.push_str(&payload(d, &checked.sources).to_pretty());
+    for d in checked.diagnostics() {
+        out.push_str(&payload(d, checked.sources()).to_pretty());
         out.push('\n');
     }
     out

@@ -382,10 +382,7 @@ fn prepare(file: &Path, ctx: &Context, test: bool) -> Result<ScriptCrate> {
         return Err(Error::usage(&label, format!("no such file: {label}")));
     }
     let checked = check_error_free(ctx, &label, &[file.to_path_buf()], "script")?;
-    let has_main = checked
-        .info
-        .fn_named("main")
-        .is_some_and(|f| f.params.is_empty() && !f.test);
+    let has_main = checked.has_main();
     if !has_main && !test {
         return Err(Error::failure(
             &label,
@@ -393,15 +390,11 @@ fn prepare(file: &Path, ctx: &Context, test: bool) -> Result<ScriptCrate> {
         ));
     }
     let canonical = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
-    let mut code = vox_codegen::emit::emit(
-        &checked.module,
-        &checked.info,
-        &vox_codegen::emit::EmitOptions {
-            script: true,
-            source_names: vec![label.clone()],
-            cassettes: Some(script_cassettes(&canonical)),
-        },
-    );
+    let mut code = checked.emit(&vox_codegen::emit::EmitOptions {
+        script: true,
+        source_names: vec![label.clone()],
+        cassettes: Some(script_cassettes(&canonical)),
+    });
     if !has_main {
         // Only tests: the crate is still a binary.
         code.push_str("\nfn main() {}\n");

@@ -25,7 +25,7 @@ pub fn code_actions(
     let start = a.offset(file, range.start, enc);
     let end = a.offset(file, range.end, enc);
     let mut out = Vec::new();
-    for d in &a.checked.diagnostics {
+    for d in a.checked.diagnostics() {
         if d.span.file != file || d.span.end < start || d.span.start > end {
             continue;
         }

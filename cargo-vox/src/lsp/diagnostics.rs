@@ -55,7 +55,7 @@ pub fn to_lsp(a: &Analysis, d: &Diagnostic, enc: Encoding) -> lsp_types::Diagnos
 /// The diagnostics of one file of the analysis.
 pub fn of_file(a: &Analysis, file: FileId, enc: Encoding) -> Vec<lsp_types::Diagnostic> {
     a.checked
-        .diagnostics
+        .diagnostics()
         .iter()
         .filter(|d| d.span.file == file)
         .map(|d| to_lsp(a, d, enc))

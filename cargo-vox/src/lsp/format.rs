@@ -9,7 +9,7 @@ use super::position::{self, Encoding};
 use super::store::Analysis;
 
 pub fn format(a: &Analysis, file: FileId, enc: Encoding) -> Option<Vec<TextEdit>> {
-    let text = &a.checked.sources.get(file).text;
+    let text = &a.checked.sources().get(file).text;
     let formatted = vox_codegen::fmt::format_source(file, text).ok()?;
     if formatted == *text {
         return Some(Vec::new());

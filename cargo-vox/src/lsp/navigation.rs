@@ -88,12 +88,7 @@ fn valid_name(symbol: Symbol, name: &str) -> Result<(), String> {
             )
         });
     }
-    let mut probe = vox_codegen::lexer::lex(FileId(0), name).tokens.into_iter();
-    let kind = probe.next().map(|t| t.kind);
-    if !matches!(
-        kind,
-        Some(vox_codegen::lexer::TokenKind::Ident | vox_codegen::lexer::TokenKind::TypeName)
-    ) {
+    if !vox_codegen::ide::is_name(name) {
         return Err(format!("`{name}` is a keyword"));
     }
     Ok(())

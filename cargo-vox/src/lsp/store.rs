@@ -32,7 +32,7 @@ impl Analysis {
     pub fn lines(&self, file: FileId, enc: Encoding) -> LineIndex<'_> {
         static EMPTY: Lines = Lines::EMPTY;
         let lines = self.lines.get(file.0 as usize).unwrap_or(&EMPTY);
-        LineIndex::with(&self.checked.sources.get(file).text, lines, enc)
+        LineIndex::with(&self.checked.sources().get(file).text, lines, enc)
     }
 
     /// The range of `span` in its file.
@@ -104,7 +104,7 @@ impl Module {
         let checked = vox_codegen::check(sources);
         let index = Index::build(&checked);
         let lines = checked
-            .sources
+            .sources()
             .files()
             .map(|(_, f)| Lines::new(&f.text))
             .collect();

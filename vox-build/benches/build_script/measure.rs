@@ -60,16 +60,13 @@ pub fn time_phases(pkg: &Path, out: &Path) -> [Duration; 5] {
     t[0] = start.elapsed();
 
     let start = Instant::now();
-    let (module, mut diagnostics) = vox_codegen::parse(&sources);
+    let parsed = vox_codegen::parse(&sources);
     t[1] = start.elapsed();
 
     let start = Instant::now();
-    let info = vox_codegen::check::check_module(&module, &sources, &mut diagnostics);
+    let checked = parsed.check(sources);
     t[2] = start.elapsed();
-    assert!(
-        diagnostics.iter().all(|d| !d.is_error()),
-        "generated module has errors"
-    );
+    assert!(!checked.has_errors(), "generated module has errors");
 
     let start = Instant::now();
     let opts = vox_codegen::emit::EmitOptions {
@@ -77,7 +74,7 @@ pub fn time_phases(pkg: &Path, out: &Path) -> [Duration; 5] {
         source_names: names,
         cassettes: None,
     };
-    let code = vox_codegen::emit::emit(&module, &info, &opts);
+    let code = checked.emit(&opts);
     t[3] = start.elapsed();
 
     let target = out.join("vox_generated.rs");

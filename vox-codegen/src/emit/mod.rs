@@ -65,7 +65,7 @@ pub struct EmitOptions {
 }
 
 /// Emits Rust for a module that checked without errors.
-pub fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
+pub(crate) fn emit(module: &Module, info: &ModuleInfo, opts: &EmitOptions) -> String {
     let mut e = Emitter {
         module,
         info,
@@ -270,3 +270,6 @@ mod comment_tests {
         assert_eq!(comment_safe("src/é \"q\" \\x.vox"), "src/é \"q\" \\x.vox");
     }
 }
+
+#[cfg(test)]
+mod literal_tests;

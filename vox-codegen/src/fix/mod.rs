@@ -8,7 +8,7 @@
 //! `has-placeholders` fixes are never applied. No I/O: the caller reads and
 //! writes the files.
 //!
-//! The fixes themselves are computed by the suggestion engine ([`suggest()`]),
+//! The fixes themselves are computed by the suggestion engine (`suggest`),
 //! which the checker runs on every module; this module is the loop that
 //! applies them.
 
@@ -18,7 +18,7 @@ use crate::Checked;
 
 mod suggest;
 
-pub use suggest::suggest;
+pub(crate) use suggest::suggest;
 pub(crate) use suggest::Toks;
 
 /// Most check-and-fix rounds [`fix_module`] runs.

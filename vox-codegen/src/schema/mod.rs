@@ -49,7 +49,7 @@ impl OutputSchema {
 }
 
 /// A schema name from a type's display form: `list[LineItem]` → `list_LineItem`.
-pub fn schema_name(ty: &Ty, types: &TypeTable) -> String {
+pub(crate) fn schema_name(ty: &Ty, types: &TypeTable) -> String {
     let mut name: String = ty
         .display(types)
         .chars()
@@ -72,7 +72,7 @@ pub fn schema_name(ty: &Ty, types: &TypeTable) -> String {
 }
 
 /// Derives the strict schema of `ty`.
-pub fn output_schema(ty: &Ty, types: &TypeTable) -> OutputSchema {
+pub(crate) fn output_schema(ty: &Ty, types: &TypeTable) -> OutputSchema {
     let name = schema_name(ty, types);
     let root_record = match ty {
         Ty::Named(id) => types.get(*id).and_then(|d| d.fields().map(|_| *id)),
@@ -403,6 +403,9 @@ fn children(types: &TypeTable, id: TypeId) -> Vec<TypeId> {
     }
     out
 }
+
+#[cfg(test)]
+mod strict_tests;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 //! (`text_direction_codepoint_in_literal`), so a Vox string holding one —
 //! written as the escape `\u{202E}` — must not break the user's build.
 
-use vox_codegen::emit::rust_str;
+use crate::emit::rust_str;
 
 #[test]
 fn rustc_accepts_every_emitted_literal() {
@@ -12,7 +12,7 @@ fn rustc_accepts_every_emitted_literal() {
         .chain(0xFE00..=0xFFFF)
         .chain(0xE0000..=0xE007F)
         .filter_map(char::from_u32)
-        .filter(|&c| vox_codegen::chars::notable(c).is_some() || c.is_control())
+        .filter(|&c| crate::chars::notable(c).is_some() || c.is_control())
         .map(|c| format!("a{c}b"))
         .collect();
     texts.push("\u{202E}\u{2066}admin\u{2069}\u{202C}".to_string());

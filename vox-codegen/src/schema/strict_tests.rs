@@ -19,18 +19,16 @@
 //! most 15,000 characters in one string enum of more than 250 values.
 //! The JSON is parsed with serde_json, rejecting duplicate object keys.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::schema::{self, OutputSchema};
+use crate::test_support::{fixtures, vox_files};
+use crate::types::{Ty, TypeId};
+use crate::{check, Checked, SourceFile, SourceMap};
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-use support::{fixtures, vox_files};
-use vox_codegen::schema::{self, OutputSchema};
-use vox_codegen::types::{Ty, TypeId};
-use vox_codegen::{check, Checked, SourceFile, SourceMap};
 
 // ---- the strict-mode checker ------------------------------------------
 

@@ -4,14 +4,12 @@
 //! same emitted Rust (with run-time error sites, which name columns, left
 //! out). Files with syntax errors are refused with their diagnostics.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
-use support::{fixtures, vox_files};
-use vox_codegen::emit::{emit, EmitOptions};
-use vox_codegen::fmt::format_source;
-use vox_codegen::{check, FileId, SourceFile, SourceMap};
+use crate::emit::{emit, EmitOptions};
+use crate::fmt::format_source;
+use crate::test_support::{fixtures, vox_files};
+use crate::{check, FileId, SourceFile, SourceMap};
 
 /// Every fixture module: each directory holding `.vox` files directly is one
 /// module (as `cargo vox check DIR` would check it, minus subdirectories),
