@@ -445,9 +445,9 @@ fn check_url(url: &str) -> Result<(), String> {
 
 /// Reads the regular file at `path`, at most `limit` bytes (larger is an
 /// error, found from its size before reading). A FIFO, socket or device is
-/// refused from its metadata before it is opened, and opened without
-/// blocking where the platform's flag is known, so a FIFO with no writer
-/// is reported, not waited on.
+/// refused from its metadata before it is opened, and the file is opened
+/// without blocking (`O_NONBLOCK` on Unix), so a FIFO put in its place in
+/// between is reported too, not waited on.
 fn read_file(
     path: &Path,
     limit: u64,
@@ -459,14 +459,7 @@ fn read_file(
         _ => format!("the file cannot be opened ({})", io_reason(&e)),
     };
     check_file_type(&std::fs::metadata(path).map_err(not_opened)?.file_type())?;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(O_NONBLOCK);
-    }
-    let file: File = options.open(path).map_err(not_opened)?;
+    let file: File = open_options().open(path).map_err(not_opened)?;
     let metadata = file
         .metadata()
         .map_err(|e| format!("the file cannot be examined ({})", io_reason(&e)))?;
@@ -494,56 +487,18 @@ fn read_file(
     Ok(bytes)
 }
 
-/// Linux's `O_NONBLOCK` on the architectures that share its generic value.
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "arm",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )
-))]
-const O_NONBLOCK: i32 = 0o4000;
-/// The BSDs' and Apple's `O_NONBLOCK`.
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-))]
-const O_NONBLOCK: i32 = 0x0004;
-/// Elsewhere no flag is added (no libc binding is linked for its value):
-/// the file type is checked before opening.
-#[cfg(all(
-    unix,
-    not(any(
-        all(
-            any(target_os = "linux", target_os = "android"),
-            any(
-                target_arch = "x86",
-                target_arch = "x86_64",
-                target_arch = "arm",
-                target_arch = "aarch64",
-                target_arch = "riscv64",
-                target_arch = "s390x",
-                target_arch = "loongarch64"
-            )
-        ),
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "netbsd",
-        target_os = "dragonfly"
-    ))
-))]
-const O_NONBLOCK: i32 = 0;
+/// Reading, without blocking on Unix (a FIFO without a writer opens at
+/// once; reading a regular file is unaffected).
+fn open_options() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options
+}
 
 /// A regular file; a directory, FIFO, socket or device is an error.
 fn check_file_type(file_type: &std::fs::FileType) -> Result<(), String> {
@@ -630,6 +585,33 @@ mod tests {
         ] {
             assert!(check_url(bad).is_err(), "{bad}");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_swapped_in_after_the_check_opens_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("vox-fifo-open-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("scan.png");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let opened = open_options()
+                .open(&fifo)
+                .map(|f| f.metadata().map(|m| m.file_type()));
+            let _ = tx.send(opened.map(|t| t.map(|t| check_file_type(&t))));
+        });
+        let checked = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("opening a FIFO must not block");
+        let reason = checked.unwrap().unwrap().unwrap_err();
+        assert!(reason.contains("a FIFO"), "{reason}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
