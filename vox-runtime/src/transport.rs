@@ -835,14 +835,22 @@ fn jitter_unit() -> f64 {
     static STATE: AtomicU64 = AtomicU64::new(0);
     let mut x = STATE.load(Ordering::Relaxed);
     if x == 0 {
-        x = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64)
-            | 1;
+        x = seed(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64),
+        );
     }
     x = xorshift64(x);
     STATE.store(x, Ordering::Relaxed);
     (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The generator's first state from the clock's nanoseconds: never zero
+/// (xorshift stays at zero), and different for processes started apart, so
+/// that their retries spread too.
+fn seed(nanos: u64) -> u64 {
+    nanos | 1
 }
 
 /// Marsaglia's xorshift64 step (shifts 13, 7, 17): a full-period generator
@@ -929,6 +937,14 @@ mod tests {
         assert!(distinct.len() > 990, "{} distinct", distinct.len());
         let mean = draws.iter().sum::<f64>() / draws.len() as f64;
         assert!((0.4..0.6).contains(&mean), "mean {mean}");
+    }
+
+    #[test]
+    fn the_seed_is_the_clock_and_never_zero() {
+        assert_eq!(seed(0), 1);
+        assert_eq!(seed(1), 1);
+        assert_eq!(seed(0x1234_5678), 0x1234_5679);
+        assert_eq!(seed(u64::MAX), u64::MAX);
     }
 
     #[test]
