@@ -222,6 +222,7 @@ pub fn lex(file: FileId, src: &str) -> Lexed {
         },
         out: Lexed::default(),
         fdepth: 0,
+        single_line: false,
     };
     lx.run();
     lx.out
@@ -235,6 +236,8 @@ struct Lexer<'a> {
     out: Lexed,
     /// f-strings open around the current position.
     fdepth: usize,
+    /// f-string braces end with their line (a scan across lines failed).
+    single_line: bool,
 }
 
 impl Lexer<'_> {
@@ -395,6 +398,12 @@ impl Lexer<'_> {
     /// escapes of strings, and `{{`/`}}` for braces) and the tokens of each
     /// `{…}`, lexed as code (a string inside is a nested literal).
     fn fstring(&mut self, start: usize) {
+        let rewind = (
+            self.out.tokens.len(),
+            self.out.strings.len(),
+            self.out.fstrings.len(),
+            self.out.diagnostics.len(),
+        );
         let idx = self.out.fstrings.len();
         self.out.fstrings.push(Vec::new());
         self.fdepth += 1;
@@ -462,6 +471,24 @@ impl Lexer<'_> {
             }
         };
         self.fdepth -= 1;
+        // Braces read across lines, and then the string does not end: read
+        // the whole f-string again as one line, so the error is where the
+        // author left the line (and the code after it stays code).
+        if !terminated
+            && self.fdepth == 0
+            && !self.single_line
+            && self.src[start..self.pos].contains(&b'\n')
+        {
+            self.out.tokens.truncate(rewind.0);
+            self.out.strings.truncate(rewind.1);
+            self.out.fstrings.truncate(rewind.2);
+            self.out.diagnostics.truncate(rewind.3);
+            self.pos = start + 1;
+            self.single_line = true;
+            self.fstring(start);
+            self.single_line = false;
+            return;
+        }
         if !lit.is_empty() {
             pieces.push(FPiece::Lit(lit));
         }
@@ -483,19 +510,60 @@ impl Lexer<'_> {
     }
 
     /// The tokens of one `{…}` of an f-string, after its `{` (at `open`),
-    /// up to its `}` (consumed); `None` when the line ends first.
+    /// up to its `}` (consumed). The braces may span lines (newlines inside
+    /// are tokens, as in code); when they are not closed cleanly that way —
+    /// the file ends first, or something inside is an error — they are read
+    /// again up to the end of the line, as a single-line f-string, so that a
+    /// missing `}` or `"` does not swallow the code after it. `None` when
+    /// the line ends first then.
     fn interpolation(&mut self, open: usize) -> Option<Interior> {
-        let (t0, s0, f0) = (
+        let (t0, s0, f0, d0) = (
             self.out.tokens.len(),
             self.out.strings.len(),
             self.out.fstrings.len(),
+            self.out.diagnostics.len(),
         );
+        let start = self.pos;
+        if self.single_line {
+            return self.interior_tokens(open, t0, s0, f0, false);
+        }
+        if let Some(code) = self.interior_tokens(open, t0, s0, f0, true) {
+            let spans_lines = self.src[start..self.pos].contains(&b'\n');
+            if !spans_lines || self.out.diagnostics.len() == d0 {
+                return Some(code);
+            }
+        }
+        self.out.tokens.truncate(t0);
+        self.out.strings.truncate(s0);
+        self.out.fstrings.truncate(f0);
+        self.out.diagnostics.truncate(d0);
+        self.pos = start;
+        self.single_line = true;
+        let code = self.interior_tokens(open, t0, s0, f0, false);
+        self.single_line = false;
+        code
+    }
+
+    /// [`Self::interpolation`]'s scan, across lines when `multiline`.
+    fn interior_tokens(
+        &mut self,
+        open: usize,
+        t0: usize,
+        s0: usize,
+        f0: usize,
+        multiline: bool,
+    ) -> Option<Interior> {
         let mut depth = 0usize;
         let closed = loop {
             let Some(&b) = self.src.get(self.pos) else {
                 break false;
             };
             match b {
+                b'\n' if multiline => {
+                    self.push(TokenKind::Newline, self.pos, self.pos + 1);
+                    self.pos += 1;
+                    continue;
+                }
                 b'\n' => break false,
                 b'}' if depth == 0 => break true,
                 b'{' => depth += 1,
@@ -910,6 +978,72 @@ mod tests {
         assert_eq!(l.strings, vec!["a\n\"bé".to_string(), "xq".to_string()]);
         assert_eq!(l.diagnostics.len(), 1);
         assert_eq!(l.diagnostics[0].code, Code::InvalidEscape);
+    }
+
+    /// The code of the `n`th `{…}` of the only f-string in `l`, as token kinds.
+    fn interior_kinds(l: &Lexed, n: usize) -> Vec<TokenKind> {
+        let codes: Vec<&Interior> = l.fstrings[0]
+            .iter()
+            .filter_map(|p| match p {
+                FPiece::Code(c) => Some(c),
+                FPiece::Lit(_) => None,
+            })
+            .collect();
+        codes[n].tokens.iter().map(|t| t.kind).collect()
+    }
+
+    #[test]
+    fn fstring_braces_may_span_lines() {
+        use TokenKind::*;
+        let l = lex(
+            FileId(0),
+            "let s = f\"a {\n  x +\n  1\n} b {y}\"\nlet t = 1",
+        );
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+        assert_eq!(
+            interior_kinds(&l, 0),
+            vec![Newline, Ident, Plus, Newline, Int, Newline, Eof]
+        );
+        assert_eq!(interior_kinds(&l, 1), vec![Ident, Eof]);
+        // One f-string token, then the next line's code.
+        assert_eq!(
+            kinds("let s = f\"{\n x }\"\nlet t = 1"),
+            vec![Let, Ident, Eq, FStr, Newline, Let, Ident, Eq, Int, Eof]
+        );
+        // Nested: an f-string inside braces that span lines, itself across lines.
+        let l = lex(FileId(0), "f\"{f\"{\n x\n}\" +\n \"!\"}\"");
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+    }
+
+    #[test]
+    fn an_unclosed_fstring_brace_ends_with_its_line() {
+        use TokenKind::*;
+        // The `}` two lines down would close the brace, but the string then
+        // never ends: the f-string is read as one line, and the code after it
+        // stays code.
+        let src = "fn f() {\n    let s = f\"total {x\n    print(s)\n}\n";
+        let l = lex(FileId(0), src);
+        assert_eq!(l.diagnostics.len(), 1, "{:?}", l.diagnostics);
+        assert_eq!(l.diagnostics[0].code, Code::UnterminatedString);
+        assert_eq!(
+            l.diagnostics[0].span.end as usize,
+            src.find("x\n").unwrap() + 1
+        );
+        assert!(kinds(src)
+            .ends_with(&[Newline, Ident, LParen, Ident, RParen, Newline, RBrace, Newline, Eof]));
+        // A string left open inside braces that a later line closes.
+        let src = "let s = f\"{x\")\nlet t = \"}\"\n";
+        let l = lex(FileId(0), src);
+        assert!(
+            l.diagnostics.iter().all(|d| d.span.start < 15),
+            "{:?}",
+            l.diagnostics
+        );
+        assert!(kinds(src).contains(&Let));
+        assert_eq!(kinds(src).iter().filter(|k| **k == Let).count(), 2);
+        // Unclosed at the end of the file.
+        let l = lex(FileId(0), "f\"{x\n\n");
+        assert_eq!(l.diagnostics[0].code, Code::UnterminatedString);
     }
 
     #[test]

@@ -98,20 +98,11 @@ impl<'m> Interp<'m> {
         }
     }
 
-    /// `str(v)`: scalars plainly (floats as Rust's `Display`), the rest as JSON.
+    /// `str(v)`: text as it is, everything else as inside a value ([`Interp::show`]).
     pub fn text(&self, v: Val) -> String {
         match v {
             Val::Str(s) => s,
-            Val::Int(n) => n.to_string(),
-            Val::Float(x) => x.to_string(),
-            Val::Dec(_, _, t) => t,
-            Val::Bool(b) => b.to_string(),
-            // A plain enum prints its case's name.
-            Val::Var(t, vi, vals) => match &self.m.types[t].kind {
-                TypeKind::Sum(vs) if vs.iter().all(|v| v.fields.is_empty()) => vs[vi].name.clone(),
-                _ => self.json(&Val::Var(t, vi, vals)),
-            },
-            v => self.json(&v),
+            v => self.show(&v),
         }
     }
 
@@ -583,48 +574,43 @@ impl<'m> Interp<'m> {
         })
     }
 
-    /// A value as compact JSON, the way the generated serde derives write
-    /// it: records as objects in field order under their Vox names, plain
-    /// enums as their case's name, other sum types tagged with `kind`, `Option` as the value or `null`, `Result`
-    /// as `{"Ok": …}` / `{"Err": …}`.
-    pub fn json(&self, v: &Val) -> String {
-        let text = |s: &str| serde_json::to_string(s).expect("a string is JSON");
-        let object = |tag: Option<&str>, fields: &[Field], vals: &[Val]| {
-            let mut parts = Vec::new();
-            if let Some(tag) = tag {
-                parts.push(format!("\"kind\":{}", text(tag)));
-            }
-            for (f, v) in fields.iter().zip(vals) {
-                parts.push(format!("{}:{}", text(&f.name), self.json(v)));
-            }
-            format!("{{{}}}", parts.join(","))
-        };
+    /// A value inside another value, as Vox source writes it
+    /// (docs/language.md, "Printing"): text quoted and escaped, `Decimal`s
+    /// and numbers plainly, `[a, b]`, `Some(x)`/`None`, `Ok(x)`/`Error("e")`,
+    /// records as `Name { field: value, … }`, cases as `Case(value, …)` or
+    /// `Case`.
+    pub fn show(&self, v: &Val) -> String {
+        let all = |vals: &[Val]| vals.iter().map(|v| self.show(v)).collect::<Vec<_>>();
         match v {
             Val::Int(n) => n.to_string(),
-            Val::Float(x) => serde_json::to_string(x).expect("a finite float is JSON"),
-            Val::Dec(_, _, t) => text(t),
+            Val::Float(x) => x.to_string(),
+            Val::Dec(_, _, t) => t.clone(),
             Val::Bool(b) => b.to_string(),
-            Val::Str(s) => text(s),
-            Val::Unit => "null".into(),
-            Val::List(xs) => format!(
-                "[{}]",
-                xs.iter()
-                    .map(|x| self.json(x))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
-            Val::Opt(None) => "null".into(),
-            Val::Opt(Some(x)) => self.json(x),
-            Val::Res(Ok(x)) => format!("{{\"Ok\":{}}}", self.json(x)),
-            Val::Res(Err(e)) => format!("{{\"Err\":{}}}", text(e)),
+            Val::Str(s) => quoted(s),
+            Val::Unit => "()".into(),
+            Val::List(xs) => format!("[{}]", all(xs).join(", ")),
+            Val::Opt(None) => "None".into(),
+            Val::Opt(Some(x)) => format!("Some({})", self.show(x)),
+            Val::Res(Ok(x)) => format!("Ok({})", self.show(x)),
+            Val::Res(Err(e)) => format!("Error({})", quoted(e)),
             Val::Rec(t, vals) => match &self.m.types[*t].kind {
-                TypeKind::Record(fs) => object(None, fs, vals),
+                TypeKind::Record(fs) => {
+                    let name = &self.m.types[*t].name;
+                    if fs.is_empty() {
+                        return format!("{name} {{}}");
+                    }
+                    let parts: Vec<String> = fs
+                        .iter()
+                        .zip(all(vals))
+                        .map(|(f, v)| format!("{}: {v}", f.name))
+                        .collect();
+                    format!("{name} {{ {} }}", parts.join(", "))
+                }
                 TypeKind::Sum(_) => panic!("generator bug: record value of a sum type"),
             },
             Val::Var(t, vi, vals) => match &self.m.types[*t].kind {
-                // A plain enum (no case has fields) is its case's name.
-                TypeKind::Sum(vs) if vs.iter().all(|v| v.fields.is_empty()) => text(&vs[*vi].name),
-                TypeKind::Sum(vs) => object(Some(&vs[*vi].name), &vs[*vi].fields, vals),
+                TypeKind::Sum(vs) if vals.is_empty() => vs[*vi].name.clone(),
+                TypeKind::Sum(vs) => format!("{}({})", vs[*vi].name, all(vals).join(", ")),
                 TypeKind::Record(_) => panic!("generator bug: variant value of a record"),
             },
         }
@@ -701,4 +687,24 @@ impl<'m> Interp<'m> {
             (op, a, b) => panic!("generator bug: {a:?} {} {b:?}", op.sym()),
         })
     }
+}
+
+/// A `str` inside a value: a Vox string literal (`"`, `\\`, newline, tab,
+/// carriage return and NUL escaped, other control characters as `\u{…}`).
+fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -9,6 +9,7 @@ use crate::check::{Builtin, Callee};
 use crate::types::Ty;
 
 use super::names::{rust_ident, rust_str};
+use super::show::{top_writer, SHOW};
 use super::walk::expr_sketch;
 use super::{Ctx, Emitter, Tail};
 
@@ -130,16 +131,20 @@ impl Emitter<'_> {
                 }
             }
             Builtin::Str => format!(
-                "::vox_runtime::__private::builtins::to_str(&{})",
-                self.borrowable(a0, ctx, depth)
+                "{SHOW}::to_text(&{}, {})",
+                self.borrowable(a0, ctx, depth),
+                top_writer(self.ty(a0))
             ),
             // Compiled for `cargo test`, printing goes through `println!`
             // so libtest captures it with the test's output instead of
             // mixing it into the test report.
-            Builtin::Print => format!(
-                "{{ let vox_printed = &{}; if ::std::cfg!(test) {{ ::vox_runtime::__private::builtins::print_captured(vox_printed) }} else {{ ::vox_runtime::__private::builtins::print(vox_printed) }} }}",
-                self.borrowable(a0, ctx, depth)
-            ),
+            Builtin::Print => {
+                let w = top_writer(self.ty(a0));
+                format!(
+                    "{{ let vox_printed = &{}; if ::std::cfg!(test) {{ {SHOW}::print_captured(vox_printed, {w}) }} else {{ {SHOW}::print(vox_printed, {w}) }} }}",
+                    self.borrowable(a0, ctx, depth)
+                )
+            }
             Builtin::Int | Builtin::Float | Builtin::Decimal
                 if matches!(self.ty(a0), Ty::Decimal) =>
             {
@@ -207,7 +212,9 @@ impl Emitter<'_> {
                 };
                 match default {
                     // The default is evaluated (after the key) whether or not it is used.
-                    Some(d) => format!("{{ let VOX_G = {{ {found} }}; let VOX_D = {d}; VOX_G.unwrap_or(VOX_D) }}"),
+                    Some(d) => format!(
+                        "{{ let VOX_G = {{ {found} }}; let VOX_D = {d}; VOX_G.unwrap_or(VOX_D) }}"
+                    ),
                     None => format!("{{ {found} }}"),
                 }
             }
@@ -251,13 +258,19 @@ impl Emitter<'_> {
                 } else if elem.is_some() {
                     format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(&VOX_X) }}")
                 } else {
-                    format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(VOX_X.as_str()) }}")
+                    format!(
+                        "{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(VOX_X.as_str()) }}"
+                    )
                 }
             }
             Builtin::StartsWith | Builtin::EndsWith => {
                 let l = self.borrowable(a0, ctx, depth);
                 let x = self.arg(args, 1, ctx, depth);
-                let m = if b == Builtin::StartsWith { "starts_with" } else { "ends_with" };
+                let m = if b == Builtin::StartsWith {
+                    "starts_with"
+                } else {
+                    "ends_with"
+                };
                 format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.{m}(VOX_X.as_str()) }}")
             }
             Builtin::Join => {
@@ -293,7 +306,11 @@ impl Emitter<'_> {
                     }
                     t => {
                         let v = self.expr(a0, ctx, depth, Tail::Value);
-                        let v = if matches!(t, Ty::Float) { v } else { format!("({v} as f64)") };
+                        let v = if matches!(t, Ty::Float) {
+                            v
+                        } else {
+                            format!("({v} as f64)")
+                        };
                         format!("{{ let VOX_X: f64 = {v}; let VOX_N: i64 = {digits}; ::vox_runtime::__private::builtins::fixed(VOX_X, VOX_N) }}")
                     }
                 }
@@ -307,7 +324,12 @@ impl Emitter<'_> {
                     Ty::List(e) | Ty::Option(e) => (**e).clone(),
                     t => t.clone(),
                 };
-                let at = self.info.sites.get(&call.id).map_or("?", String::as_str).to_string();
+                let at = self
+                    .info
+                    .sites
+                    .get(&call.id)
+                    .map_or("?", String::as_str)
+                    .to_string();
                 let (f, at) = (rust_str(&self.current_fn), rust_str(&at));
                 let cmp = match elem {
                     Ty::Float => "|VOX_A: &f64, VOX_B: &f64| VOX_A.total_cmp(VOX_B)".to_string(),
@@ -321,7 +343,11 @@ impl Emitter<'_> {
                     }
                     Builtin::Min | Builtin::Max => {
                         let v = self.borrowable(a0, ctx, depth);
-                        let m = if b == Builtin::Min { "min_by" } else { "max_by" };
+                        let m = if b == Builtin::Min {
+                            "min_by"
+                        } else {
+                            "max_by"
+                        };
                         format!("{v}.iter().{m}(|VOX_A, VOX_B| ({cmp})(*VOX_A, *VOX_B)).cloned()")
                     }
                     _ => {

@@ -21,7 +21,7 @@
 //! There is one `Emitter`, spread over this folder: `items` (type
 //! definitions, Rust types, schema statics), `functions`, `stmt` (statements
 //! and blocks), `expr`, `call` (calls, builtins, checked arithmetic),
-//! `pattern` (`match`), `names` (identifier and literal escaping) and
+//! `pattern` (`match`), `show` (how `str` and `print` write values), `names` (identifier and literal escaping) and
 //! `walk` (expression walks). This file holds the entry point, the
 //! `Emitter` state and small text helpers.
 
@@ -31,6 +31,7 @@ mod functions;
 mod items;
 mod names;
 mod pattern;
+mod show;
 mod stmt;
 mod walk;
 
@@ -50,7 +51,7 @@ pub(crate) use walk::calls_anything;
 
 /// Version of the contract between generated code and vox-runtime; the
 /// generated code asserts it at compile time (see `vox_runtime::__private::assert_contract`).
-pub const CONTRACT_VERSION: u32 = 6;
+pub const CONTRACT_VERSION: u32 = 7;
 
 #[derive(Debug, Clone, Default)]
 pub struct EmitOptions {
@@ -170,6 +171,7 @@ impl<'a> Emitter<'a> {
         );
         for id in self.info.types.ids() {
             self.type_def(id);
+            self.show_impl(id);
         }
         self.collect_schemas();
         for (_, static_name, s) in &self.schemas {

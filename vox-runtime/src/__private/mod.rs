@@ -14,6 +14,7 @@ use std::future::Future;
 pub mod arith;
 pub mod builtins;
 pub mod decimal;
+pub mod show;
 
 pub use crate::ai_function::{AiFunction, Args, OutputSchema};
 pub use crate::batch::{batch_ai, batch_ai_checked};
