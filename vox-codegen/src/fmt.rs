@@ -143,17 +143,115 @@ fn split_lines<'a>(text: &'a str, tokens: &[lexer::Token]) -> Vec<Line<'a>> {
     lines
 }
 
-/// Tokens and comments, in order, ignoring layout.
+/// Tokens and comments, in order, ignoring layout (also the layout of the
+/// lines inside an f-string's braces).
 fn same_content(a: &[Line<'_>], b: &[Line<'_>]) -> bool {
-    fn flat<'a>(lines: &'a [Line<'a>]) -> impl Iterator<Item = (Option<T>, &'a str)> + 'a {
+    fn flat<'a>(lines: &'a [Line<'a>]) -> impl Iterator<Item = (Option<T>, String)> + 'a {
         lines.iter().flat_map(|l| {
             l.toks
                 .iter()
-                .map(|t| (Some(t.kind), t.text))
-                .chain(l.comment.map(|c| (None, c)))
+                .map(|t| {
+                    let text = if t.kind == T::FStr {
+                        t.text.lines().map(str::trim).collect::<Vec<_>>().join("\n")
+                    } else {
+                        t.text.to_string()
+                    };
+                    (Some(t.kind), text)
+                })
+                .chain(l.comment.map(|c| (None, c.to_string())))
         })
     }
     flat(a).eq(flat(b))
+}
+
+/// An f-string whose braces span lines, with the lines after its first
+/// indented as code is (docs/language.md, "Formatting"): four spaces per
+/// bracket (`{`, `(`, `[`, an interpolation's braces included) that an
+/// earlier line left open, one level less for a line that starts by closing
+/// one, from `base`, the indentation of the line the f-string starts on.
+/// A line break inside an f-string is always inside braces, between tokens
+/// of code, so the spaces around it are layout.
+fn reindent_fstring(text: &str, base: usize) -> String {
+    // Where a character is: f-string text, code in braces, or a string
+    // literal in code. `Code(n)` counts the brackets open in these braces.
+    enum At {
+        Text,
+        Code(usize),
+        Str,
+    }
+    let mut at: Vec<At> = Vec::new();
+    // The indentation each open bracket was opened at.
+    let mut stack: Vec<usize> = Vec::new();
+    let mut out = String::new();
+    for (li, raw) in text.split('\n').enumerate() {
+        let line = if li == 0 { raw.trim_end() } else { raw.trim() };
+        let ind = if li == 0 {
+            base
+        } else {
+            let inside = stack.last().map_or(base, |d| d + 1);
+            if line.starts_with(['}', ')', ']']) {
+                stack.last().copied().unwrap_or(base)
+            } else {
+                inside
+            }
+        };
+        if li > 0 {
+            out.push('\n');
+            for _ in 0..ind {
+                out.push_str("    ");
+            }
+        }
+        out.push_str(line);
+        let mut chars = line.chars().peekable();
+        let mut prev = ' ';
+        while let Some(c) = chars.next() {
+            let word_f = c == 'f' && !(prev.is_alphanumeric() || prev == '_');
+            prev = c;
+            match (at.last_mut(), c) {
+                (None, 'f') if word_f && chars.peek() == Some(&'"') => {
+                    chars.next();
+                    at.push(At::Text);
+                }
+                (None, _) => {}
+                (Some(At::Text), '\\') | (Some(At::Str), '\\') => {
+                    chars.next();
+                }
+                (Some(At::Text), '{') if chars.peek() == Some(&'{') => {
+                    chars.next();
+                }
+                (Some(At::Text), '}') if chars.peek() == Some(&'}') => {
+                    chars.next();
+                }
+                (Some(At::Text), '{') => {
+                    at.push(At::Code(0));
+                    stack.push(ind);
+                }
+                (Some(At::Text), '"') | (Some(At::Str), '"') => {
+                    at.pop();
+                }
+                (Some(At::Text), _) | (Some(At::Str), _) => {}
+                (Some(At::Code(n)), '(' | '[' | '{') => {
+                    *n += 1;
+                    stack.push(ind);
+                }
+                (Some(At::Code(0)), '}') => {
+                    at.pop();
+                    stack.pop();
+                }
+                (Some(At::Code(n)), ')' | ']' | '}') => {
+                    *n = n.saturating_sub(1);
+                    stack.pop();
+                }
+                (Some(At::Code(_)), 'f') if word_f && chars.peek() == Some(&'"') => {
+                    chars.next();
+                    at.push(At::Text);
+                }
+                (Some(At::Code(_)), '"') => at.push(At::Str),
+                (Some(At::Code(_)), _) => {}
+            }
+        }
+    }
+    out
 }
 
 /// A token that can end an operand: a `-` after one is binary.
@@ -336,7 +434,11 @@ fn render(lines: &[Line<'_>]) -> String {
                     out.push(' ');
                 }
             }
-            out.push_str(t.text);
+            if t.kind == T::FStr && t.text.contains('\n') {
+                out.push_str(&reindent_fstring(t.text, indent[i]));
+            } else {
+                out.push_str(t.text);
+            }
             before = last;
             last = Some(t.kind);
         }
@@ -414,6 +516,15 @@ mod tests {
         let d = format_source(FileId(0), "fn f( {\n").unwrap_err();
         assert!(d.iter().any(Diagnostic::is_error));
         assert!(!needs_formatting("fn f( {\n"));
+    }
+
+    #[test]
+    fn fstring_braces_across_lines_are_indented_as_code() {
+        let src = "fn f(xs: list[int]) to str {\n  return f\"a {  \r\n sum(xs) \n   } b {join(\n[f\"{\nxs\n}\", \"}\"],\n\"; \",\n)}\"\n}\n";
+        assert_eq!(
+            fmt(src),
+            "fn f(xs: list[int]) to str {\n    return f\"a {\n        sum(xs)\n    } b {join(\n        [f\"{\n            xs\n        }\", \"}\"],\n        \"; \",\n    )}\"\n}\n"
+        );
     }
 
     #[test]
