@@ -4,10 +4,14 @@
 //! each over the client's sender (its key, concurrency cap, timeout,
 //! redaction and transport).
 
+use std::io::Read;
+use std::path::Path;
+
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::job::io_error;
 use crate::config::Provider;
 use crate::error::Error;
 use crate::transport::{Method, Sender, Url};
@@ -129,26 +133,37 @@ impl Engine {
             .map(|f| f.id))
     }
 
-    /// Uploads a request file (OpenAI Files, `purpose=batch`); its id.
+    /// Uploads the request file at `path` (OpenAI Files, `purpose=batch`);
+    /// its id. The file is read once, straight into the multipart body.
     pub async fn upload(
         self,
         sender: &Sender,
         name: &str,
-        content: Bytes,
+        path: &Path,
         limit: usize,
     ) -> Result<String, Error> {
-        let boundary = format!("vox-boundary-{:016x}", fnv(&content));
-        let mut body = Vec::with_capacity(content.len() + 512);
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n\
-                 --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\
-                 Content-Type: application/jsonl\r\n\r\n"
-            )
-            .as_bytes(),
+        // Request lines are JSON, so the boundary could only occur inside a
+        // string of an input; it is unpredictable (time, process, size).
+        let len = std::fs::metadata(path)
+            .map_err(|e| io_error("read", path, e))?
+            .len();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let seed = format!("{name}/{len}/{nanos}/{}", std::process::id());
+        let boundary = format!("vox-boundary-{:016x}", fnv(seed.as_bytes()));
+        let head = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\
+             Content-Type: application/jsonl\r\n\r\n"
         );
-        body.extend_from_slice(&content);
-        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let tail = format!("\r\n--{boundary}--\r\n");
+        let mut body = Vec::with_capacity(head.len() + len as usize + tail.len());
+        body.extend_from_slice(head.as_bytes());
+        std::fs::File::open(path)
+            .and_then(|mut file| file.read_to_end(&mut body))
+            .map_err(|e| io_error("read", path, e))?;
+        body.extend_from_slice(tail.as_bytes());
         let url = sender.url_at("/files")?;
         let answer = sender
             .exchange(
@@ -265,7 +280,7 @@ impl Engine {
         job: &str,
         chunk: usize,
         file: Option<&str>,
-        requests: &[u8],
+        requests: &Path,
         limit: usize,
     ) -> Result<String, Error> {
         let (url, body) = match self {
@@ -281,15 +296,21 @@ impl Engine {
                 (sender.url_at("/batches")?, Bytes::from(body.to_string()))
             }
             Engine::Anthropic => {
-                let mut body = Vec::with_capacity(requests.len() + 16);
-                body.extend_from_slice(b"{\"requests\":[");
-                let mut first = true;
-                for line in requests.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                    if !first {
-                        body.push(b',');
+                // The request file read once, into the body: its lines
+                // (one JSON object each, ending in a newline) become the
+                // array's items, each newline a comma in place.
+                let mut body = b"{\"requests\":[".to_vec();
+                let start = body.len();
+                std::fs::File::open(requests)
+                    .and_then(|mut file| file.read_to_end(&mut body))
+                    .map_err(|e| io_error("read", requests, e))?;
+                while body.len() > start && body.last() == Some(&b'\n') {
+                    body.pop();
+                }
+                for byte in &mut body[start..] {
+                    if *byte == b'\n' {
+                        *byte = b',';
                     }
-                    first = false;
-                    body.extend_from_slice(line);
                 }
                 body.extend_from_slice(b"]}");
                 (sender.url_at("/messages/batches")?, Bytes::from(body))

@@ -620,14 +620,15 @@ impl Run<'_> {
     ) -> Result<(), Error> {
         let plan = self.plan;
         let requests_path = job.requests_path(chunk);
-        let requests =
-            std::fs::read(&requests_path).map_err(|e| io_error("read", &requests_path, e))?;
+        let requests_len = std::fs::metadata(&requests_path)
+            .map_err(|e| io_error("read", &requests_path, e))?
+            .len();
         let mut file = states[chunk].file.clone();
         if self.engine == Engine::OpenAi && file.is_none() {
             let name = Engine::file_name(&plan.job, chunk);
             let found = if states[chunk].uploading {
                 self.engine
-                    .find_file(self.sender, &name, requests.len() as u64, self.limit)
+                    .find_file(self.sender, &name, requests_len, self.limit)
                     .await?
             } else {
                 None
@@ -637,12 +638,7 @@ impl Run<'_> {
                 None => {
                     job.record(&Event::Uploading { chunk })?;
                     self.engine
-                        .upload(
-                            self.sender,
-                            &name,
-                            Bytes::from(requests.clone()),
-                            self.limit,
-                        )
+                        .upload(self.sender, &name, &requests_path, self.limit)
                         .await?
                 }
             };
@@ -681,7 +677,7 @@ impl Run<'_> {
                         &plan.job,
                         chunk,
                         file.as_deref(),
-                        &requests,
+                        &requests_path,
                         self.limit,
                     )
                     .await?
