@@ -232,6 +232,16 @@ fn ai_function(checked: &vox_codegen::Checked, name: &str) -> Result<AiFunction,
              generated `{name}_batch` from the package's Rust instead, which runs the check"
         ));
     }
+    // Arguments come from JSON, which holds no media: a path would reach
+    // the model as text, not as the file (docs/language.md, "Images,
+    // documents and audio").
+    if let Some(p) = f.params.iter().find(|p| !p.parts.is_empty()) {
+        return Err(format!(
+            "`{name}` takes media (`{}: {}`), which arguments read from JSON cannot \
+             hold; call it from Vox or Rust with `image_file(…)` or `Image::from_path`",
+            p.name, p.ty
+        ));
+    }
     // One function per process: leaked once, as a generated static would be.
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let output: &'static OutputSchema = Box::leak(Box::new(OutputSchema::new(

@@ -60,21 +60,47 @@ pub fn run(args: &SchemaArgs, ctx: &Context) -> Result<i32> {
         &label,
         schema.wrapped,
         &[],
+        &arguments(args, &checked, &schema),
         ("response_format", &schema.response_format()),
     );
     Ok(exit::SUCCESS)
 }
 
+/// The arguments of `--function`, else of every `@ai` function returning
+/// the type, each with its function's name and how it is sent
+/// (docs/language.md, "Images, documents and audio"): as JSON text, or as
+/// image, document or audio parts.
+fn arguments(
+    args: &SchemaArgs,
+    checked: &vox_codegen::Checked,
+    schema: &vox_codegen::schema::OutputSchema,
+) -> Vec<(String, vox_codegen::AiParam)> {
+    checked
+        .ai_functions()
+        .into_iter()
+        .filter(|f| match &args.function {
+            Some(name) => f.name == *name,
+            None => f.output.name == schema.name,
+        })
+        .flat_map(|f| {
+            let name = f.name;
+            f.params.into_iter().map(move |p| (name.clone(), p))
+        })
+        .collect()
+}
+
 /// Prints what the model is given: under `--json` one line, the schema
-/// envelope's fields and `extra`, then `given` exactly as sent
-/// (vox-codegen's key order, not a re-serialization); else `given`
-/// pretty-printed, and a note when the type is sent wrapped.
+/// envelope's fields, `extra` and the `arguments`, then `given` exactly as
+/// sent (vox-codegen's key order, not a re-serialization); else `given`
+/// pretty-printed on stdout, and on stderr a note when the type is sent
+/// wrapped and how each function's arguments are sent.
 fn print_given(
     args: &SchemaArgs,
     ctx: &Context,
     label: &str,
     wrapped: bool,
     extra: &[(&str, &str)],
+    arguments: &[(String, vox_codegen::AiParam)],
     (key, given): (&str, &Json),
 ) {
     if ctx.json() {
@@ -89,6 +115,20 @@ fn print_given(
         for (k, v) in extra {
             head[*k] = (*v).into();
         }
+        if !arguments.is_empty() {
+            head["arguments"] = arguments
+                .iter()
+                .map(|(function, p)| {
+                    serde_json::json!({
+                        "function": function,
+                        "name": p.name,
+                        "type": p.ty,
+                        "parts": p.parts,
+                        "sent_as": p.sent_as,
+                    })
+                })
+                .collect();
+        }
         let head = head.to_string();
         // Append the field to the object without re-ordering its keys.
         let head = head.strip_suffix('}').unwrap_or(&head);
@@ -100,6 +140,14 @@ fn print_given(
                 "note: `{}` is not an object, so it is sent wrapped as {{\"value\": …}} and unwrapped from the reply",
                 args.ty
             );
+        }
+        let mut shown: Option<&str> = None;
+        for (function, p) in arguments {
+            if shown != Some(function.as_str()) {
+                eprintln!("note: `{function}` sends its arguments as:");
+                shown = Some(function);
+            }
+            eprintln!("  {}: {} → {}", p.name, p.ty, p.sent_as);
         }
     }
 }
@@ -142,6 +190,7 @@ fn print_for_provider(
         label,
         schema.wrapped,
         &[("provider", &provider), ("function", &function)],
+        &arguments(args, checked, schema),
         ("request", &request),
     );
     Ok(())

@@ -27,6 +27,13 @@ fn read_count(text: str) to Count {
 fn not_ai(x: int) to int {
     return x
 }
+
+/// Read the count on the scan.
+@ai(structured_output = Count, model = "gpt-4o-mini")
+@uses(net)
+fn read_scan(scan: Image) to Count {
+    return Count { value: 0 }
+}
 "#;
 
 fn setup(name: &str, lines: u64) -> std::path::PathBuf {
@@ -186,6 +193,29 @@ async fn providers_without_batches_and_non_ai_functions_are_refused() {
     assert!(json_lines(&output)[0]
         .to_string()
         .contains("not an @ai function"));
+
+    // Media cannot come from JSON: refused before anything is sent.
+    let output = Command::new(BIN)
+        .current_dir(&dir)
+        .env_clear()
+        .args([
+            "batch",
+            "read_scan",
+            "count.vox",
+            "--input",
+            "in.jsonl",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        json_lines(&output)[0]
+            .to_string()
+            .contains("`read_scan` takes media (`scan: Image`)"),
+        "{:?}",
+        json_lines(&output)
+    );
     assert!(emulator.state.lock().unwrap().log.is_empty());
     std::fs::remove_dir_all(&dir).ok();
 }

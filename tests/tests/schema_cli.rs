@@ -244,3 +244,108 @@ fn lines_are_vox_metadata_types_exactly() {
     let env: vox_metadata::Envelope = assert_exact_round_trip("schema --json", r.stdout.trim_end());
     assert!(!env.ok && env.message.is_some(), "{env:?}");
 }
+
+/// A module whose `@ai` functions take media (docs/language.md, "Images,
+/// documents and audio"); `read_scan` and `read_text` return `Invoice`.
+const MEDIA_MODULE: &str = "type Page {\n    number: int\n    scan: Image\n}\n\
+type Invoice {\n    vendor: str\n}\n\
+/// Read the scan.\n@ai\n@uses(net)\n\
+fn read_scan(scan: Image, pages: list[Page], pdf: Option[Document], memos: list[Audio], note: str) to Invoice {\n    return Invoice { vendor: note }\n}\n\
+/// Read the text.\n@ai\n@uses(net)\nfn read_text(text: str) to Invoice {\n    return Invoice { vendor: text }\n}\n\
+/// Count.\n@ai\n@uses(net)\nfn count(scan: Image) to int {\n    return 1\n}\n";
+
+fn media_module(tag: &str) -> String {
+    let file = work_dir(tag).join("media.vox");
+    std::fs::write(&file, MEDIA_MODULE).expect("write module");
+    file.to_str().expect("UTF-8 path").to_owned()
+}
+
+/// `cargo vox schema` says how each argument of the functions returning the
+/// type is sent: media as image, document or audio parts, the rest as JSON
+/// text. People read it on stderr (stdout stays the JSON); `--json` has it
+/// under `arguments`.
+#[test]
+fn schema_says_how_each_argument_is_sent() {
+    let path = media_module("schema-media-args");
+    let r = vox(&["schema", "Invoice", &path]);
+    r.assert_code(0);
+    let _: Value = serde_json::from_str(&r.stdout).expect("stdout is only the JSON");
+    let expected = [
+        "note: `read_scan` sends its arguments as:",
+        "  scan: Image → an image part; in the arguments' JSON its place reads \"<image N>\"",
+        "  pages: list[Page] → JSON in the arguments text; each `Image` in it as an image part",
+        "  pdf: Option[Document] → a document part, or nothing for `None`",
+        "  memos: list[Audio] → one audio part per element",
+        "  note: str → JSON in the arguments text",
+        "note: `read_text` sends its arguments as:",
+        "  text: str → JSON in the arguments text\n",
+    ]
+    .join("\n");
+    assert!(r.stderr.contains(&expected), "{}", r.dump());
+    assert!(
+        !r.stderr.contains("count"),
+        "only functions returning Invoice\n{}",
+        r.dump()
+    );
+
+    let env = envelope(&vox(&["--json", "schema", "Invoice", &path]));
+    let args = env["arguments"].as_array().expect("arguments");
+    assert_eq!(args.len(), 6, "{env}");
+    assert_eq!(
+        args[0],
+        json!({"function": "read_scan", "name": "scan", "type": "Image", "parts": ["image"],
+            "sent_as": "an image part; in the arguments' JSON its place reads \"<image N>\""}),
+        "{env}"
+    );
+    assert_eq!(args[1]["parts"], json!(["image"]), "{env}");
+    assert_eq!(args[2]["parts"], json!(["document"]), "{env}");
+    assert_eq!(args[3]["parts"], json!(["audio"]), "{env}");
+    assert_eq!(args[4]["parts"], json!([]), "{env}");
+    assert_eq!(args[5]["function"], "read_text", "{env}");
+
+    // `--function` picks one; with `--provider` the arguments are there too.
+    let env = envelope(&vox(&[
+        "--json",
+        "schema",
+        "int",
+        &path,
+        "--function",
+        "count",
+        "--provider",
+        "anthropic",
+    ]));
+    assert_eq!(
+        env["arguments"],
+        json!([{"function": "count", "name": "scan", "type": "Image", "parts": ["image"],
+            "sent_as": "an image part; in the arguments' JSON its place reads \"<image N>\""}]),
+        "{env}"
+    );
+    let line = vox(&["--json", "schema", "Invoice", &path]).stdout;
+    let env: vox_metadata::SchemaEnvelope =
+        assert_exact_round_trip("schema --json", line.trim_end());
+    assert_eq!(env.arguments.len(), 6);
+    assert_eq!(env.arguments[3].parts, ["audio"]);
+}
+
+/// A type that holds media has no output schema: a model cannot return it.
+#[test]
+fn a_type_holding_media_is_a_usage_error() {
+    let path = media_module("schema-media-type");
+    for (ty, says) in [
+        (
+            "Page",
+            "`Page` holds an `Image` (field `scan` of `Page`): a model cannot return media",
+        ),
+        ("list[Document]", "`list[Document]` holds a `Document`"),
+        ("Audio", "`Audio` is sent to a model, never returned by one"),
+    ] {
+        let r = vox(&["--json", "schema", ty, &path]);
+        r.assert_code(2);
+        let env = envelope(&r);
+        assert_eq!(env["ok"], false, "{env}");
+        assert!(
+            env["message"].as_str().is_some_and(|m| m.contains(says)),
+            "{ty}: {env}"
+        );
+    }
+}

@@ -116,6 +116,9 @@ fn soundness_fixture_is_clippy_clean_and_its_tests_pass() {
         "vox_tests::fstrings_interpolate ... ok",
         "vox_tests::triage_program ... ok",
         "vox_tests::try_gives_the_outcome ... ok",
+        "vox_tests::media_values_flow_through_the_language ... ok",
+        "vox_tests::media_arguments_run_the_fixture_body ... ok",
+        "vox_tests::media_shows_where_it_comes_from_never_its_content ... ok",
     ] {
         assert!(
             r.stdout.contains(needle),

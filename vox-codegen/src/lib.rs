@@ -98,6 +98,20 @@ impl Checked {
                 "`{ty}` holds a map ({path}), which strict structured outputs cannot carry, so no `@ai` function can return it (docs/language.md, \"Maps\")"
             ));
         }
+        if let Some(found) = resolved.media_inside(&self.info.types) {
+            let a_media = found.media.a_name();
+            return Err(if found.steps.is_empty() {
+                format!(
+                    "`{ty}` is sent to a model, never returned by one, so it has no output schema"
+                )
+            } else {
+                let inward: Vec<&str> = found.steps.iter().rev().map(String::as_str).collect();
+                format!(
+                    "`{ty}` holds {a_media} ({}): a model cannot return media, so it has no output schema",
+                    inward.join(", in ")
+                )
+            });
+        }
         Ok(schema::output_schema(&resolved, &self.info.types))
     }
 }
@@ -120,6 +134,22 @@ pub struct AiFunctionDecl {
     pub fallback: Option<Vec<String>>,
     /// `check = f`: the Vox function that checks each value.
     pub check: Option<String>,
+    /// The parameters, in order, and how each is sent (docs/language.md,
+    /// "Images, documents and audio").
+    pub params: Vec<AiParam>,
+}
+
+/// A parameter of an `@ai` function and how its argument reaches the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiParam {
+    pub name: String,
+    /// The Vox type, as written: `Image`, `list[Page]`.
+    pub ty: String,
+    /// The media kinds sent as parts of the request (`image`, `document`,
+    /// `audio`); empty when the value is only JSON in the arguments text.
+    pub parts: Vec<&'static str>,
+    /// How, in words: `an image part; …`, `JSON in the arguments text`.
+    pub sent_as: String,
 }
 
 impl Checked {
@@ -171,6 +201,19 @@ impl Checked {
                     max_iterations: ai.max_iterations.max(1),
                     fallback: ai.fallback.clone(),
                     check: ai.check.as_ref().map(|c| c.name.clone()),
+                    params: f
+                        .params
+                        .iter()
+                        .map(|(name, ty)| {
+                            let (parts, sent_as) = schema::argument_sending(ty, &self.info.types);
+                            AiParam {
+                                name: name.clone(),
+                                ty: ty.display(&self.info.types),
+                                parts,
+                                sent_as,
+                            }
+                        })
+                        .collect(),
                 })
             })
             .collect()

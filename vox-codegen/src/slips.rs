@@ -155,6 +155,12 @@ pub(crate) const SLIPS: &[Slip] = &[
     say("$a [ $s ]", "Vox has no indexing: `get(m, \"key\")` gives an `Option`, `get(m, \"key\", default)` the value or the default"),
     say("[ $a ]", "Vox has no indexing: `get(xs, i)` gives an `Option` (`first(xs)`, `last(xs)` too), or loop with `for`"),
     say("[ $n ]", "Vox has no indexing: `get(xs, i)` gives an `Option` (`first(xs)`, `last(xs)` too), or loop with `for`"),
+    // Opening files (Python's PIL, Python, Rust, Node): Vox reads a file only
+    // to hand it to a model (docs/language.md, "Images, documents and audio").
+    fix("Image . open ( $s )", "image_file($s)", "a Vox image is `image_file(\"scan.png\")`, read when the call that sends it is made"),
+    say("open (", "Vox opens no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
+    say("fs : : read", "Vox reads no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
+    say("readFileSync (", "Vox reads no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
     // Types and literals.
     say("dict", "Vox's map type is `map[str, T]`: the empty map is `[:]`, a literal `[\"a\": 1]`"),
     say("Map", "Vox's map type is `map[str, T]`: the empty map is `[:]`, a literal `[\"a\": 1]`"),

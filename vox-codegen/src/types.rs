@@ -14,6 +14,9 @@ pub enum Ty {
     Str,
     Unit,
     Decimal,
+    /// `Image`, `Document`, `Audio`: a file or URL handed to a model as a part of
+    /// the request (docs/language.md, "Images, documents and audio").
+    Media(Media),
     List(Box<Ty>),
     Option(Box<Ty>),
     /// `Result[T]`: the error is always `str`.
@@ -80,6 +83,7 @@ impl Ty {
             Ty::Str => "str".into(),
             Ty::Unit => "Unit".into(),
             Ty::Decimal => "Decimal".into(),
+            Ty::Media(m) => m.name().into(),
             Ty::List(t) => format!("list[{}]", t.display(table)),
             Ty::Option(t) => format!("Option[{}]", t.display(table)),
             Ty::Result(t) => format!("Result[{}]", t.display(table)),
@@ -94,9 +98,163 @@ impl Ty {
 
 /// The names of the builtin types (`list` also spelt `List`), which no user
 /// type or variant may take.
-pub const BUILTIN_TYPE_NAMES: [&str; 11] = [
+pub const BUILTIN_TYPE_NAMES: [&str; 14] = [
     "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal", "map",
+    "Image", "Document", "Audio",
 ];
+
+/// The media types: values a model is given as parts of the request (an
+/// image, a PDF, a recording), built from a file or a URL, and never returned by one
+/// (docs/language.md, "Images, documents and audio").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Media {
+    Image,
+    Document,
+    Audio,
+}
+
+impl Media {
+    pub const ALL: [Media; 3] = [Media::Image, Media::Document, Media::Audio];
+
+    /// The Vox type name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Media::Image => "Image",
+            Media::Document => "Document",
+            Media::Audio => "Audio",
+        }
+    }
+
+    /// The runtime type the generated Rust uses.
+    pub fn rust_type(self) -> &'static str {
+        match self {
+            Media::Image => "::vox_runtime::Image",
+            Media::Document => "::vox_runtime::Document",
+            Media::Audio => "::vox_runtime::Audio",
+        }
+    }
+
+    /// The type name with its article, for messages: "an `Image`", "a `Document`".
+    pub fn a_name(self) -> &'static str {
+        match self {
+            Media::Image => "an `Image`",
+            Media::Document => "a `Document`",
+            Media::Audio => "an `Audio`",
+        }
+    }
+
+    /// How a model receives one, for `cargo vox schema`'s list of arguments.
+    pub fn part(self) -> &'static str {
+        match self {
+            Media::Image => "an image part",
+            Media::Document => "a document part",
+            Media::Audio => "an audio part",
+        }
+    }
+
+    /// The lowercase word used in prose and in the constructors' names
+    /// (`image_file`, `document_url`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Media::Image => "image",
+            Media::Document => "document",
+            Media::Audio => "audio",
+        }
+    }
+}
+
+/// Where a type holds a media value: the path from the type down to it, in
+/// the words a diagnostic uses (`Receipt.scan`, `list[…] element`), and the
+/// media type found. Named types are followed once each, so recursive types
+/// end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaPath {
+    pub media: Media,
+    /// Steps from the outer type inwards, e.g. `["field `scan` of `Receipt`"]`.
+    pub steps: Vec<String>,
+    /// The named type and field that hold the media last on the way, if any
+    /// (for a related span at the field's declaration).
+    pub field: Option<(TypeId, Option<usize>, String)>,
+}
+
+impl Ty {
+    /// The first media value `self` holds, directly or through lists,
+    /// options, results, records and variants, with the path to it.
+    pub fn media_inside(&self, table: &TypeTable) -> Option<MediaPath> {
+        let mut seen = Vec::new();
+        media_in(self, table, &mut seen)
+    }
+}
+
+impl Ty {
+    /// Every media type `self` holds at any depth, each once, in
+    /// [`Media::ALL`] order.
+    pub fn media_kinds(&self, table: &TypeTable) -> Vec<Media> {
+        let mut found = Vec::new();
+        let mut seen = Vec::new();
+        let mut stack = vec![self];
+        while let Some(t) = stack.pop() {
+            match t {
+                Ty::Media(m) if !found.contains(m) => found.push(*m),
+                Ty::List(t) | Ty::Option(t) | Ty::Result(t) | Ty::Map(t) => stack.push(t),
+                Ty::Named(id) if !seen.contains(id) => {
+                    seen.push(*id);
+                    if let Some(def) = table.get(*id) {
+                        stack.extend(def.every_field().map(|f| &f.ty));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Media::ALL
+            .into_iter()
+            .filter(|m| found.contains(m))
+            .collect()
+    }
+}
+
+fn media_in(ty: &Ty, table: &TypeTable, seen: &mut Vec<TypeId>) -> Option<MediaPath> {
+    match ty {
+        Ty::Media(m) => Some(MediaPath {
+            media: *m,
+            steps: Vec::new(),
+            field: None,
+        }),
+        Ty::List(t) | Ty::Option(t) | Ty::Result(t) | Ty::Map(t) => {
+            let mut p = media_in(t, table, seen)?;
+            let outer = match ty {
+                Ty::List(_) => "an element of a `list`",
+                Ty::Map(_) => "a value of a `map`",
+                Ty::Option(_) => "the value of an `Option`",
+                _ => "the `Ok` value of a `Result`",
+            };
+            p.steps.insert(0, outer.to_string());
+            Some(p)
+        }
+        Ty::Named(id) => {
+            if seen.contains(id) {
+                return None;
+            }
+            seen.push(*id);
+            let def = table.get(*id)?;
+            for (vi, f) in def.fields_by_variant() {
+                if let Some(mut p) = media_in(&f.ty, table, seen) {
+                    let step = match vi.and_then(|vi| def.variants()?.get(vi)) {
+                        Some(v) => format!("field `{}` of variant `{}`", f.name, v.name),
+                        None => format!("field `{}` of `{}`", f.name, def.name),
+                    };
+                    p.steps.insert(0, step);
+                    if p.field.is_none() {
+                        p.field = Some((*id, vi, f.name.clone()));
+                    }
+                    return Some(p);
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
 
 /// What a builtin type name means: the one place that maps a written type
 /// name to a [`Ty`] before user types are looked up.
@@ -121,6 +279,9 @@ impl BuiltinType {
             "str" => BuiltinType::Plain(Ty::Str),
             "Unit" => BuiltinType::Plain(Ty::Unit),
             "Decimal" => BuiltinType::Plain(Ty::Decimal),
+            "Image" => BuiltinType::Plain(Ty::Media(Media::Image)),
+            "Document" => BuiltinType::Plain(Ty::Media(Media::Document)),
+            "Audio" => BuiltinType::Plain(Ty::Media(Media::Audio)),
             "list" | "List" => BuiltinType::Generic(Ty::List),
             "Option" => BuiltinType::Generic(Ty::Option),
             "Result" => BuiltinType::Generic(Ty::Result),

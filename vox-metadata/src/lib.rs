@@ -100,4 +100,4 @@ pub use report_names::{
     is_report_file_name, report_file_name, DEFAULT_OUT_NAME, DEFAULT_REPORT_FILE, REPORT_VERSION,
 };
 #[cfg(feature = "serde")]
-pub use schema::SchemaEnvelope;
+pub use schema::{SchemaArgument, SchemaEnvelope};

@@ -44,6 +44,30 @@ pub struct SchemaEnvelope {
     /// provider (`tools`/`tool_choice`, `generationConfig`, `format`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<serde_json::Value>,
+    /// How each argument of the `@ai` functions returning the type (or of
+    /// `--function`) is sent; absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<SchemaArgument>,
+}
+
+/// One argument of an `@ai` function, as `cargo vox schema` says it is sent
+/// (docs/language.md, "Images, documents and audio").
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SchemaArgument {
+    /// The `@ai` function.
+    pub function: String,
+    /// The parameter's name.
+    pub name: String,
+    /// The parameter's Vox type, as written: `Image`, `list[Page]`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The media kinds sent as parts of the request (`image`, `document`,
+    /// `audio`), each in its provider's form; empty when the value is only
+    /// JSON in the arguments text.
+    pub parts: Vec<String>,
+    /// How, in words: `an image part; the arguments' JSON shows "<image 1>"
+    /// in its place`, `JSON in the arguments text`.
+    pub sent_as: String,
 }
 
 impl SchemaEnvelope {

@@ -58,13 +58,17 @@
 (field_expression field: (identifier) @variable.member)
 
 (type name: (identifier) @type.builtin)
+(type
+  name: (type_identifier) @type.builtin
+  (#any-of? @type.builtin "Unit" "List" "Option" "Result" "Decimal" "Image" "Document" "Audio"))
 (type name: (type_identifier) @type)
 
 (function_declaration name: (identifier) @function)
 (parameter name: (identifier) @variable.parameter)
 (call_expression
   function: (identifier) @function.builtin
-  (#any-of? @function.builtin "len" "str" "int" "float" "decimal" "print" "assert" "assert_eq"))
+  (#any-of? @function.builtin "len" "str" "int" "float" "decimal" "print" "assert" "assert_eq"
+    "image_file" "image_url" "document_file" "document_url" "audio_file" "audio_url"))
 (call_expression function: (identifier) @function.call)
 (argument name: (identifier) @variable.parameter)
 

@@ -21,7 +21,85 @@ fn is_decimal_text(text: &str) -> bool {
     all_digits(int) && frac.is_none_or(all_digits)
 }
 
+/// What a media constructor's string literal is (docs/language.md,
+/// "Images, documents and audio").
+enum MediaSource {
+    Empty,
+    /// `https://` and a host: the only URLs the runtime sends.
+    Https,
+    /// Another URL: a scheme of two or more letters and `://` (`http://…`,
+    /// `gs://…`), a `data:` URL, or `https://` without a host.
+    OtherUrl,
+    /// Anything else is a file path (a Windows drive, `C:\\scan.png`, too).
+    Path,
+}
+
+fn media_source(text: &str) -> MediaSource {
+    let t = text.trim();
+    if t.is_empty() {
+        return MediaSource::Empty;
+    }
+    if t.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("data:")) {
+        return MediaSource::OtherUrl;
+    }
+    let Some((scheme, rest)) = t.split_once("://") else {
+        return MediaSource::Path;
+    };
+    let is_scheme = scheme.len() >= 2
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !is_scheme {
+        return MediaSource::Path;
+    }
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if scheme.eq_ignore_ascii_case("https") && !host.is_empty() {
+        MediaSource::Https
+    } else {
+        MediaSource::OtherUrl
+    }
+}
+
 impl Checker<'_> {
+    /// `image_file("…")`, `document_url("…")`, … of a string literal: the
+    /// text must be able to be that source (docs/language.md, "Images,
+    /// documents and audio"). Other strings are checked when the call is made.
+    fn check_media_source(&mut self, call: &Expr, media: Media, url: bool, text: &str, at: Span) {
+        let ExprKind::Call { callee, .. } = &call.kind else {
+            return;
+        };
+        let word = media.word();
+        let (file_fn, url_fn) = (format!("{word}_file"), format!("{word}_url"));
+        let d = |message: String| Diagnostic::error(Code::InvalidMediaSource, at, message);
+        let d = match (media_source(text), url) {
+            (MediaSource::Path, false) | (MediaSource::Https, true) => return,
+            (MediaSource::Empty, _) => d(format!(
+                "`{}` needs {}, found an empty string",
+                callee.name,
+                if url { "a URL" } else { "a file path" }
+            ))
+            .hint(format!(
+                "write the file's path, `{file_fn}(\"…\")`, or its `https` address, `{url_fn}(\"https://…\")`"
+            )),
+            (MediaSource::Https, false) => d(format!("`{file_fn}` reads a file, but this is a URL"))
+                .label("an `https` URL")
+                .hint(format!("use `{url_fn}` for an address the provider fetches"))
+                .fix(format!("use `{url_fn}`"), callee.span, url_fn.clone()),
+            (MediaSource::OtherUrl, false) => d(format!("`{file_fn}` reads a file, but this is a URL"))
+                .label("a URL")
+                .hint(format!("only `https` URLs are sent, with `{url_fn}(\"https://…\")`; save anything else to a file and give its path")),
+            (MediaSource::OtherUrl, true) => d(format!("`{url_fn}` takes an `https` URL with a host"))
+                .label("not an `https` URL")
+                .hint(format!("providers fetch only `https` addresses: serve it over `https`, or save it to a file and use `{file_fn}`")),
+            (MediaSource::Path, true) => d(format!("`{url_fn}` takes an `https` URL, but this is a file path"))
+                .label("a file path")
+                .hint(format!("use `{file_fn}` for a file (read when the call is made)"))
+                .fix(format!("use `{file_fn}`"), callee.span, file_fn.clone()),
+        };
+        self.err(d);
+    }
+
     /// Matches arguments (positional, or all named) to parameters and checks each.
     pub(super) fn check_args(
         &mut self,
@@ -264,6 +342,12 @@ impl Checker<'_> {
                 | Builtin::Upper
                 | Builtin::Fixed => Ty::Str,
                 Builtin::Print | Builtin::Assert | Builtin::AssertEq => Ty::Unit,
+                Builtin::ImageFile
+                | Builtin::ImageUrl
+                | Builtin::DocumentFile
+                | Builtin::DocumentUrl
+                | Builtin::AudioFile
+                | Builtin::AudioUrl => b.media().map_or(Ty::Error, |(m, _)| Ty::Media(m)),
                 // Their type depends on the argument's: nothing to go on.
                 _ => Ty::Error,
             };
@@ -378,6 +462,21 @@ impl Checker<'_> {
                     self.check_expr(&a.value, Want::Type(&Ty::Int));
                 }
                 Ty::List(Box::new(Ty::Int))
+            }
+            Builtin::ImageFile
+            | Builtin::ImageUrl
+            | Builtin::DocumentFile
+            | Builtin::DocumentUrl
+            | Builtin::AudioFile
+            | Builtin::AudioUrl => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                let Some((media, url)) = b.media() else {
+                    return Ty::Error;
+                };
+                if let ExprKind::Str(text) = &a0.kind {
+                    self.check_media_source(e, media, url, text, a0.span);
+                }
+                Ty::Media(media)
             }
             Builtin::Trim | Builtin::Lower | Builtin::Upper => {
                 self.check_expr(a0, Want::Type(&Ty::Str));

@@ -77,6 +77,60 @@ impl Checker<'_> {
         }
     }
 
+    /// A model answers with text, so no media type may be in what an `@ai`
+    /// function returns, at any depth (docs/language.md, "Images, documents and
+    /// audio"). Plain functions may return media.
+    pub(super) fn check_media_outputs(&mut self) {
+        for i in 0..self.info.fns.len() {
+            let f = &self.info.fns[i];
+            if f.ai.is_none() {
+                continue;
+            }
+            let Some(found) = f.ret.media_inside(&self.info.types) else {
+                continue;
+            };
+            let Some(decl) = self.module.fn_decl(f.item) else {
+                continue;
+            };
+            let span = decl.ret.as_ref().map_or(decl.name.span, |r| r.span);
+            let media = found.media.name();
+            let a_media = found.media.a_name();
+            let shown = self.show(&f.ret);
+            let mut d = Diagnostic::error(
+                Code::MediaInOutput,
+                span,
+                if found.steps.is_empty() {
+                    format!("an `@ai` function cannot return {a_media}")
+                } else {
+                    format!("an `@ai` function cannot return `{shown}`: it holds {a_media}")
+                },
+            )
+            .label(if found.steps.is_empty() {
+                format!("`{media}` is sent to a model, never returned by one")
+            } else {
+                {
+                let inward: Vec<&str> = found.steps.iter().rev().map(String::as_str).collect();
+                format!("the `{media}` is {}", inward.join(", in "))
+            }
+            })
+            .hint(format!(
+                "a model answers with text: return what it can say about the {}, such as a description or its URL as `str`, and keep the `{media}` on the caller's side",
+                found.media.word()
+            ));
+            if let Some((id, variant, field)) = &found.field {
+                let at = self.info.types.get(*id).and_then(|def| {
+                    def.fields_by_variant()
+                        .find(|(vi, fd)| vi == variant && fd.name == *field)
+                        .map(|(_, fd)| fd.span)
+                });
+                if let Some(at) = at {
+                    d = d.related(at, format!("`{field}` holds the `{media}`"));
+                }
+            }
+            self.err(d);
+        }
+    }
+
     /// Every structured output must fit OpenAI's strict-mode limits; a
     /// schema that does not is an error here rather than a silent cut or a
     /// 400 from the provider at run time.
@@ -85,6 +139,7 @@ impl Checker<'_> {
             let f = &self.info.fns[i];
             if f.ai.is_none()
                 || !f.ret.is_concrete()
+                || f.ret.media_inside(&self.info.types).is_some()
                 || matches!(f.ret, Ty::Unit)
                 || self.info.output_schemas.iter().any(|(t, _)| *t == f.ret)
             {

@@ -79,10 +79,17 @@ pub enum Builtin {
     Remove,
     Keys,
     Values,
+    // Media (docs/language.md, "Images, documents and audio").
+    ImageFile,
+    ImageUrl,
+    DocumentFile,
+    DocumentUrl,
+    AudioFile,
+    AudioUrl,
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 30] = [
+    pub const ALL: [(&'static str, Builtin); 36] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -113,7 +120,27 @@ impl Builtin {
         ("remove", Builtin::Remove),
         ("keys", Builtin::Keys),
         ("values", Builtin::Values),
+        ("image_file", Builtin::ImageFile),
+        ("image_url", Builtin::ImageUrl),
+        ("document_file", Builtin::DocumentFile),
+        ("document_url", Builtin::DocumentUrl),
+        ("audio_file", Builtin::AudioFile),
+        ("audio_url", Builtin::AudioUrl),
     ];
+
+    /// A media constructor's media type and whether it takes a URL (else a
+    /// file path): `image_url` → `(Image, true)`.
+    pub fn media(self) -> Option<(Media, bool)> {
+        Some(match self {
+            Builtin::ImageFile => (Media::Image, false),
+            Builtin::ImageUrl => (Media::Image, true),
+            Builtin::DocumentFile => (Media::Document, false),
+            Builtin::DocumentUrl => (Media::Document, true),
+            Builtin::AudioFile => (Media::Audio, false),
+            Builtin::AudioUrl => (Media::Audio, true),
+            _ => return None,
+        })
+    }
 
     fn lookup(name: &str) -> Option<Builtin> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
@@ -245,6 +272,7 @@ pub fn check_module(
     c.collect_types();
     c.collect_fns();
     c.check_recursion();
+    c.check_media_outputs();
     for i in 0..c.info.fns.len() {
         c.check_fn_body(i);
     }

@@ -185,6 +185,24 @@ impl Emitter<'_> {
                     self.checked(call, "decimal::parse", &[v])
                 }
             },
+            // Lazy: nothing is read or fetched until a call sends the value
+            // (docs/language.md, "Images, documents and audio").
+            Builtin::ImageFile
+            | Builtin::ImageUrl
+            | Builtin::DocumentFile
+            | Builtin::DocumentUrl
+            | Builtin::AudioFile
+            | Builtin::AudioUrl => {
+                let v = self.expr(a0, ctx, depth, Tail::Value);
+                match b.media() {
+                    Some((m, url)) => format!(
+                        "{}::{}({v})",
+                        m.rust_type(),
+                        if url { "from_url" } else { "from_path" }
+                    ),
+                    None => "::std::unreachable!()".into(),
+                }
+            }
             Builtin::Assert => {
                 let v = self.expr(a0, ctx, depth, Tail::Value);
                 let text = format!("assertion failed: {}", self.source_of(a0));

@@ -124,6 +124,7 @@ impl Emitter<'_> {
             Ty::Float => "f64".into(),
             Ty::Bool => "bool".into(),
             Ty::Str | Ty::Decimal => "::std::string::String".into(),
+            Ty::Media(m) => m.rust_type().into(),
             Ty::Unit | Ty::Never => "()".into(),
             Ty::List(t) => format!("::std::vec::Vec<{}>", self.rust_type(t)),
             Ty::Map(t) => format!(

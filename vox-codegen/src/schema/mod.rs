@@ -48,6 +48,45 @@ impl OutputSchema {
     }
 }
 
+/// How an argument of an `@ai` function reaches the model, for `cargo vox
+/// schema` (docs/language.md, "Images, documents and audio"): the media kinds sent as
+/// parts of the request (`image`, `document`, `audio`; empty when the
+/// value is only JSON in the arguments text) and a phrase saying how.
+pub fn argument_sending(ty: &Ty, types: &TypeTable) -> (Vec<&'static str>, String) {
+    let kinds = ty.media_kinds(types);
+    let words: Vec<&'static str> = kinds.iter().map(|m| m.word()).collect();
+    let how = match ty {
+        Ty::Media(m) => format!(
+            "{}; in the arguments' JSON its place reads \"<{} N>\"",
+            m.part(),
+            m.word()
+        ),
+        Ty::List(t) => match **t {
+            Ty::Media(m) => format!("one {} part per element", m.word()),
+            _ => json_with_parts(&kinds),
+        },
+        Ty::Option(t) => match **t {
+            Ty::Media(m) => format!("{}, or nothing for `None`", m.part()),
+            _ => json_with_parts(&kinds),
+        },
+        _ => json_with_parts(&kinds),
+    };
+    (words, how)
+}
+
+/// [`argument_sending`]'s phrase for a value that is JSON text, with any
+/// media inside it sent as parts.
+fn json_with_parts(kinds: &[crate::types::Media]) -> String {
+    if kinds.is_empty() {
+        return "JSON in the arguments text".to_string();
+    }
+    let each: Vec<String> = kinds
+        .iter()
+        .map(|m| format!("each `{}` in it as {}", m.name(), m.part()))
+        .collect();
+    format!("JSON in the arguments text; {}", each.join(", "))
+}
+
 /// A schema name from a type's display form: `list[LineItem]` → `list_LineItem`.
 pub(crate) fn schema_name(ty: &Ty, types: &TypeTable) -> String {
     let mut name: String = ty
@@ -207,9 +246,12 @@ impl<'a> Builder<'a> {
                 ("additionalProperties", self.schema(t)),
             ]),
             Ty::Named(id) => self.named(*id),
-            // Never, Unknown and Error do not survive checking; a string is
-            // the least surprising stand-in should one ever reach here.
-            Ty::Never | Ty::Unknown | Ty::Error => Json::obj([("type", Json::str("string"))]),
+            // Never, Unknown and Error do not survive checking, and media
+            // is never a model's output (`vox/ai/media-in-output`); a string
+            // is the least surprising stand-in should one ever reach here.
+            Ty::Media(_) | Ty::Never | Ty::Unknown | Ty::Error => {
+                Json::obj([("type", Json::str("string"))])
+            }
         }
     }
 
