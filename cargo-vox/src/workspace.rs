@@ -12,6 +12,8 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::sources::display_path;
 
+pub mod cache;
+
 /// What a workspace error names (commands that name their inputs
 /// otherwise relabel it, see [`Error::labelled`]).
 const LABEL: &str = "Cargo.toml";
@@ -111,6 +113,7 @@ fn metadata(ctx: &Context) -> Result<cargo_metadata::Metadata> {
 }
 
 /// What the build lane needs to know about the workspace.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Workspace {
     pub root: PathBuf,
     pub target_dir: PathBuf,
@@ -121,6 +124,7 @@ pub struct Workspace {
 }
 
 /// A workspace member, as the build lane needs it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Member {
     /// Cargo's package id (as in its JSON messages).
     pub id: String,

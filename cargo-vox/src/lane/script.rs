@@ -79,7 +79,7 @@ const CACHE_HINT: &str = "set VOX_SCRIPT_CACHE to a directory of your own";
 /// usual Debian setup, home and project directories are.) Returns its
 /// canonical path, which is what is used from then on.
 #[cfg(unix)]
-fn private_dir(dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
     let shown = dir.display();
     let unreadable = |e: std::io::Error| format!("cannot read the script cache {shown}: {e}");
@@ -201,7 +201,7 @@ fn only_own_symlinks(dir: &Path, me: u32) -> Result<(), String> {
 }
 
 #[cfg(not(unix))]
-fn private_dir(dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     let shown = dir.display();
     std::fs::create_dir_all(dir)
         .and_then(|()| dir.canonicalize())
@@ -285,7 +285,7 @@ fn stamped_program(
 
 /// FNV-1a: a stable hash for cache names and stamps (std's hasher is not
 /// stable across Rust versions).
-fn fnv(parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv(parts: &[&[u8]]) -> u64 {
     let mut h = FNV_OFFSET;
     for p in parts {
         for b in *p {

@@ -59,6 +59,9 @@ pub struct BuildOutcome {
     pub diagnostic_packages: Vec<String>,
     /// `build-finished.success`, if the stream got that far.
     pub finished: Option<bool>,
+    /// `(package id, manifest path)` of every artifact, fresh or built
+    /// (see `workspace::cache`, which checks its members against them).
+    pub artifact_packages: Vec<(String, PathBuf)>,
     /// Lines that were not cargo messages.
     pub text_lines: Vec<String>,
     /// Keys of the diagnostics kept, for de-duplication.
@@ -154,6 +157,13 @@ fn handle_line<R: WorkspaceRoot + ?Sized>(
             ));
         }
         Some(Message::CompilerArtifact(a)) => {
+            let package = (
+                a.package_id.repr.clone(),
+                a.manifest_path.clone().into_std_path_buf(),
+            );
+            if !out.artifact_packages.contains(&package) {
+                out.artifact_packages.push(package);
+            }
             if let Some(exe) = a.executable {
                 out.executables.push(Executable {
                     package: package_name(&a.package_id.repr),

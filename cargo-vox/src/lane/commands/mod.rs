@@ -43,11 +43,28 @@ const INTERRUPTED_METADATA_WAIT: std::time::Duration = std::time::Duration::from
 
 /// Runs the first cargo of a command while `cargo metadata` reads the
 /// workspace beside it; the workspace is needed only once cargo is done.
-/// `Err` is a usage error, or an unreadable workspace (then the build's
-/// own result is not reported).
+/// When nothing it was read from changed since the last command, the
+/// workspace is the one read then and no `cargo metadata` runs
+/// ([`workspace::cache`]). `Err` is a usage error, or an unreadable
+/// workspace (then the build's own result is not reported).
 fn cargo_beside_metadata(ctx: &Context, cargo_args: &[OsString]) -> Result<(Workspace, CargoRun)> {
     // A manifest path that names nothing fails without starting cargo.
     workspace::check_manifest_path(ctx)?;
+    if let Some(ws) = workspace::cache::load(ctx) {
+        let run = run_cargo(cargo_args, ws.root.as_path(), ctx.json());
+        let interrupted = matches!(run.status, ChildStatus::Signaled(_));
+        if interrupted || workspace::cache::agrees(&ws, &run.outcome.artifact_packages) {
+            return Ok((ws, run));
+        }
+        // Cargo names the members otherwise: read the workspace after all.
+        let stamps = workspace::cache::before_reading(ctx);
+        let ws = workspace::workspace(ctx)?;
+        if let Some(stamps) = stamps {
+            workspace::cache::save(stamps, &ws);
+        }
+        return Ok((ws, run));
+    }
+    let stamps = workspace::cache::before_reading(ctx);
     let pending = PendingWorkspace::start(ctx);
     let run = run_cargo(cargo_args, &pending, ctx.json());
     let workspace = if matches!(run.status, ChildStatus::Signaled(_)) {
@@ -56,19 +73,22 @@ fn cargo_beside_metadata(ctx: &Context, cargo_args: &[OsString]) -> Result<(Work
         // or waits on cargo's locks; then it is not waited for, nor asked
         // again.
         match pending.within(INTERRUPTED_METADATA_WAIT) {
-            Some(Ok(ws)) => Ok(ws),
-            Some(Err(e @ Error::Usage { .. })) => Err(e),
-            Some(Err(_)) | None => Ok(Workspace::unread(ctx)),
+            Some(Ok(ws)) => ws,
+            Some(Err(e @ Error::Usage { .. })) => return Err(e),
+            Some(Err(_)) | None => return Ok((Workspace::unread(ctx), run)),
         }
     } else {
         match pending.into_result() {
-            result @ (Ok(_) | Err(Error::Usage { .. })) => result,
+            result @ (Ok(_) | Err(Error::Usage { .. })) => result?,
             // Something stopped `cargo metadata` while the build ran: ask
             // once more, now that cargo is done.
-            Err(_) => workspace::workspace(ctx),
+            Err(_) => workspace::workspace(ctx)?,
         }
     };
-    Ok((workspace?, run))
+    if let Some(stamps) = stamps {
+        workspace::cache::save(stamps, &workspace);
+    }
+    Ok((workspace, run))
 }
 
 /// The envelope of one cargo build: rustc diagnostics plus every Vox report.

@@ -1,0 +1,89 @@
+//! The build lane reuses the workspace `cargo metadata` read last time
+//! while nothing it was read from changed (cargo-vox's `workspace::cache`):
+//! a no-op `cargo vox build` runs one cargo, the build; a new member is
+//! seen at once; `VOX_WORKSPACE_CACHE=off` always asks cargo.
+
+#![cfg(unix)]
+
+use std::path::Path;
+
+use vox_e2e::{cargo_bin, lane_with, only_envelope, work_dir, BUILD};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn member(root: &Path, name: &str, lib: &str) {
+    write(
+        &root.join("crates").join(name).join("Cargo.toml"),
+        &format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+    );
+    write(&root.join("crates").join(name).join("src/lib.rs"), lib);
+}
+
+#[test]
+fn a_fresh_workspace_is_not_read_again_and_a_new_member_is_seen() {
+    let root = work_dir("workspace-cache");
+    write(
+        &root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"2\"\n",
+    );
+    member(&root, "a", "pub fn a() -> i32 {\n    1\n}\n");
+    // Outside the workspace: nothing but the test's edits changes it.
+    let aux = work_dir("workspace-cache-aux");
+    let cache = aux.join("cache");
+    let log = aux.join("cargo.log");
+    // A cargo that notes each subcommand it runs.
+    let wrapper = aux.join("logging-cargo");
+    vox_e2e::write_executable(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            cargo_bin().display()
+        ),
+    );
+    let wrapper = wrapper.display().to_string();
+    let cache_dir = cache.display().to_string();
+    let build = |cache: &str| {
+        let _ = std::fs::remove_file(&log);
+        let r = lane_with(
+            &root,
+            &["--json", "build"],
+            &[("CARGO", &wrapper), ("VOX_WORKSPACE_CACHE", cache)],
+            BUILD,
+        );
+        let ran = std::fs::read_to_string(&log).unwrap_or_default();
+        (only_envelope(&r, "build"), ran, r)
+    };
+
+    let (first, ran, r) = build(&cache_dir);
+    assert!(first.ok, "{}", r.dump());
+    assert!(ran.lines().any(|l| l == "metadata"), "{ran}");
+    // Nothing changed: the build alone, and the same envelope.
+    let (again, ran, r) = build(&cache_dir);
+    assert_eq!(ran.lines().collect::<Vec<_>>(), ["build"], "{}", r.dump());
+    assert_eq!(again, first);
+
+    // A new member under the glob, with a warning: read again, and its
+    // warning is the workspace's (a stale member list would drop it as a
+    // path dependency's).
+    member(&root, "b", "pub fn b() {\n    let unused = 1;\n}\n");
+    let (with_b, ran, r) = build(&cache_dir);
+    assert!(ran.lines().any(|l| l == "metadata"), "{}", r.dump());
+    assert_eq!(with_b.warning_count, 1, "{}", r.dump());
+    assert_eq!(
+        with_b.diagnostics[0].package.as_deref(),
+        Some("b"),
+        "{}",
+        r.dump()
+    );
+    let (_, ran, _) = build(&cache_dir);
+    assert_eq!(ran.lines().collect::<Vec<_>>(), ["build"]);
+
+    // Turned off: cargo is asked every time.
+    let (off, ran, r) = build("off");
+    assert!(ran.lines().any(|l| l == "metadata"), "{}", r.dump());
+    assert_eq!(off, with_b);
+}
