@@ -44,7 +44,9 @@ pub(super) fn writer(ty: &Ty) -> String {
             "|VOX_O: &mut ::std::string::String, VOX_V| {SHOW}::map(VOX_O, VOX_V, {})",
             writer(t)
         ),
-        Ty::Named(_) => format!("{SHOW}::value"),
+        // `<image scan.png>`: the runtime's `Show` of media shows where it
+        // comes from, never the content.
+        Ty::Named(_) | Ty::Media(_) => format!("{SHOW}::value"),
     }
 }
 

@@ -298,6 +298,15 @@ macro_rules! media_type {
                 refuse_deserialize($kind, d)
             }
         }
+
+        /// Vox `str`/`print`: `<image scan.png>`, `<image from example.com>`;
+        /// never the content (docs/language.md, "Images, documents and audio").
+        impl crate::__private::show::Show for $name {
+            fn show(&self, out: &mut String) {
+                use std::fmt::Write as _;
+                let _ = write!(out, "<{} {}>", $kind, Short(&self.source));
+            }
+        }
     };
 }
 
