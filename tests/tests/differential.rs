@@ -554,6 +554,7 @@ fn features_from_env() -> Features {
                 "patterns" => &mut f.patterns,
                 "loops" => &mut f.loops,
                 "builtins" => &mut f.builtins,
+                "maps" => &mut f.maps,
                 other => panic!("{var}: unknown generator feature `{other}`"),
             };
             *flag = on;

@@ -13,6 +13,8 @@ pub enum Val {
     Str(String),
     Unit,
     List(Vec<Val>),
+    /// A `map[str, T]`: its keys in code-point order, as Vox keeps them.
+    Map(std::collections::BTreeMap<String, Val>),
     Opt(Option<Box<Val>>),
     Res(Result<Box<Val>, String>),
     Rec(usize, Vec<Val>),
@@ -267,6 +269,44 @@ impl<'m> Interp<'m> {
 
     /// The list and text builtins, as docs/language.md ("Lists", "Text") says.
     fn builtin(&mut self, b: Bi, vals: Vec<Val>) -> Ev<Val> {
+        let opt = |v: Option<&Val>| Val::Opt(v.cloned().map(Box::new));
+        let mut it = vals.into_iter();
+        let (a, b2, b3) = (it.next(), it.next(), it.next());
+        // Maps, and `get` with a default (docs/language.md, "Maps").
+        match (b, a, b2, b3) {
+            (Bi::Insert, Some(Val::Map(mut m)), Some(Val::Str(k)), Some(v)) => {
+                m.insert(k, v);
+                return Ok(Val::Map(m));
+            }
+            (Bi::Remove, Some(Val::Map(mut m)), Some(Val::Str(k)), _) => {
+                m.remove(&k);
+                return Ok(Val::Map(m));
+            }
+            (Bi::Keys, Some(Val::Map(m)), _, _) => {
+                return Ok(Val::List(m.into_keys().map(Val::Str).collect()));
+            }
+            (Bi::Values, Some(Val::Map(m)), _, _) => {
+                return Ok(Val::List(m.into_values().collect()));
+            }
+            (Bi::Get, Some(Val::Map(m)), Some(Val::Str(k)), _) => return Ok(opt(m.get(&k))),
+            (Bi::Contains, Some(Val::Map(m)), Some(Val::Str(k)), _) => {
+                return Ok(Val::Bool(m.contains_key(&k)));
+            }
+            (Bi::GetOr, Some(Val::Map(m)), Some(Val::Str(k)), Some(d)) => {
+                return Ok(m.get(&k).cloned().unwrap_or(d));
+            }
+            (Bi::GetOr, Some(Val::List(xs)), Some(Val::Int(i)), Some(d)) => {
+                let found = usize::try_from(i).ok().and_then(|i| xs.get(i));
+                return Ok(found.cloned().unwrap_or(d));
+            }
+            (Bi::Insert | Bi::Remove | Bi::Keys | Bi::Values | Bi::GetOr, a, b2, b3) => {
+                panic!("generator bug: {b:?} of {a:?}, {b2:?}, {b3:?}")
+            }
+            (_, a2, b22, _) => return self.builtin2(b, a2, b22),
+        }
+    }
+
+    fn builtin2(&mut self, b: Bi, a: Option<Val>, b2: Option<Val>) -> Ev<Val> {
         fn order(a: &Val, b: &Val) -> std::cmp::Ordering {
             match (a, b) {
                 (Val::Int(x), Val::Int(y)) => x.cmp(y),
@@ -277,8 +317,6 @@ impl<'m> Interp<'m> {
             }
         }
         let opt = |v: Option<&Val>| Val::Opt(v.cloned().map(Box::new));
-        let mut it = vals.into_iter();
-        let (a, b2) = (it.next(), it.next());
         Ok(match (b, a, b2) {
             (Bi::First, Some(Val::List(xs)), _) => opt(xs.first()),
             (Bi::Last, Some(Val::List(xs)), _) => opt(xs.last()),
@@ -504,6 +542,7 @@ impl<'m> Interp<'m> {
             Expr::Len(a) => match self.expr(a)? {
                 Val::Str(s) => Val::Int(s.chars().count() as i64),
                 Val::List(xs) => Val::Int(xs.len() as i64),
+                Val::Map(m) => Val::Int(m.len() as i64),
                 v => panic!("generator bug: len of {v:?}"),
             },
             Expr::ToStr(a) => {
@@ -545,6 +584,18 @@ impl<'m> Interp<'m> {
                     out.push(self.expr(x)?);
                 }
                 Val::List(out)
+            }
+            Expr::Map(es) => {
+                // Keys and values in the order written; a later equal key wins.
+                let mut m = std::collections::BTreeMap::new();
+                for (k, v) in es {
+                    let Val::Str(k) = self.expr(k)? else {
+                        panic!("generator bug: a map key that is not a str");
+                    };
+                    let v = self.expr(v)?;
+                    m.insert(k, v);
+                }
+                Val::Map(m)
             }
             Expr::Some(x) => Val::Opt(Some(Box::new(self.expr(x)?))),
             Expr::None => Val::Opt(None),
@@ -589,6 +640,15 @@ impl<'m> Interp<'m> {
             Val::Str(s) => quoted(s),
             Val::Unit => "()".into(),
             Val::List(xs) => format!("[{}]", all(xs).join(", ")),
+            // A map as its literal, keys in order (docs/language.md, "Maps").
+            Val::Map(m) if m.is_empty() => "[:]".into(),
+            Val::Map(m) => format!(
+                "[{}]",
+                m.iter()
+                    .map(|(k, v)| format!("{}: {}", quoted(k), self.show(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Val::Opt(None) => "None".into(),
             Val::Opt(Some(x)) => format!("Some({})", self.show(x)),
             Val::Res(Ok(x)) => format!("Ok({})", self.show(x)),

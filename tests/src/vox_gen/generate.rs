@@ -131,6 +131,11 @@ const TRICKY_TYPES: &[&str] = &[
 
 const NON_CAMEL_TYPES: &[&str] = &["VOX_SCHEMA_X", "Vox_tests", "Point_b", "Red_", "TYPE_a"];
 
+/// Map keys: few, so lookups, replacements and removals hit; ordered
+/// unlike their insertion (code points: `"B" < "a" < "é"`); `"k"` is the
+/// key of the typed leaf `["k": v]`.
+const MAP_KEYS: [&str; 7] = ["a", "B", "", "é", "a b", "\"q\"", "k"];
+
 const STRINGS: &[&str] = &[
     "",
     "a",
@@ -289,6 +294,7 @@ impl Gen {
             3 => Ty::Str,
             4 if n > 0 => Ty::Named(self.rng.below(n)),
             4 => Ty::Int,
+            5 if self.f.maps && self.rng.chance(30) => Ty::Map(Box::new(self.base_ty(depth - 1))),
             5 => Ty::List(Box::new(self.base_ty(depth - 1))),
             6 => Ty::Opt(Box::new(self.base_ty(depth - 1))),
             _ => Ty::Res(Box::new(self.base_ty(depth - 1))),
@@ -560,6 +566,51 @@ impl Gen {
         Some(Expr::Builtin(b, args))
     }
 
+    /// A map key: mostly a literal from a small set (so lookups hit), or
+    /// any `str` expression.
+    fn map_key(&mut self, depth: usize) -> Expr {
+        if depth == 0 || self.rng.chance(60) {
+            Expr::Str(self.rng.pick(&MAP_KEYS).to_string())
+        } else {
+            self.expr(&Ty::Str, depth)
+        }
+    }
+
+    /// A map builtin that gives a `ty` (`None` when none does).
+    fn map_builtin(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
+        let map = |t: &Ty| Ty::Map(Box::new(t.clone()));
+        Some(match ty {
+            Ty::Bool => {
+                let t = self.base_ty(1);
+                let m = self.expr(&map(&t), depth);
+                Expr::Builtin(Bi::Contains, vec![m, self.map_key(depth)])
+            }
+            Ty::List(et) if **et == Ty::Str && self.rng.chance(50) => {
+                let t = self.base_ty(1);
+                Expr::Builtin(Bi::Keys, vec![self.expr(&map(&t), depth)])
+            }
+            Ty::List(et) if self.rng.chance(60) => {
+                Expr::Builtin(Bi::Values, vec![self.typed_expr(&map(et), depth)])
+            }
+            Ty::Opt(et) if self.rng.chance(60) => {
+                let m = self.typed_expr(&map(et), depth);
+                Expr::Builtin(Bi::Get, vec![m, self.map_key(depth)])
+            }
+            _ if self.rng.chance(70) => {
+                let m = self.typed_expr(&map(ty), depth);
+                let k = self.map_key(depth);
+                let d = self.expr(ty, depth);
+                Expr::Builtin(Bi::GetOr, vec![m, k, d])
+            }
+            _ => {
+                let xs = self.typed_expr(&Ty::List(Box::new(ty.clone())), depth);
+                let i = self.expr(&Ty::Int, depth);
+                let d = self.expr(ty, depth);
+                Expr::Builtin(Bi::GetOr, vec![xs, i, d])
+            }
+        })
+    }
+
     fn lit_int(&mut self) -> i64 {
         if self.rng.chance(80) {
             self.rng.below(10) as i64
@@ -580,6 +631,11 @@ impl Gen {
         }
         if self.f.builtins && self.rng.chance(8) {
             if let Some(e) = self.builtin_expr(ty, depth - 1) {
+                return e;
+            }
+        }
+        if self.f.maps && self.rng.chance(4) {
+            if let Some(e) = self.map_builtin(ty, depth - 1) {
                 return e;
             }
         }
@@ -742,6 +798,14 @@ impl Gen {
                     Expr::Ok(Box::new(self.leaf(t)))
                 }
             }
+            Ty::Map(t) => {
+                if self.f.empty_literals && self.rng.chance(50) || self.is_self_nest(t) {
+                    Expr::Map(Vec::new())
+                } else {
+                    let k = Expr::Str(self.rng.pick(STRINGS).to_string());
+                    Expr::Map(vec![(k, self.leaf(t))])
+                }
+            }
             Ty::Named(t) => self.construct(&Ty::Named(*t), 0),
         }
     }
@@ -750,7 +814,7 @@ impl Gen {
     fn is_self_nest(&self, t: &Ty) -> bool {
         match t {
             Ty::Named(i) => self.types[*i].recursive,
-            Ty::Opt(i) | Ty::Res(i) | Ty::List(i) => self.is_self_nest(i),
+            Ty::Opt(i) | Ty::Res(i) | Ty::List(i) | Ty::Map(i) => self.is_self_nest(i),
             _ => false,
         }
     }
@@ -802,6 +866,8 @@ impl Gen {
                     5 => {
                         let t = if self.rng.chance(30) {
                             Ty::Str
+                        } else if self.f.maps && self.rng.chance(25) {
+                            Ty::Map(Box::new(self.base_ty(1)))
                         } else {
                             Ty::List(Box::new(self.base_ty(1)))
                         };
@@ -951,6 +1017,42 @@ impl Gen {
                 }
                 Expr::Some(Box::new(self.expr(t, d)))
             }
+            Ty::Map(t) => {
+                if depth == 0 {
+                    return self.leaf(ty);
+                }
+                match self.rng.below(4) {
+                    0 => {
+                        // `insert(m, k, v)`: `[:]` takes its type from `v` or the use.
+                        let m = self.expr(ty, d);
+                        let k = self.map_key(d);
+                        let v = self.expr(t, d);
+                        Expr::Builtin(Bi::Insert, vec![m, k, v])
+                    }
+                    1 => {
+                        let m = self.expr(ty, d);
+                        let k = self.map_key(d);
+                        Expr::Builtin(Bi::Remove, vec![m, k])
+                    }
+                    _ => {
+                        let lo = usize::from(!self.f.empty_literals);
+                        let n = lo + self.rng.below(4 - lo);
+                        let mut entries: Vec<(Expr, Expr)> = Vec::new();
+                        for _ in 0..n {
+                            let k = self.map_key(d);
+                            // The same string literal twice is `vox/map/duplicate-key`.
+                            let dup = literal_text(&k).is_some_and(|t| {
+                                entries.iter().any(|(o, _)| literal_text(o) == Some(t))
+                            });
+                            let v = self.expr(t, d);
+                            if !dup {
+                                entries.push((k, v));
+                            }
+                        }
+                        Expr::Map(entries)
+                    }
+                }
+            }
             Ty::Res(t) => {
                 if depth == 0 || self.rng.chance(30) {
                     return Expr::Err(Box::new(self.expr(&Ty::Str, d)));
@@ -1089,6 +1191,7 @@ impl Gen {
             Ty::Opt(i) => Expr::Some(Box::new(self.typed_leaf(i))),
             Ty::Res(i) => Expr::Ok(Box::new(self.typed_leaf(i))),
             Ty::List(i) => Expr::List(vec![self.typed_leaf(i)]),
+            Ty::Map(i) => Expr::Map(vec![(Expr::Str("k".into()), self.typed_leaf(i))]),
             Ty::Named(_) => self.construct(t, 0),
             _ => self.leaf(t),
         }
@@ -1267,7 +1370,7 @@ impl Gen {
                     out
                 }
             },
-            Ty::Float | Ty::Dec | Ty::List(_) => vec![self.catch_all(st)],
+            Ty::Float | Ty::Dec | Ty::List(_) | Ty::Map(_) => vec![self.catch_all(st)],
         }
     }
 
@@ -1600,6 +1703,12 @@ impl Gen {
                 Ty::Float | Ty::Dec | Ty::Str | Ty::List(_) => {
                     Expr::Bin(Op::Add, Box::new(var), Box::new(self.expr(&ty, depth)))
                 }
+                // The grouping idiom: `m = insert(m, k, v)`.
+                Ty::Map(vt) => {
+                    let k = self.map_key(depth);
+                    let v = self.expr(vt, depth);
+                    Expr::Builtin(Bi::Insert, vec![var, k, v])
+                }
                 _ => {
                     let c = self.expr(&Ty::Bool, depth);
                     let other = self.expr(&ty, depth);
@@ -1765,6 +1874,8 @@ impl Gen {
                     }
             }
             Ty::List(i) | Ty::Opt(i) | Ty::Res(i) => self.ai_ok(i),
+            // Strict structured outputs cannot carry a map (`vox/ai/map-in-output`).
+            Ty::Map(_) => false,
             _ => true,
         }
     }
@@ -1979,6 +2090,7 @@ impl Gen {
                 Expr::Match(Box::new(e), arms)
             }
             Ty::Float => Expr::ToInt(Box::new(e)),
+            Ty::Map(_) => Expr::Len(Box::new(e)),
             _ => Expr::ToInt(Box::new(Expr::Bin(
                 Op::Is,
                 Box::new(e.clone()),
@@ -2118,6 +2230,16 @@ impl Gen {
                 let n = if depth == 0 { 0 } else { self.rng.below(4) };
                 Val::List((0..n).map(|_| self.value(i, depth - 1)).collect())
             }
+            Ty::Map(i) => {
+                let n = if depth == 0 { 0 } else { self.rng.below(4) };
+                let mut m = std::collections::BTreeMap::new();
+                for _ in 0..n {
+                    let k = self.rng.pick(STRINGS).to_string();
+                    let v = self.value(i, depth - 1);
+                    m.insert(k, v);
+                }
+                Val::Map(m)
+            }
             Ty::Opt(i) => {
                 if depth == 0 || self.rng.chance(35) {
                     Val::Opt(None)
@@ -2164,6 +2286,11 @@ impl Gen {
             Val::Str(s) => Expr::Str(s.clone()),
             Val::Unit => Expr::Int(0),
             Val::List(xs) => Expr::List(xs.iter().map(|x| self.val_expr(x)).collect()),
+            Val::Map(m) => Expr::Map(
+                m.iter()
+                    .map(|(k, v)| (Expr::Str(k.clone()), self.val_expr(v)))
+                    .collect(),
+            ),
             Val::Opt(None) => Expr::None,
             Val::Opt(Some(x)) => Expr::Some(Box::new(self.val_expr(x))),
             Val::Res(Ok(x)) => Expr::Ok(Box::new(self.val_expr(x))),
@@ -2226,6 +2353,16 @@ fn pat_binds(p: &Pat) -> Vec<B> {
     out
 }
 
+/// The text of a string literal key (through parentheses), which a map
+/// literal may not repeat.
+fn literal_text(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Str(s) => Some(s),
+        Expr::Paren(x) => literal_text(x),
+        _ => None,
+    }
+}
+
 fn if_expr(c: Expr, t: Block, e: Block) -> Expr {
     Expr::If(Box::new(c), Box::new(t), Box::new(e))
 }
@@ -2249,6 +2386,9 @@ fn self_typed(e: &Expr) -> bool {
     match e {
         Expr::None | Expr::Err(_) => false,
         Expr::List(xs) => !xs.is_empty() && xs.iter().all(self_typed),
+        Expr::Map(es) => !es.is_empty() && es.iter().all(|(_, v)| self_typed(v)),
+        Expr::Builtin(Bi::Insert, xs) => self_typed(&xs[0]) && self_typed(&xs[2]),
+        Expr::Builtin(Bi::Remove, xs) => self_typed(&xs[0]),
         Expr::Some(x) | Expr::Ok(x) | Expr::Paren(x) => self_typed(x),
         Expr::Bin(Op::Add, l, r) => self_typed(l) && self_typed(r),
         Expr::If(_, t, f) => block(t) && block(f),

@@ -112,6 +112,9 @@ pub struct Features {
     pub loops: bool,
     /// The list and text builtins (`first`, `sort`, `sum`, `join`, `fixed`, …).
     pub builtins: bool,
+    /// `map[str, T]` values: literals, `[:]`, `insert`, `remove`, `keys`,
+    /// `values`, `get` (with and without a default), `contains`, `len`.
+    pub maps: bool,
 }
 
 impl Default for Features {
@@ -132,6 +135,7 @@ impl Default for Features {
             patterns: true,
             loops: true,
             builtins: true,
+            maps: true,
         }
     }
 }
@@ -148,6 +152,8 @@ pub enum Ty {
     List(Box<Ty>),
     Opt(Box<Ty>),
     Res(Box<Ty>),
+    /// `map[str, T]`.
+    Map(Box<Ty>),
     Named(usize),
 }
 
@@ -277,6 +283,8 @@ pub enum Expr {
     If(Box<Expr>, Box<Block>, Box<Block>),
     Match(Box<Expr>, Vec<Arm>),
     List(Vec<Expr>),
+    /// `["k": v, …]`, `[:]` when empty.
+    Map(Vec<(Expr, Expr)>),
     Some(Box<Expr>),
     None,
     Ok(Box<Expr>),
@@ -311,6 +319,14 @@ pub enum Bi {
     StartsWith,
     EndsWith,
     Fixed,
+    /// `insert(m, k, v)`.
+    Insert,
+    /// `remove(m, k)`.
+    Remove,
+    Keys,
+    Values,
+    /// `get(m, k, default)` or `get(xs, i, default)`.
+    GetOr,
 }
 
 impl Bi {
@@ -333,6 +349,11 @@ impl Bi {
             Bi::StartsWith => "starts_with",
             Bi::EndsWith => "ends_with",
             Bi::Fixed => "fixed",
+            Bi::Insert => "insert",
+            Bi::Remove => "remove",
+            Bi::Keys => "keys",
+            Bi::Values => "values",
+            Bi::GetOr => "get",
         }
     }
 }

@@ -23,6 +23,7 @@ impl Module {
             Ty::List(i) => format!("list[{}]", self.ty(i)),
             Ty::Opt(i) => format!("Option[{}]", self.ty(i)),
             Ty::Res(i) => format!("Result[{}]", self.ty(i)),
+            Ty::Map(i) => format!("map[str, {}]", self.ty(i)),
             Ty::Named(i) => self.types[*i].name.clone(),
         }
     }
@@ -392,6 +393,20 @@ impl Module {
                 let parts: Vec<String> = xs.iter().map(|x| self.expr(x, depth, true)).collect();
                 format!("[{}]", parts.join(", "))
             }
+            Expr::Map(es) if es.is_empty() => "[:]".into(),
+            Expr::Map(es) => {
+                let parts: Vec<String> = es
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "{}: {}",
+                            self.expr(k, depth, true),
+                            self.expr(v, depth, true)
+                        )
+                    })
+                    .collect();
+                format!("[{}]", parts.join(", "))
+            }
             Expr::Some(x) => format!("Some({})", self.expr(x, depth, true)),
             Expr::None => "None".into(),
             Expr::Ok(x) => format!("Ok({})", self.expr(x, depth, true)),
@@ -471,6 +486,7 @@ fn has_record(e: &Expr) -> bool {
                 })
         }
         Expr::Range(a, b) => has_record(a) || b.as_deref().is_some_and(has_record),
+        Expr::Map(es) => es.iter().any(|(k, v)| has_record(k) || has_record(v)),
         Expr::Builtin(_, xs) => xs.iter().any(has_record),
         Expr::FStr(parts) => parts
             .iter()
