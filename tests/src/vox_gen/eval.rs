@@ -273,37 +273,33 @@ impl<'m> Interp<'m> {
         let mut it = vals.into_iter();
         let (a, b2, b3) = (it.next(), it.next(), it.next());
         // Maps, and `get` with a default (docs/language.md, "Maps").
-        match (b, a, b2, b3) {
+        Ok(match (b, a, b2, b3) {
             (Bi::Insert, Some(Val::Map(mut m)), Some(Val::Str(k)), Some(v)) => {
                 m.insert(k, v);
-                return Ok(Val::Map(m));
+                Val::Map(m)
             }
             (Bi::Remove, Some(Val::Map(mut m)), Some(Val::Str(k)), _) => {
                 m.remove(&k);
-                return Ok(Val::Map(m));
+                Val::Map(m)
             }
-            (Bi::Keys, Some(Val::Map(m)), _, _) => {
-                return Ok(Val::List(m.into_keys().map(Val::Str).collect()));
-            }
-            (Bi::Values, Some(Val::Map(m)), _, _) => {
-                return Ok(Val::List(m.into_values().collect()));
-            }
-            (Bi::Get, Some(Val::Map(m)), Some(Val::Str(k)), _) => return Ok(opt(m.get(&k))),
+            (Bi::Keys, Some(Val::Map(m)), _, _) => Val::List(m.into_keys().map(Val::Str).collect()),
+            (Bi::Values, Some(Val::Map(m)), _, _) => Val::List(m.into_values().collect()),
+            (Bi::Get, Some(Val::Map(m)), Some(Val::Str(k)), _) => opt(m.get(&k)),
             (Bi::Contains, Some(Val::Map(m)), Some(Val::Str(k)), _) => {
-                return Ok(Val::Bool(m.contains_key(&k)));
+                Val::Bool(m.contains_key(&k))
             }
             (Bi::GetOr, Some(Val::Map(m)), Some(Val::Str(k)), Some(d)) => {
-                return Ok(m.get(&k).cloned().unwrap_or(d));
+                m.get(&k).cloned().unwrap_or(d)
             }
             (Bi::GetOr, Some(Val::List(xs)), Some(Val::Int(i)), Some(d)) => {
                 let found = usize::try_from(i).ok().and_then(|i| xs.get(i));
-                return Ok(found.cloned().unwrap_or(d));
+                found.cloned().unwrap_or(d)
             }
             (Bi::Insert | Bi::Remove | Bi::Keys | Bi::Values | Bi::GetOr, a, b2, b3) => {
                 panic!("generator bug: {b:?} of {a:?}, {b2:?}, {b3:?}")
             }
             (_, a2, b22, _) => return self.builtin2(b, a2, b22),
-        }
+        })
     }
 
     fn builtin2(&mut self, b: Bi, a: Option<Val>, b2: Option<Val>) -> Ev<Val> {
