@@ -26,6 +26,8 @@ pub struct OutputSchema {
     json: &'static str,
     wrapped: bool,
     parsed: OnceLock<Result<ParsedSchema, String>>,
+    /// Whether `json` has a `Decimal`, searched for once (every call asks).
+    decimals: OnceLock<bool>,
 }
 
 /// The schema checked once: as a value (for callers that inspect it) and
@@ -49,6 +51,7 @@ impl OutputSchema {
             json,
             wrapped,
             parsed: OnceLock::new(),
+            decimals: OnceLock::new(),
         }
     }
 
@@ -65,7 +68,9 @@ impl OutputSchema {
     /// Whether the schema has a `Decimal` (a string with the decimal
     /// pattern), whose text the runtime checks in every reply.
     pub(crate) fn has_decimals(&self) -> bool {
-        self.json.contains(crate::correction::DECIMAL_PATTERN_JSON)
+        *self
+            .decimals
+            .get_or_init(|| self.json.contains(crate::correction::DECIMAL_PATTERN_JSON))
     }
 
     /// Whether the output is wrapped in `{"value": …}`.
@@ -328,6 +333,8 @@ pub struct Args {
     /// that, and names are `&str`).
     json: Vec<u8>,
     len: usize,
+    /// Where the first argument's value starts in `json` (after `"name":`).
+    first_value: usize,
     /// The media met in the arguments, in the order of their placeholders
     /// (`"<image 1>"` is the first; see `media`).
     media: Vec<MediaArg>,
@@ -341,6 +348,7 @@ impl Default for Args {
         Args {
             json,
             len: 0,
+            first_value: 0,
             media: Vec::new(),
         }
     }
@@ -361,9 +369,11 @@ impl Args {
             self.json.push(b',');
         }
         let json = &mut self.json;
+        let mut value_start = 0;
         let (written, media) = crate::media::collecting(self.media.len(), || {
             serde_json::to_writer(&mut *json, name).and_then(|()| {
                 json.push(b':');
+                value_start = json.len();
                 serde_json::to_writer(&mut *json, value)
             })
         });
@@ -377,6 +387,9 @@ impl Args {
             });
         }
         self.json.push(b'}');
+        if self.len == 0 {
+            self.first_value = value_start;
+        }
         self.len += 1;
         self.media
             .extend(media.into_iter().map(|(kind, source)| MediaArg {
@@ -396,16 +409,20 @@ impl Args {
     /// The text of the only argument, when there is one and it is a
     /// string (a `str`): the model is given it plainly, as the user message
     /// (docs/runtime.md, "What the model sees").
+    #[cfg(test)]
     pub(crate) fn single_text(&self) -> Option<String> {
+        serde_json::from_str(self.single_text_json()?).ok()
+    }
+
+    /// The text of the only argument (see `single_text`) as the JSON string serde wrote (quotes and
+    /// escapes included), sliced out of the arguments without parsing them.
+    pub(crate) fn single_text_json(&self) -> Option<&str> {
         if self.len != 1 || !self.media.is_empty() {
             return None;
         }
-        let object: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&self.json).ok()?;
-        match object.into_iter().next() {
-            Some((_, serde_json::Value::String(text))) => Some(text),
-            _ => None,
-        }
+        // The only value runs from `first_value` to the closing brace.
+        let value = self.as_json().get(self.first_value..self.json.len() - 1)?;
+        value.starts_with('"').then_some(value)
     }
 
     /// The media in the arguments (images, documents, audio), in the
@@ -438,6 +455,21 @@ impl Serialize for Args {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn the_single_text_is_sliced_as_serde_wrote_it() {
+        for text in ["plain", "quote \" and \\ and \n newline", "  ", "", "\u{1F600} \u{7}"] {
+            let args = Args::new().arg("t", text).unwrap();
+            assert_eq!(args.single_text_json(), Some(&*serde_json::to_string(text).unwrap()));
+            assert_eq!(args.single_text().as_deref(), Some(text));
+        }
+        // Not a single `str`: a number, two arguments, a list.
+        assert_eq!(Args::new().arg("n", &3).unwrap().single_text_json(), None);
+        let two = Args::new().arg("a", "x").unwrap().arg("b", "y").unwrap();
+        assert_eq!(two.single_text_json(), None);
+        assert_eq!(Args::new().arg("l", &["x"]).unwrap().single_text_json(), None);
+        assert_eq!(Args::new().single_text_json(), None);
+    }
 
     #[test]
     fn args_keep_insertion_order_and_render_as_json() {

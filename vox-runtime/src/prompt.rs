@@ -380,8 +380,17 @@ impl Conversation {
     pub fn text_only(_wire: Wire, args: &Args) -> Conversation {
         // One `str` argument is the message itself; other arguments are
         // their JSON object (docs/runtime.md, "What the model sees").
-        let first = match args.single_text() {
-            Some(text) if !text.trim().is_empty() => json_string(&text),
+        let single = args.single_text_json().and_then(|raw| {
+            // The JSON string serde wrote is sent as it is, not decoded and
+            // written again; it is read borrowed unless it has escapes.
+            let blank = match serde_json::from_str::<&str>(raw) {
+                Ok(text) => text.trim().is_empty(),
+                Err(_) => serde_json::from_str::<String>(raw).ok()?.trim().is_empty(),
+            };
+            (!blank).then(|| RawValue::from_string(raw.to_owned()).ok())?
+        });
+        let first = match single {
+            Some(first) => first,
             _ if args.is_empty() => json_string("(no input)"),
             _ => json_string(&format_args!("Input (JSON): {}", args.as_json())),
         };
