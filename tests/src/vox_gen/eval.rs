@@ -309,6 +309,19 @@ impl<'m> Interp<'m> {
                 (Val::Float(x), Val::Float(y)) => x.total_cmp(y),
                 (Val::Str(x), Val::Str(y)) => x.cmp(y),
                 (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
+                // By value: `1.0` and `1.00` are equal (and keep their order in `sort`).
+                (Val::Dec(x, sx, _), Val::Dec(y, sy, _)) => {
+                    let s = (*sx).max(*sy);
+                    let up = |m: i128, from: u32| {
+                        let k = 10i128.pow(s - from);
+                        (m.checked_mul(k), m.signum())
+                    };
+                    match (up(*x, *sx), up(*y, *sy)) {
+                        ((Some(x), _), (Some(y), _)) => x.cmp(&y),
+                        // Too large to align: the signs, then the larger scale loses.
+                        ((_, a), (_, b)) => a.cmp(&b),
+                    }
+                }
                 _ => panic!("generator bug: ordering {a:?} and {b:?}"),
             }
         }
@@ -318,6 +331,9 @@ impl<'m> Interp<'m> {
             (Bi::Last, Some(Val::List(xs)), _) => opt(xs.last()),
             (Bi::Get, Some(Val::List(xs)), Some(Val::Int(i))) => {
                 opt(usize::try_from(i).ok().and_then(|i| xs.get(i)))
+            }
+            (Bi::Contains, Some(Val::List(xs)), Some(x @ Val::Dec(..))) => {
+                Val::Bool(xs.iter().any(|e| order(e, &x).is_eq()))
             }
             (Bi::Contains, Some(Val::List(xs)), Some(x)) => Val::Bool(xs.contains(&x)),
             (Bi::Contains, Some(Val::Str(s)), Some(Val::Str(p))) => Val::Bool(s.contains(&p)),
@@ -333,6 +349,17 @@ impl<'m> Interp<'m> {
             }
             (Bi::Min, Some(Val::List(xs)), _) => opt(xs.iter().min_by(|a, b| order(a, b))),
             (Bi::Max, Some(Val::List(xs)), _) => opt(xs.iter().max_by(|a, b| order(a, b))),
+            (Bi::SumDec, Some(Val::List(xs)), _) => {
+                let mut t = Val::dec_text("0");
+                for x in xs {
+                    let (Val::Dec(a, sa, _), Val::Dec(b, sb, _)) = (&t, &x) else {
+                        panic!("generator bug: sum of {x:?}");
+                    };
+                    let (a, b, s) = align(*a, *sa, *b, *sb)?;
+                    t = Val::dec(a + b, s)?;
+                }
+                t
+            }
             (Bi::Sum | Bi::SumFloat, Some(Val::List(xs)), _) => {
                 if b == Bi::SumFloat {
                     let mut t = 0.0_f64;
@@ -375,6 +402,28 @@ impl<'m> Interp<'m> {
             (Bi::Trim, Some(Val::Str(s)), _) => Val::Str(s.trim().to_string()),
             (Bi::Lower, Some(Val::Str(s)), _) => Val::Str(s.to_lowercase()),
             (Bi::Upper, Some(Val::Str(s)), _) => Val::Str(s.to_uppercase()),
+            (Bi::Fixed, Some(Val::Dec(m, s, _)), Some(Val::Int(n))) => {
+                // Exactly, half away from zero; a zero result has no sign.
+                let places = n.clamp(0, 40) as u32;
+                let r = if places >= s {
+                    10i128
+                        .checked_pow(places - s)
+                        .and_then(|k| m.checked_mul(k))
+                        .ok_or(Stop::OutOfBounds("decimal size"))?
+                } else {
+                    let k = 10i128.pow(s - places);
+                    let (q, rem) = (m / k, (m % k).abs());
+                    if rem * 2 >= k {
+                        q + m.signum()
+                    } else {
+                        q
+                    }
+                };
+                let Val::Dec(_, _, text) = Val::dec(r, places)? else {
+                    unreachable!("Val::dec gives a decimal")
+                };
+                Val::Str(text)
+            }
             (Bi::Fixed, Some(x), Some(Val::Int(n))) => {
                 let x = match x {
                     Val::Float(f) => f,

@@ -467,11 +467,14 @@ impl Gen {
 
     /// A list or text builtin call of type `ty`, when one gives that type.
     fn builtin_expr(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
-        let ordered = |t: &Ty| matches!(t, Ty::Int | Ty::Str | Ty::Float | Ty::Bool);
+        let ordered = |t: &Ty| matches!(t, Ty::Int | Ty::Str | Ty::Float | Ty::Bool | Ty::Dec);
         let list = |t: &Ty| Ty::List(Box::new(t.clone()));
         let (b, args) = match ty {
             Ty::Int if self.rng.chance(50) => {
                 (Bi::Sum, vec![self.typed_expr(&list(&Ty::Int), depth)])
+            }
+            Ty::Dec if self.rng.chance(50) => {
+                (Bi::SumDec, vec![self.typed_expr(&list(&Ty::Dec), depth)])
             }
             Ty::Float if self.rng.chance(50) => (
                 Bi::SumFloat,
@@ -480,7 +483,11 @@ impl Gen {
             Ty::Bool => {
                 let k = self.rng.below(3);
                 if k == 0 {
-                    let et = self.rng.pick(&[Ty::Int, Ty::Str, Ty::Bool]).clone();
+                    let mut ets = vec![Ty::Int, Ty::Str, Ty::Bool];
+                    if self.f.decimal {
+                        ets.push(Ty::Dec);
+                    }
+                    let et = self.rng.pick(&ets).clone();
                     (
                         Bi::Contains,
                         vec![self.typed_expr(&list(&et), depth), self.expr(&et, depth)],
@@ -529,7 +536,11 @@ impl Gen {
                     ],
                 ),
                 1 => {
-                    let t = self.rng.pick(&[Ty::Int, Ty::Float]).clone();
+                    let mut ts = vec![Ty::Int, Ty::Float];
+                    if self.f.decimal {
+                        ts.push(Ty::Dec);
+                    }
+                    let t = self.rng.pick(&ts).clone();
                     let x = self.expr(&t, depth);
                     (Bi::Fixed, vec![x, Expr::Int(self.rng.below(4) as i64)])
                 }

@@ -309,6 +309,8 @@ pub enum Bi {
     Sum,
     /// `sum` of a `list[float]` (an empty one is `0.0`, not `0`).
     SumFloat,
+    /// `sum` of a `list[Decimal]` (an empty one is `0`).
+    SumDec,
     Min,
     Max,
     Join,
@@ -338,7 +340,7 @@ impl Bi {
             Bi::Contains => "contains",
             Bi::Sort => "sort",
             Bi::Reverse => "reverse",
-            Bi::Sum | Bi::SumFloat => "sum",
+            Bi::Sum | Bi::SumFloat | Bi::SumDec => "sum",
             Bi::Min => "min",
             Bi::Max => "max",
             Bi::Join => "join",

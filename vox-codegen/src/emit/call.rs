@@ -273,6 +273,14 @@ impl Emitter<'_> {
                 };
                 if matches!(self.ty(a0), Ty::Map(_)) {
                     format!("{{ let VOX_L = &{l}; let VOX_X: ::std::string::String = {x}; VOX_L.contains_key(VOX_X.as_str()) }}")
+                } else if matches!(elem, Some(Ty::Decimal)) {
+                    // `is` on `Decimal`s compares values ("1.0" is "1.00").
+                    let at = self.info.sites.get(&call.id).map_or("?", String::as_str);
+                    format!(
+                        "{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.iter().any(|VOX_E| ::vox_runtime::__private::decimal::cmp(VOX_E, &VOX_X, {}, {}) == ::std::cmp::Ordering::Equal) }}",
+                        rust_str(&self.current_fn),
+                        rust_str(at)
+                    )
                 } else if elem.is_some() {
                     format!("{{ let VOX_L = &{l}; let VOX_X = {x}; VOX_L.contains(&VOX_X) }}")
                 } else {
