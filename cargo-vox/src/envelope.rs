@@ -12,7 +12,7 @@ pub use vox_metadata::{
 /// Converts the frontend's diagnostics to payloads.
 ///
 /// vox-codegen writes the payload JSON by hand (it has no dependencies);
-/// `tests/tests/contract.rs` pins it to [`DiagnosticPayload`]. Should one
+/// `tests/tests/it/contract.rs` pins it to [`DiagnosticPayload`]. Should one
 /// still not convert, it becomes a `cargo-vox/invalid-payload` error
 /// naming the diagnostic instead of disappearing, so the counts stay right.
 pub fn vox_payloads(checked: &vox_codegen::Checked) -> Vec<DiagnosticPayload> {

@@ -30,7 +30,7 @@ mod slips;
 pub mod source;
 /// Finding the fixtures' `.vox` files, shared with the integration tests.
 #[cfg(test)]
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 mod test_support;
 mod types;
 

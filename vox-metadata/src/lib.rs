@@ -27,7 +27,7 @@
 //! `cargo vox` serializes these types; its end-to-end tests deserialize
 //! them; vox-codegen and vox-build (which stay free of serde so that build
 //! scripts compile fast) write the same JSON by hand, and a test in the
-//! workspace (`tests/tests/contract.rs`) checks that what they write
+//! workspace (`tests/tests/it/contract.rs`) checks that what they write
 //! deserializes into these types and serializes back to exactly the same
 //! JSON.
 //!

@@ -18,7 +18,7 @@
 //! the totals divided by 1,000 is one call of that series, the in-process
 //! server's share included (docs/runtime.md, "Rate limits").
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! bound both the requests in flight and the TCP connections accepted.
 //! Exits non-zero if either exceeds the cap or a call fails.
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use std::time::{Duration, Instant};

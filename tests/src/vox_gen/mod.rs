@@ -1,5 +1,5 @@
 //! A seeded generator of well-typed Vox modules, with a reference
-//! evaluator, for the differential test (`tests/tests/differential.rs`).
+//! evaluator, for the differential test (`tests/tests/it/differential.rs`).
 //!
 //! [`generate`] builds a module from a seed: records and sum types
 //! (recursive through `list`, `Option`, `Option[Option[T]]`,

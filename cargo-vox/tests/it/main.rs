@@ -1,0 +1,6 @@
+//! cargo-vox's integration tests, one module per area, linked as one binary.
+
+mod batch_cli;
+mod doctor;
+mod lsp;
+mod lsp_never_panics;

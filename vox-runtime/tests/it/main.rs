@@ -1,0 +1,28 @@
+//! vox-runtime's integration tests, one module per area, linked as one binary (the tests that own process-wide state are in `tests/global`).
+
+mod batch_emulator;
+mod sloppy;
+mod support;
+
+mod ai_calls;
+mod ai_checks;
+mod batch_engines;
+mod cassette_properties;
+mod cassettes;
+mod hostile_replies;
+mod key_echoes;
+mod media_arguments;
+mod providers_anthropic;
+mod providers_compatible;
+mod providers_fallback;
+mod providers_gemini;
+mod providers_ollama;
+mod providers_redaction;
+mod rate_limits;
+mod reply_repairs;
+mod reprompt_loop;
+mod security;
+mod server_text;
+mod tracing_span;
+mod transport_seam;
+mod wire_snapshots;
