@@ -458,16 +458,28 @@ mod tests {
 
     #[test]
     fn the_single_text_is_sliced_as_serde_wrote_it() {
-        for text in ["plain", "quote \" and \\ and \n newline", "  ", "", "\u{1F600} \u{7}"] {
+        for text in [
+            "plain",
+            "quote \" and \\ and \n newline",
+            "  ",
+            "",
+            "\u{1F600} \u{7}",
+        ] {
             let args = Args::new().arg("t", text).unwrap();
-            assert_eq!(args.single_text_json(), Some(&*serde_json::to_string(text).unwrap()));
+            assert_eq!(
+                args.single_text_json(),
+                Some(&*serde_json::to_string(text).unwrap())
+            );
             assert_eq!(args.single_text().as_deref(), Some(text));
         }
         // Not a single `str`: a number, two arguments, a list.
         assert_eq!(Args::new().arg("n", &3).unwrap().single_text_json(), None);
         let two = Args::new().arg("a", "x").unwrap().arg("b", "y").unwrap();
         assert_eq!(two.single_text_json(), None);
-        assert_eq!(Args::new().arg("l", &["x"]).unwrap().single_text_json(), None);
+        assert_eq!(
+            Args::new().arg("l", &["x"]).unwrap().single_text_json(),
+            None
+        );
         assert_eq!(Args::new().single_text_json(), None);
     }
 

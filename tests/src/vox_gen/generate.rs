@@ -1050,13 +1050,18 @@ impl Gen {
                         let n = lo + self.rng.below(4 - lo);
                         let mut entries: Vec<(Expr, Expr)> = Vec::new();
                         for _ in 0..n {
+                            let reads = self.snapshot();
                             let k = self.map_key(d);
                             // The same string literal twice is `vox/map/duplicate-key`.
                             let dup = literal_text(&k).is_some_and(|t| {
                                 entries.iter().any(|(o, _)| literal_text(o) == Some(t))
                             });
                             let v = self.expr(t, d);
-                            if !dup {
+                            if dup {
+                                // The entry is dropped: so are its reads (seed 30186 left
+                                // a parameter read only there, unused in the program).
+                                self.restore(&reads);
+                            } else {
                                 entries.push((k, v));
                             }
                         }
