@@ -237,7 +237,7 @@ impl Emitter<'_> {
                 }
             }
             Builtin::Insert => {
-                let m = self.typed(a0, Some(self.ty(call)), ctx, depth);
+                let m = self.map_operand(a0, call, ctx, depth);
                 let k = self.arg(args, 1, ctx, depth);
                 let value = match (self.ty(call), args.get(2)) {
                     (Ty::Map(v), Some(a)) => {
@@ -249,7 +249,7 @@ impl Emitter<'_> {
                 format!("{{ let mut VOX_M = {m}; let VOX_K: ::std::string::String = {k}; let VOX_V = {value}; VOX_M.insert(VOX_K, VOX_V); VOX_M }}")
             }
             Builtin::Remove => {
-                let m = self.typed(a0, Some(self.ty(call)), ctx, depth);
+                let m = self.map_operand(a0, call, ctx, depth);
                 let k = self.arg(args, 1, ctx, depth);
                 format!("{{ let mut VOX_M = {m}; let VOX_K: ::std::string::String = {k}; VOX_M.remove(VOX_K.as_str()); VOX_M }}")
             }

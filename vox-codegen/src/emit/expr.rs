@@ -82,6 +82,21 @@ impl<'a> Emitter<'a> {
         format!("{{ let VOX_T: {} = {v}; VOX_T }}", self.rust_type(&full))
     }
 
+    /// The map `insert`/`remove` (the call `call`) works on. When Vox knows
+    /// the map's value type it is written down; when it does not (`[:]`
+    /// decided only later, say by the other side of an `is`), nothing is
+    /// written here, so rustc takes the type from the enclosing annotation:
+    /// filling the hole with `()` at this depth contradicted it (sweep seed
+    /// 40115: `remove(remove([:], k), k2) isnt ["k": Leaf]`).
+    pub(super) fn map_operand(&mut self, m: &Expr, call: &Expr, ctx: Ctx, depth: usize) -> String {
+        let t = self.ty(call).clone();
+        if t.is_concrete() {
+            self.typed(m, Some(&t), ctx, depth)
+        } else {
+            self.expr(m, ctx, depth, Tail::Value)
+        }
+    }
+
     fn path_has_boxed(&self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Field { base, .. } => self.is_boxed_field(e) || self.path_has_boxed(base),
