@@ -516,7 +516,14 @@ fn cargo_failures_still_end_with_one_envelope() {
 fn interrupt_reaches_cargo_and_the_envelope_still_prints() {
     let root = copy_fixture("lane/app", "lane-interrupt");
     let bin = work_dir("lane-interrupt-cargo");
-    let slow = fake_cargo(&bin, "slow-cargo", "echo vox-test-started >&2\nsleep 60");
+    // `exec`: a shell waiting for a child catches SIGINT, and an interrupt
+    // arriving between the fork and the exec of `sleep` was lost, leaving
+    // the fake cargo running for a minute (the test failed now and then).
+    let slow = fake_cargo(
+        &bin,
+        "slow-cargo",
+        "echo vox-test-started >&2\nexec sleep 60",
+    );
     interrupt_build(&root, &slow);
 }
 
@@ -532,7 +539,7 @@ fn an_interrupted_build_does_not_ask_cargo_metadata_again() {
     let path = bin.join("stuck-cargo");
     vox_e2e::write_executable(
         &path,
-        "#!/bin/sh\nif [ \"$1\" = metadata ]; then trap '' INT; else echo vox-test-started >&2; fi\nsleep 60\n",
+        "#!/bin/sh\nif [ \"$1\" = metadata ]; then trap '' INT; else echo vox-test-started >&2; fi\nexec sleep 60\n",
     );
     interrupt_build(&root, &path);
 }
