@@ -5,7 +5,6 @@
 //! Vox value looks as text (`str`, `print`).
 
 use std::fmt::Display;
-use std::io::Write;
 
 use serde::ser::{Impossible, Serialize, Serializer};
 
@@ -18,20 +17,6 @@ pub fn to_str<T: Serialize + ?Sized>(value: &T) -> String {
         Err(NotScalar) => serde_json::to_string(value)
             .unwrap_or_else(|e| format!("<value that cannot be shown: {e}>")),
     }
-}
-
-/// Vox `print(v)`: writes [`to_str`] and a newline to stdout. A closed
-/// stdout is ignored rather than a panic.
-pub fn print<T: Serialize + ?Sized>(value: &T) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", to_str(value));
-}
-
-/// Vox `print(v)` in code compiled for `cargo test`: [`to_str`] and a
-/// newline through `println!`, which libtest captures and shows only for
-/// failing tests, instead of interleaving it with the test report.
-pub fn print_captured<T: Serialize + ?Sized>(value: &T) {
-    println!("{}", to_str(value));
 }
 
 /// Vox `fixed(x, digits)` of a `float` (or an `int`): `x` with exactly
