@@ -5,6 +5,8 @@
 //! Pure functions over plain data, so the exact wording and each request
 //! shape (docs/runtime.md, "Providers") are unit-tested without HTTP.
 
+use std::sync::OnceLock;
+
 use bytes::Bytes;
 use serde_json::value::RawValue;
 
@@ -42,7 +44,25 @@ pub(crate) struct RequestParts {
     pub schema_name: &'static str,
     /// The schema as the wire sends it when that differs (Gemini's subset).
     pub wire_schema: Option<Box<RawValue>>,
+    /// A first request's body around its user message, rendered on the
+    /// first call (see [`RequestParts::request_body`]).
+    first_request: OnceLock<Option<FirstRequest>>,
 }
+
+/// The body of a first attempt without media, which differs from call to
+/// call only in the user message: the bytes before it and after it.
+#[derive(Debug, Clone)]
+struct FirstRequest {
+    head: Box<[u8]>,
+    tail: Box<[u8]>,
+}
+
+/// The user message a [`FirstRequest`] is rendered with, to be found in
+/// the body and cut out: a JSON string that text written by serde cannot
+/// contain (its quotes would be escaped), so it could appear elsewhere only
+/// as a whole string value of the raw schema. Were it not found exactly
+/// once, requests are rendered whole.
+const FIRST_MARKER: &str = r#""\u0000vox:first-user-message\u0000""#;
 
 /// The task: the function's doc comment, or, without one, a sentence
 /// naming the function.
@@ -262,6 +282,7 @@ impl RequestParts {
             schema,
             schema_name: output.name(),
             wire_schema: prepared.schema,
+            first_request: OnceLock::new(),
         })
     }
 
@@ -287,7 +308,57 @@ impl RequestParts {
 
     /// The JSON body of one request: these parts and `conversation`, in
     /// the wire's shape.
+    ///
+    /// A first attempt without media (nearly every request) is the kept
+    /// [`FirstRequest`] with the user message put in: the same bytes as
+    /// rendering it whole (`first_requests_are_rendered_as_a_whole` holds
+    /// that for every wire), without writing the system text, the schema
+    /// and the keys again on every call (`call_overhead` bench).
     pub fn request_body(&self, conversation: &Conversation) -> Bytes {
+        if conversation.turns.is_empty() && conversation.media.is_empty() {
+            if let Some(first) = self.first_request() {
+                let user = conversation.first.get().as_bytes();
+                let mut body = Vec::with_capacity(first.head.len() + user.len() + first.tail.len());
+                body.extend_from_slice(&first.head);
+                body.extend_from_slice(user);
+                body.extend_from_slice(&first.tail);
+                return Bytes::from(body);
+            }
+        }
+        self.render(conversation)
+    }
+
+    /// The kept first request, rendered once with [`FIRST_MARKER`] as the
+    /// user message; `None` when the marker is not found exactly once.
+    fn first_request(&self) -> Option<&FirstRequest> {
+        self.first_request
+            .get_or_init(|| {
+                let probe = Conversation {
+                    first: RawValue::from_string(FIRST_MARKER.to_owned()).ok()?,
+                    media: Vec::new(),
+                    turns: Vec::new(),
+                };
+                let body = self.render(&probe);
+                let marker = FIRST_MARKER.as_bytes();
+                let mut found = body
+                    .windows(marker.len())
+                    .enumerate()
+                    .filter(|(_, w)| *w == marker)
+                    .map(|(at, _)| at);
+                let at = found.next()?;
+                if found.next().is_some() {
+                    return None;
+                }
+                Some(FirstRequest {
+                    head: body[..at].into(),
+                    tail: body[at + marker.len()..].into(),
+                })
+            })
+            .as_ref()
+    }
+
+    /// The JSON body of one request, rendered whole.
+    fn render(&self, conversation: &Conversation) -> Bytes {
         let mut body = Vec::with_capacity(
             self.system.get().len()
                 + self.schema.get().len()
@@ -383,10 +454,17 @@ impl Conversation {
         let single = args.single_text_json().and_then(|raw| {
             // The JSON string serde wrote is sent as it is, not decoded and
             // written again; it is read borrowed unless it has escapes.
-            let blank = match serde_json::from_str::<&str>(raw) {
-                Ok(text) => text.trim().is_empty(),
-                Err(_) => serde_json::from_str::<String>(raw).ok()?.trim().is_empty(),
-            };
+            // Text that starts with printable ASCII (not an escape's
+            // backslash) is not blank; other text is decoded to look.
+            let printable = raw
+                .as_bytes()
+                .get(1)
+                .is_some_and(|&b| b.is_ascii_graphic() && b != b'\\' && b != b'"');
+            let blank = !printable
+                && match serde_json::from_str::<&str>(raw) {
+                    Ok(text) => text.trim().is_empty(),
+                    Err(_) => serde_json::from_str::<String>(raw).ok()?.trim().is_empty(),
+                };
             (!blank).then(|| RawValue::from_string(raw.to_owned()).ok())?
         });
         let first = match single {
@@ -718,6 +796,28 @@ mod tests {
         assert_eq!(messages_of(&Args::new())[1].1, "(no input)");
     }
 
+    /// One text argument is the message itself unless it is blank (any
+    /// whitespace, escaped or not, ASCII or not); then the JSON object is.
+    #[test]
+    fn one_blank_text_argument_is_sent_as_its_object() {
+        let user = |text: &str| {
+            let args = Args::new().arg("text", text).unwrap();
+            messages(&body(&EXTRACT, "m", &Conversation::text_only(CHAT, &args)))[1]
+                .1
+                .clone()
+        };
+        for blank in ["", " ", "\n\t\r ", "\u{3000}\u{a0}", "\u{2028}"] {
+            assert_eq!(
+                user(blank),
+                format!("Input (JSON): {}", serde_json::json!({ "text": blank })),
+                "{blank:?}"
+            );
+        }
+        for text in ["x", " x", "\\", "\"", "\n x", "é", "\u{3000}漢"] {
+            assert_eq!(user(text), text, "{text:?}");
+        }
+    }
+
     #[test]
     fn correction_appends_reply_and_quotes_error() {
         let mut conversation = Conversation::text_only(CHAT, &Args::new());
@@ -852,5 +952,75 @@ mod tests {
             text.contains(r#""responseJsonSchema":{"type":"object","properties":{"z":{"type":"string"},"y":{"type":"integer"},"x":{"type":"boolean"}},"required":["z","y","x"],"additionalProperties":false}"#),
             "{text}"
         );
+    }
+
+    /// The kept first request gives the same bytes as rendering the body
+    /// whole, on every wire, for arguments of every kind (escapes, other
+    /// scripts, no input, the marker's own text), for a function without
+    /// temperature or instruction, and for a schema holding the marker
+    /// (then there is no kept request and bodies are rendered whole).
+    #[test]
+    fn first_requests_are_rendered_as_a_whole() {
+        static MARKED: OutputSchema = OutputSchema::new(
+            "Marked",
+            r#"{"type":"string","description":"\u0000vox:first-user-message\u0000"}"#,
+            false,
+        );
+        static PLAIN: AiFunction = AiFunction::new("plain", "", &INVOICE);
+        static WITH_MARKER: AiFunction = AiFunction::new(
+            "marked",
+            "Says \"\u{0}vox:first-user-message\u{0}\" and \\u0000.",
+            &MARKED,
+        );
+        let wires = [
+            CHAT,
+            STATED,
+            Wire::Chat(Chat {
+                limit: "max_completion_tokens",
+                format: ResponseFormat::JsonObject,
+                stated: true,
+            }),
+            Wire::Anthropic,
+            Wire::Gemini,
+            Wire::Ollama,
+        ];
+        let arguments = [
+            Args::new(),
+            Args::new().arg("text", "ACME Corp, 2 widgets").unwrap(),
+            Args::new()
+                .arg("text", "quote \" slash \\ tab \t nul \u{0} é 漢字 🎉")
+                .unwrap(),
+            Args::new()
+                .arg("text", "\"\\u0000vox:first-user-message\\u0000\"")
+                .unwrap(),
+            Args::new()
+                .arg("a", &1)
+                .unwrap()
+                .arg("b", &["x", "y"])
+                .unwrap(),
+        ];
+        for function in [&EXTRACT, &PLAIN, &WITH_MARKER] {
+            for wire in wires {
+                let parts = RequestParts::new(function, wire, "model-a", 512).unwrap();
+                for args in &arguments {
+                    let conversation = Conversation::text_only(wire, args);
+                    let kept = parts.request_body(&conversation);
+                    let whole = parts.render(&conversation);
+                    assert_eq!(
+                        String::from_utf8_lossy(&kept),
+                        String::from_utf8_lossy(&whole),
+                        "{} on {wire:?}",
+                        function.name()
+                    );
+                    serde_json::from_slice::<serde_json::Value>(&kept).expect("valid JSON");
+                }
+                assert_eq!(
+                    parts.first_request().is_some(),
+                    !std::ptr::eq(function, &WITH_MARKER),
+                    "{} on {wire:?}",
+                    function.name()
+                );
+            }
+        }
     }
 }
