@@ -2,9 +2,9 @@
 //! make builds break or crawl, and says each one in a form an agent can act
 //! on (`<cause> | FIX: <step> | [diag id=… sev=… heal=…]`).
 //!
-//! The pipeline: [`registry`] names every diagnosis and the check that
+//! The pipeline: `registry` names every diagnosis and the check that
 //! produces it; each check module pairs pure classifiers with a thin probe;
-//! [`process`] runs every external command under a timeout; [`report`]
+//! [`process`] runs every external command under a timeout; `report`
 //! writes the results for people or as one JSON line.
 
 mod cfg;

@@ -490,12 +490,12 @@ fn summary_counts(text: &str) -> (usize, usize, usize) {
     counts
 }
 
-/// The start of a text, at most [`EXCERPT_CHARS`] characters.
+/// The start of a text, at most `EXCERPT_CHARS` characters.
 pub fn excerpt(text: &str) -> String {
     text.trim().chars().take(EXCERPT_CHARS).collect()
 }
 
-/// The end of a text, at most [`EXCERPT_CHARS`] characters.
+/// The end of a text, at most `EXCERPT_CHARS` characters.
 pub fn excerpt_tail(text: &str) -> String {
     let text = text.trim();
     let n = text.chars().count();

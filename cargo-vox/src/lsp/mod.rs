@@ -7,7 +7,7 @@
 //! read a message, answer it from the latest analysis, and re-check a
 //! module once its edits pause (see [`DEBOUNCE`]).
 //!
-//! Layout: this file is the server loop and dispatch; [`store`] holds open
+//! Layout: this file is the server loop and dispatch; `store` holds open
 //! buffers, modules and analyses; [`position`] converts positions; one
 //! file per feature (diagnostics, hover, navigation, completion, actions,
 //! format, symbols, tokens).

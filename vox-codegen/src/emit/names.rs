@@ -61,9 +61,10 @@ fn needs_underscore(name: &str) -> bool {
 }
 
 /// A Vox value name (local, parameter, field, function) as a Rust
-/// identifier. The mapping is injective: keywords become raw identifiers,
-/// and the names [`needs_underscore`] picks get one more trailing `_`; every
-/// other name is unchanged.
+/// identifier. The mapping is injective: keywords become raw identifiers;
+/// the keywords that cannot be raw (`self`, `super`, …, with any trailing
+/// `_`s) and names starting with `__` get one more trailing `_`; every other
+/// name is unchanged.
 pub fn rust_ident(name: &str) -> String {
     if needs_underscore(name) {
         format!("{name}_")
