@@ -80,14 +80,17 @@ pub fn run(args: &DoctorArgs, command: &CommandContext) -> crate::error::Result<
         Some(text) => match DiagId::parse(text) {
             Some(id) => Some(id),
             None => {
-                eprintln!(
-                    "error: unknown diagnosis id `{}`; the registry:",
+                // A usage error like any other: one `error:` line (the
+                // registry under it), or one envelope under `--json`.
+                let mut message = format!(
+                    "unknown diagnosis id `{}`; the registry:",
                     report::shown(text)
                 );
                 for line in registry_lines() {
-                    eprintln!("{line}");
+                    message.push('\n');
+                    message.push_str(&line);
                 }
-                return Ok(exit::USAGE);
+                return Err(crate::error::Error::usage("--diag", message));
             }
         },
     };

@@ -74,6 +74,8 @@ fn cases(dir: &Path) -> Vec<Case<'static>> {
         // Scripts that cannot run.
         ("run", s(&[&missing]), 2),
         ("run", s(&[&no_main]), 1),
+        // A diagnosis the doctor's registry does not have.
+        ("doctor", s(&["--diag", "no.such_diagnosis"]), 2),
     ]
 }
 
