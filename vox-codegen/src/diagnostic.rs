@@ -90,7 +90,7 @@ codes! {
     MapKey = "vox/type/map-key": "a `map` whose key type is not `str`",
     DuplicateKey = "vox/map/duplicate-key": "a map literal that gives the same key twice",
     AiMapOutput = "vox/ai/map-in-output": "an `@ai` function whose return type holds a `map` (strict structured outputs cannot carry one)",
-    OpenType = "vox/type/needs-annotation": "a value whose type nothing decides (an element of an untyped `[]`, the content of an untyped `None`) is matched against a pattern, iterated, measured or has a field read",
+    OpenType = "vox/type/needs-annotation": "a value whose type nothing decides (an element of an untyped `[]` or `[:]`, the content of an untyped `None`) is matched against a pattern, iterated, measured or has a field read",
     NonExhaustive = "vox/match/non-exhaustive": "a `match` that does not cover every possible value",
     Unreachable = "vox/match/unreachable" [warning]: "a `match` arm that can never be reached",
     InvalidPattern = "vox/match/invalid-pattern": "a pattern that cannot match the matched value's type",

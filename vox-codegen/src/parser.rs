@@ -1613,10 +1613,7 @@ impl Parser<'_> {
                     let span = e.span.to(self.prev_span());
                     let callee_span = e.span;
                     let hint = if let ExprKind::Field { name, .. } = &e.kind {
-                        format!(
-                            "Vox has no methods; call a function instead: `{}(…)`",
-                            name.name
-                        )
+                        method_hint(&name.name)
                     } else {
                         "only functions, builtins and variants can be called".to_string()
                     };
@@ -1950,4 +1947,19 @@ fn is_keyword(kind: T) -> bool {
             | T::Or
             | T::Not
     )
+}
+
+/// How the hint on `x.name(…)` starts; the slips table's own hint for a
+/// method it knows replaces it (`slips::slip_fixes`).
+pub(crate) const NO_METHODS: &str = "Vox has no methods;";
+
+/// The hint on `x.name(…)`: a builtin of that name is called with the
+/// value as an argument; no other function is named, since none may exist
+/// (the slips table gives the Vox spelling of other languages' methods).
+fn method_hint(name: &str) -> String {
+    if crate::check::Builtin::ALL.iter().any(|(n, _)| *n == name) {
+        format!("{NO_METHODS} `{name}` is a function: call it with the value as its first argument")
+    } else {
+        format!("{NO_METHODS} pass the value to a function, or write one that takes it as its first parameter")
+    }
 }

@@ -247,13 +247,23 @@ pub(crate) fn slip_fixes(all: &[Toks<'_>], diagnostics: &mut [Diagnostic]) {
         if at >= toks.toks.len() {
             continue;
         }
+        // Slips that start up to a pattern's length before the error, or,
+        // for a call of a method, inside it (`ys.unwrap(` is one error
+        // spanning `ys.unwrap`).
+        let inside = if d.code == crate::diagnostic::Code::NotCallable {
+            toks.toks[at..]
+                .iter()
+                .take_while(|t| t.span.start < d.span.end)
+                .count()
+        } else {
+            1
+        };
         let found = SLIPS.iter().find_map(|slip| {
             let len = slip.pattern.split(' ').count();
-            (0..len)
-                .filter_map(|k| at.checked_sub(k))
-                .find_map(|start| {
-                    matches_at(toks, start, slip).map(|(end, caps)| (slip, start, end, caps))
-                })
+            let before = (0..len).filter_map(|k| at.checked_sub(k));
+            before.chain(at + 1..at + inside).find_map(|start| {
+                matches_at(toks, start, slip).map(|(end, caps)| (slip, start, end, caps))
+            })
         });
         let Some((slip, start, end, caps)) = found else {
             continue;
@@ -265,6 +275,12 @@ pub(crate) fn slip_fixes(all: &[Toks<'_>], diagnostics: &mut [Diagnostic]) {
             && !blind_not
         {
             continue;
+        }
+        if slip.pattern.contains(" . ") {
+            // The slip names the Vox spelling of this method: the parser's
+            // general hint about methods goes.
+            d.hints
+                .retain(|h| !h.starts_with(crate::parser::NO_METHODS));
         }
         if !d.hints.iter().any(|h| h == slip.say) {
             d.hints.push(slip.say.to_string());

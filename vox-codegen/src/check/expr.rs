@@ -199,8 +199,18 @@ impl Checker<'_> {
             }
             ExprKind::Error => Ty::Error,
             ExprKind::Poison(parts) => {
-                for p in parts {
-                    self.check_expr(p, Want::Any);
+                for (i, p) in parts.iter().enumerate() {
+                    match &p.kind {
+                        // `x.name(…)`: the parser reported the call; reading
+                        // the field is the same mistake, so only `x` is
+                        // checked (one error, not two).
+                        ExprKind::Field { base, .. } if i == 0 => {
+                            self.check_expr(base, Want::Any);
+                        }
+                        _ => {
+                            self.check_expr(p, Want::Any);
+                        }
+                    }
                 }
                 Ty::Error
             }

@@ -349,8 +349,8 @@ impl<'a> Checker<'a> {
                 span,
                 format!("the type of this value is not known where it is {what}"),
             )
-            .label("it comes from an empty list or `None` that nothing gives a type")
-            .hint("declare the type where the empty value is bound, e.g. `let xs: list[int] = []`, or pass it where a typed value is expected first"),
+            .label("it comes from an empty list, an empty map or `None` that nothing gives a type")
+            .hint("declare the type where the empty value is bound, e.g. `let xs: list[int] = []` or `let m: map[str, int] = [:]`, or pass it where a typed value is expected first"),
         );
     }
 

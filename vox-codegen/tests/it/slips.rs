@@ -182,3 +182,107 @@ fn every_slip_gets_the_vox_spelling() {
         failures.join("\n\n")
     );
 }
+
+/// A method call written the way another language writes it, for methods
+/// of lists, strings, maps and records across languages, known to the
+/// slips table or not: the error is reported once (not also as a field
+/// read), and every function a hint or fix names in code (`name(`) is one
+/// Vox has — the module's own, or a builtin (a call of it alone is not
+/// `vox/name/unknown`).
+#[test]
+fn method_calls_get_one_error_naming_only_functions_that_exist() {
+    const RECEIVERS: &[&str] = &["xs", "s0", "line", "m"];
+    const METHODS: &[(&str, &str)] = &[
+        ("len", ""),
+        ("length", ""),
+        ("size", ""),
+        ("count", ""),
+        ("isEmpty", ""),
+        ("is_empty", ""),
+        ("contains_key", "\"a\""),
+        ("containsKey", "\"a\""),
+        ("has", "\"a\""),
+        ("get", "\"a\""),
+        ("getOrDefault", "\"a\", 0"),
+        ("keys", ""),
+        ("values", ""),
+        ("items", ""),
+        ("to_string", ""),
+        ("toString", ""),
+        ("clone", ""),
+        ("iter", ""),
+        ("sum", ""),
+        ("max", ""),
+        ("first", ""),
+        ("last", ""),
+        ("reverse", ""),
+        ("sorted", ""),
+        ("trim", ""),
+        ("replace", "\"a\", \"b\""),
+        ("find", "\"a\""),
+        ("indexOf", "\"a\""),
+        ("frobnicate", "1"),
+        ("price", ""),
+    ];
+    let has_function = |name: &str| {
+        let probe = checked(&format!("fn main() {{\n    {name}()\n}}\n"));
+        !probe
+            .diagnostics()
+            .iter()
+            .any(|d| d.code.as_str() == "vox/name/unknown")
+    };
+    let mut failures = Vec::new();
+    for receiver in RECEIVERS {
+        for (method, args) in METHODS {
+            let text = format!(
+                "type Line {{\n    price: float\n}}\n\nfn f(xs: list[int], s0: str, line: Line, m: map[str, int]) {{\n    print({receiver}.{method}({args}))\n}}\n"
+            );
+            let c = checked(&text);
+            let errors: Vec<_> = c.diagnostics().iter().filter(|d| d.is_error()).collect();
+            if errors.len() != 1 {
+                failures.push(format!(
+                    "`{receiver}.{method}({args})`: {} errors: {:?}",
+                    errors.len(),
+                    errors.iter().map(|d| &d.message).collect::<Vec<_>>()
+                ));
+            }
+            for d in errors {
+                let fixes = d
+                    .fixes
+                    .iter()
+                    .flat_map(|f| f.edits.iter().map(|e| &e.replacement));
+                for text in d.hints.iter().chain(fixes) {
+                    for named in called_names(text) {
+                        if named != "f" && !has_function(&named) {
+                            failures.push(format!(
+                                "`{receiver}.{method}({args})`: `{text}` names `{named}(`, which Vox does not have"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The names written as calls (`name(`) in a hint or a fix.
+fn called_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c != '(' {
+            continue;
+        }
+        let start = chars[..i]
+            .iter()
+            .rposition(|c| !(c.is_alphanumeric() || *c == '_'))
+            .map_or(0, |p| p + 1);
+        let name: String = chars[start..i].iter().collect();
+        let after_dot = start > 0 && chars[start - 1] == '.';
+        if !name.is_empty() && !after_dot && name.chars().next().is_some_and(|c| c.is_lowercase()) {
+            names.push(name);
+        }
+    }
+    names
+}
