@@ -599,4 +599,139 @@ mod tests {
             .for_provider("claude", "walk", CompatibleFormat::JsonSchema)
             .is_err());
     }
+
+    /// Each network provider's request fields, in full: OpenAI and
+    /// OpenRouter take `response_format` `json_schema` whatever format is
+    /// chosen for `compatible` servers (it is only theirs), and Ollama takes
+    /// the schema itself as `format`.
+    #[test]
+    fn the_compatible_format_is_only_for_compatible_servers() {
+        let s = schema_of("type Dto { ok: bool }", "Dto");
+        let json_schema = Json::obj([("response_format", s.response_format())]).to_compact();
+        assert!(
+            json_schema.starts_with(r#"{"response_format":{"type":"json_schema","json_schema":{"name":"Dto","strict":true,"schema":{"type":"object""#),
+            "{json_schema}"
+        );
+        for provider in ["openai", "openrouter"] {
+            for format in [CompatibleFormat::JsonSchema, CompatibleFormat::JsonObject] {
+                let fields = s.for_provider(provider, "f", format).unwrap().to_compact();
+                assert_eq!(fields, json_schema, "{provider}, {format:?}");
+            }
+        }
+        let compatible = |format| {
+            s.for_provider("compatible", "f", format)
+                .unwrap()
+                .to_compact()
+        };
+        assert_eq!(compatible(CompatibleFormat::JsonSchema), json_schema);
+        assert_eq!(
+            compatible(CompatibleFormat::JsonObject),
+            format!(
+                r#"{{"response_format":{{"type":"json_object","schema":{}}}}}"#,
+                s.schema.to_compact()
+            )
+        );
+        for format in [CompatibleFormat::JsonSchema, CompatibleFormat::JsonObject] {
+            assert_eq!(
+                s.for_provider("ollama", "f", format).unwrap().to_compact(),
+                format!(r#"{{"format":{}}}"#, s.schema.to_compact())
+            );
+        }
+        // Every name `PROVIDERS` lists is answered, and only those.
+        for provider in PROVIDERS {
+            assert!(
+                s.for_provider(provider, "f", CompatibleFormat::JsonSchema)
+                    .is_ok(),
+                "{provider}"
+            );
+        }
+        let unknown = s
+            .for_provider("fixture", "f", CompatibleFormat::JsonSchema)
+            .unwrap_err();
+        assert!(unknown.contains("openai, "), "{unknown}");
+    }
+
+    /// How each argument of an `@ai` function reaches the model
+    /// (docs/language.md, "Images, documents and audio"), as `cargo vox
+    /// schema` reports it: a media value is a part of its kind, a list of
+    /// one is a part per element, an option of one is a part or nothing,
+    /// and anything else is JSON text with each media kind inside it sent
+    /// as parts.
+    #[test]
+    fn arguments_say_how_they_are_sent() {
+        let src = "type Page {\n number: int\n scan: Image\n}\n\
+            type Folder {\n pages: list[Page]\n cover: Option[Document]\n voice: Audio\n}\n\
+            type Out { n: int }\n\
+            /// Read.\n@ai\n@uses(net)\n\
+            fn read(scan: Image, pdf: Document, memo: Audio, pages: list[Page], shots: list[Image], \
+            memos: list[Audio], maybe_pdf: Option[Document], maybe_scan: Option[Image], \
+            maybe_page: Option[Page], folder: Folder, nested: list[list[Image]], note: str, \
+            counts: list[int], label: Option[str]) to Out {\n    return Out { n: 1 }\n}\n";
+        let mut sources = SourceMap::new();
+        sources.add(SourceFile::new("t.vox", src));
+        let c = check(sources);
+        assert!(!c.has_errors(), "{:?}", c.diagnostics);
+        let fns = c.ai_functions();
+        assert_eq!(fns.len(), 1);
+        let got: Vec<(&str, Vec<&str>, &str)> = fns[0]
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), p.parts.clone(), p.sent_as.as_str()))
+            .collect();
+        let json = "JSON in the arguments text";
+        let want: Vec<(&str, Vec<&str>, &str)> = vec![
+            (
+                "scan",
+                vec!["image"],
+                "an image part; in the arguments' JSON its place reads \"<image N>\"",
+            ),
+            (
+                "pdf",
+                vec!["document"],
+                "a document part; in the arguments' JSON its place reads \"<document N>\"",
+            ),
+            (
+                "memo",
+                vec!["audio"],
+                "an audio part; in the arguments' JSON its place reads \"<audio N>\"",
+            ),
+            (
+                "pages",
+                vec!["image"],
+                "JSON in the arguments text; each `Image` in it as an image part",
+            ),
+            ("shots", vec!["image"], "one image part per element"),
+            ("memos", vec!["audio"], "one audio part per element"),
+            (
+                "maybe_pdf",
+                vec!["document"],
+                "a document part, or nothing for `None`",
+            ),
+            (
+                "maybe_scan",
+                vec!["image"],
+                "an image part, or nothing for `None`",
+            ),
+            (
+                "maybe_page",
+                vec!["image"],
+                "JSON in the arguments text; each `Image` in it as an image part",
+            ),
+            (
+                "folder",
+                vec!["image", "document", "audio"],
+                "JSON in the arguments text; each `Image` in it as an image part, \
+                 each `Document` in it as a document part, each `Audio` in it as an audio part",
+            ),
+            (
+                "nested",
+                vec!["image"],
+                "JSON in the arguments text; each `Image` in it as an image part",
+            ),
+            ("note", vec![], json),
+            ("counts", vec![], json),
+            ("label", vec![], json),
+        ];
+        assert_eq!(got, want);
+    }
 }

@@ -1131,3 +1131,167 @@ fn checker_enforces_the_size_limits() {
         "{e:?}"
     );
 }
+
+// ---- the strict-mode limits, at and one past each ------------------------
+
+/// Checks `types` with an `@ai` function returning `ret`, and gives the
+/// labels of its `vox/ai/schema-limit` errors (each names the limits the
+/// schema exceeds) after asserting nothing else is wrong.
+fn schema_limit_labels(types: &str, ret: &str) -> Vec<String> {
+    let src = format!("{types}\n@ai\n@uses(net)\nfn f() to {ret} {{\n    return f()\n}}\n");
+    let c = check_text(&src);
+    let mut labels = Vec::new();
+    for d in &c.diagnostics {
+        if d.code == crate::Code::SchemaLimit {
+            labels.push(d.label.clone().unwrap_or_default());
+        } else {
+            assert!(d.severity != crate::Severity::Error, "{}: {d:?}", d.message);
+        }
+    }
+    labels
+}
+
+/// Nesting: the tenth level of objects is allowed, the eleventh is not.
+#[test]
+fn nesting_limit_at_and_past_ten_levels() {
+    assert_eq!(
+        schema_limit_labels(&nested_records(10), "L1"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        schema_limit_labels(&nested_records(11), "L1"),
+        ["objects nest 11 levels deep (the limit is 10)"]
+    );
+    // The `{"value": …}` wrapper of a non-object output is a level too.
+    assert_eq!(
+        schema_limit_labels(&nested_records(10), "list[L1]"),
+        ["objects nest 11 levels deep (the limit is 10)"]
+    );
+}
+
+/// A record of `n` fields `p0: int` … (names of 2 to 5 characters).
+fn wide_record(n: usize) -> String {
+    let fields: Vec<String> = (0..n).map(|i| format!(" p{i}: int")).collect();
+    format!("type Wide {{\n{}\n}}\n", fields.join("\n"))
+}
+
+/// Properties: 5,000 in all are allowed, 5,001 are not.
+#[test]
+fn property_limit_at_and_past_5000() {
+    assert_eq!(
+        schema_limit_labels(&wide_record(5000), "Wide"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        schema_limit_labels(&wide_record(5001), "Wide"),
+        ["5001 object properties in total (the limit is 5000)"]
+    );
+    // Counted across objects: the wrapper's `value` is the 5,001st.
+    assert_eq!(
+        schema_limit_labels(&wide_record(5000), "list[Wide]"),
+        ["5001 object properties in total (the limit is 5000)"]
+    );
+}
+
+/// A plain enum of `n` cases `V0` … and a record holding it.
+fn big_enum(n: usize) -> String {
+    let cases: Vec<String> = (0..n).map(|i| format!(" | V{i}")).collect();
+    format!(
+        "type Big =\n{}\ntype Holder {{ e: Big }}\n",
+        cases.join("\n")
+    )
+}
+
+/// Enum values: 1,000 in all are allowed, 1,001 are not.
+#[test]
+fn enum_value_limit_at_and_past_1000() {
+    assert_eq!(
+        schema_limit_labels(&big_enum(1000), "Holder"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        schema_limit_labels(&big_enum(1001), "Holder"),
+        ["1001 enum values in total (the limit is 1000)"]
+    );
+}
+
+/// A record of 1,000 fields with names of 120 characters, the last one
+/// `extra` characters longer.
+fn long_names(extra: usize) -> String {
+    let fields: Vec<String> = (0..1000)
+        .map(|i| {
+            let width = if i == 999 { 119 + extra } else { 119 };
+            format!(" f{i:0>width$}: int")
+        })
+        .collect();
+    format!("type Long {{\n{}\n}}\n", fields.join("\n"))
+}
+
+/// Names and enum values: 120,000 characters in all are allowed, 120,001
+/// are not.
+#[test]
+fn string_limit_at_and_past_120000_characters() {
+    assert_eq!(
+        schema_limit_labels(&long_names(0), "Long"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        schema_limit_labels(&long_names(1), "Long"),
+        ["120001 characters of names and enum values (the limit is 120000)"]
+    );
+    // Enum values and definition names count too: the enum `Tag` is used
+    // twice, so it is `$defs/Tag` (3 characters), with its value `A` (1).
+    let tagged = format!(
+        "{}type Tag = | A\ntype Two {{ l: Long\n t: Tag\n u: Tag }}\n",
+        long_names(0)
+    );
+    let labels = schema_limit_labels(&tagged, "Two");
+    // 120,000 + `l`, `t`, `u` + `Tag` + `A`.
+    assert_eq!(
+        labels,
+        ["120007 characters of names and enum values (the limit is 120000)"]
+    );
+}
+
+/// Every limit exceeded at once: one sentence each, in one diagnostic.
+#[test]
+fn every_exceeded_limit_is_named() {
+    let stats = schema::SchemaStats {
+        nesting: 11,
+        properties: 5001,
+        enum_values: 1001,
+        string_chars: 120_001,
+    };
+    assert_eq!(stats.violations().len(), 4, "{:?}", stats.violations());
+    let at_limits = schema::SchemaStats {
+        nesting: schema::MAX_NESTING,
+        properties: schema::MAX_PROPERTIES,
+        enum_values: schema::MAX_ENUM_VALUES,
+        string_chars: schema::MAX_STRING_CHARS,
+    };
+    assert_eq!(at_limits.violations(), Vec::<String>::new());
+    assert_eq!(
+        schema::SchemaStats::default().violations(),
+        Vec::<String>::new()
+    );
+}
+
+/// Property names are names, whatever they spell: a property called
+/// `$defs`, `$ref`, `properties` or `enum` is measured like any other (a
+/// schema `stats` is given need not come from a Vox type).
+#[test]
+fn stats_measure_properties_named_like_keywords() {
+    let leaf = r#"{"type":"object","properties":{"x":{"type":"string"}},"required":["x"],"additionalProperties":false}"#;
+    for name in ["$defs", "$ref", "properties", "enum", "type"] {
+        let text = format!(
+            r#"{{"type":"object","properties":{{"{name}":{leaf}}},"required":["{name}"],"additionalProperties":false}}"#
+        );
+        let json = crate::json::Json::parse(&text).unwrap();
+        let st = schema::stats(&json);
+        assert_eq!(
+            (st.nesting, st.properties, st.enum_values, st.string_chars),
+            (2, 2, 0, name.chars().count() + 1),
+            "{text}"
+        );
+    }
+}
