@@ -36,6 +36,9 @@ impl Emitter<'_> {
                 )
             }
             Stmt::Assign { target, value, .. } => {
+                if let Some(update) = self.in_place(target, value, ctx, depth) {
+                    return format!("{pad}{update}\n");
+                }
                 let place = self.place(target, ctx, depth);
                 let mut v = self.expr(value, ctx, depth, Tail::Value);
                 if self.is_boxed_field(target) {
@@ -93,6 +96,58 @@ impl Emitter<'_> {
                 format!("{pad}let _ = {};\n", self.typed(e, None, ctx, depth))
             }
             Stmt::Expr(e) => format!("{pad}{};\n", self.expr(e, ctx, depth, Tail::Discard)),
+        }
+    }
+
+    /// `xs = xs + ys`, `m = insert(m, k, v)` and `m = remove(m, k)` on a
+    /// local: the local is updated where it is instead of being copied
+    /// into a new value, so a list or map built in a loop takes linear time,
+    /// not quadratic (docs/language.md, "Lists"). What is added (or the key)
+    /// is evaluated first, as it was before the copy was changed: reading
+    /// the local in it reads the old value, and an early `return` leaves
+    /// the local as it was. `None` for anything else, and where the types
+    /// are not all known (the copy then writes them out).
+    fn in_place(&mut self, target: &Expr, value: &Expr, ctx: Ctx, depth: usize) -> Option<String> {
+        use crate::check::{Builtin, Callee};
+        let ExprKind::Var(name) = &target.kind else {
+            return None;
+        };
+        let same = |e: &Expr| matches!(&e.kind, ExprKind::Var(n) if n == name);
+        let whole = self.ty(value).clone();
+        if !whole.is_concrete() || *self.ty(target) != whole {
+            return None;
+        }
+        let x = rust_ident(name);
+        match (&value.kind, &whole) {
+            (
+                ExprKind::Binary {
+                    op: BinaryOp::Add,
+                    lhs,
+                    rhs,
+                },
+                Ty::List(_),
+            ) if same(lhs) && matches!(self.ty(rhs), Ty::List(_)) => {
+                let r = self.typed(rhs, Some(&whole), ctx, depth);
+                Some(format!("{{ let VOX_R = {r}; {x}.extend(VOX_R); }}"))
+            }
+            (ExprKind::Call { args, .. }, Ty::Map(v))
+                if args.first().is_some_and(|a| same(&a.value)) =>
+            {
+                match (self.info.callees.get(&value.id), args.as_slice()) {
+                    (Some(Callee::Builtin(Builtin::Insert)), [_, k, item]) => {
+                        let v = (**v).clone();
+                        let k = self.expr(&k.value, ctx, depth, Tail::Value);
+                        let item = self.typed(&item.value, Some(&v), ctx, depth);
+                        Some(format!("{{ let VOX_K: ::std::string::String = {k}; let VOX_V = {item}; {x}.insert(VOX_K, VOX_V); }}"))
+                    }
+                    (Some(Callee::Builtin(Builtin::Remove)), [_, k]) => {
+                        let k = self.expr(&k.value, ctx, depth, Tail::Value);
+                        Some(format!("{{ let VOX_K: ::std::string::String = {k}; {x}.remove(VOX_K.as_str()); }}"))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
