@@ -242,4 +242,58 @@ mod tests {
             }
         }
     }
+
+    /// Ollama's user message takes base64 images in `images`, nothing else
+    /// ("Generate a chat completion"): a URL or a document never goes there
+    /// (the provider's rules refuse both before a request is rendered; the
+    /// messages do not rely on it), and each image sent is its own bytes.
+    #[test]
+    fn only_inline_images_go_in_the_images() {
+        use crate::media::body::{encode_into, splice};
+        use crate::media::load::{Content, Loaded, MediaType};
+        use crate::media::Kind;
+        use bytes::Bytes;
+        let inline = |kind, number, media_type, bytes: &'static [u8]| Loaded {
+            kind,
+            number,
+            content: Content::Inline {
+                media_type,
+                bytes: Bytes::from_static(bytes),
+                file_name: "x".into(),
+            },
+        };
+        let conversation = Conversation {
+            first: RawValue::from_string("\"Input (JSON): {}\"".to_owned()).unwrap(),
+            media: vec![
+                Loaded {
+                    kind: Kind::Image,
+                    number: 1,
+                    content: Content::Url("https://example.com/a.png".into()),
+                },
+                inline(Kind::Document, 1, MediaType::Pdf, b"%PDF-1.4 doc"),
+                inline(Kind::Image, 2, MediaType::Png, b"\x89PNG image"),
+                inline(Kind::Audio, 1, MediaType::Wav, b"RIFF audio"),
+            ],
+            turns: Vec::new(),
+        };
+        let system = RawValue::from_string("\"sys\"".to_owned()).unwrap();
+        let skeleton = serde_json::to_vec(&ChatMessages {
+            system: &system,
+            conversation: &conversation,
+            ollama: true,
+        })
+        .unwrap();
+        let sent = splice(skeleton, &conversation.media);
+        let messages: serde_json::Value = serde_json::from_slice(&sent).unwrap();
+        let mut png = Vec::new();
+        encode_into(b"\x89PNG image", &mut png);
+        assert_eq!(
+            messages[1],
+            serde_json::json!({
+                "role": "user",
+                "content": "Input (JSON): {}",
+                "images": [String::from_utf8(png).unwrap()],
+            })
+        );
+    }
 }

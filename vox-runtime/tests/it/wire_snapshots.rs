@@ -220,6 +220,18 @@ async fn each_wire_sends_an_image_and_a_pdf_in_its_documented_form() {
             .arg("currency", "EUR")
             .unwrap()
     };
+    // A PDF by URL: the APIs that fetch one are told it is a PDF where the
+    // part says the type (Gemini's `fileData` `mimeType`).
+    let pdf_url = || {
+        Args::new()
+            .arg(
+                "invoice",
+                &Document::from_url("https://files.example.com/invoice.pdf?sig=s3cr3t"),
+            )
+            .unwrap()
+            .arg("currency", "EUR")
+            .unwrap()
+    };
     for (name, provider, what) in [
         ("openai", Provider::OpenAi, "image"),
         ("openai", Provider::OpenAi, "pdf"),
@@ -227,14 +239,17 @@ async fn each_wire_sends_an_image_and_a_pdf_in_its_documented_form() {
         ("anthropic", Provider::Anthropic, "image"),
         ("anthropic", Provider::Anthropic, "pdf"),
         ("anthropic", Provider::Anthropic, "url"),
+        ("anthropic", Provider::Anthropic, "pdf_url"),
         ("gemini", Provider::Gemini, "image"),
         ("gemini", Provider::Gemini, "pdf"),
         ("gemini", Provider::Gemini, "url"),
+        ("gemini", Provider::Gemini, "pdf_url"),
         ("ollama", Provider::Ollama, "image"),
     ] {
         let args = match what {
             "image" => image(),
             "pdf" => pdf(),
+            "pdf_url" => pdf_url(),
             _ => urls(),
         };
         let requests = requests_with(provider, ResponseFormat::JsonSchema, args).await;
