@@ -365,10 +365,6 @@ fn sections<'a>(region: &[&'a str], names: &[String]) -> Vec<(String, Vec<&'a st
         while body.last().is_some_and(|l| l.trim().is_empty()) {
             body.pop();
         }
-        // The last section runs into libtest's `failures:` heading.
-        if n + 1 == heads.len() && body.last() == Some(&"failures:") {
-            body.pop();
-        }
         out.push(((*name).clone(), body));
     }
     out
@@ -488,11 +484,6 @@ fn summary_counts(text: &str) -> (usize, usize, usize) {
         }
     }
     counts
-}
-
-/// The start of a text, at most `EXCERPT_CHARS` characters.
-pub fn excerpt(text: &str) -> String {
-    text.trim().chars().take(EXCERPT_CHARS).collect()
 }
 
 /// The end of a text, at most `EXCERPT_CHARS` characters.
@@ -759,6 +750,7 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         let r = parse_binary(died, "").expect("a report");
         assert_eq!(counts(&r), (1, 0, 1), "{r:?}");
         assert!(r.notes[0].contains("no summary for its 3 tests"), "{r:?}");
+        assert_eq!(r.suites, 1, "one binary's run, however it ended: {r:?}");
     }
 
     #[test]
@@ -890,6 +882,8 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
             "running x tests\nrunning 1 test\n\nfailures:\n    a\n\ntest result: FAILED. 0 passed; 1 failed;",
             "failures:\n\ntest result: ok",
             "thread '",
+            // A list naming a test twice, its section first in the output.
+            "---- a stdout ----\nx\n\nfailures:\n    a\n    a\n\ntest result: FAILED. 0 passed; 2 failed;",
         ] {
             let _ = parse_text(text);
             let _ = parse_binary(text, text);
@@ -900,5 +894,263 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         )
         .expect("a summary");
         assert_eq!(r.failures.len(), 1);
+    }
+
+    /// Test `a` leaves a process behind that prints a libtest run's tail
+    /// into the binary's stdout: an outcome line before libtest's summary,
+    /// and a failure list and summary of the same size after it. The run's
+    /// summary is the first one that agrees with its first N test lines.
+    const LEFT_BEHIND: &str = "
+running 3 tests
+test a ... ok
+test b ... FAILED
+test c ... ignored
+test ghost ... ok
+
+failures:
+
+---- b stdout ----
+thread 'b' (7) panicked at src/lib.rs:2:5:
+boom
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+failures:
+    b
+
+test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.10s
+
+
+failures:
+    ghost
+
+test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+
+    fn check_left_behind(r: &TestReport) {
+        assert_eq!((counts(r), r.notes.len()), ((1, 1, 1), 0), "{r:?}");
+        let names: Vec<&str> = r.failures.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["b"], "{r:?}");
+        assert_eq!(r.failures[0].message, "boom");
+    }
+
+    #[test]
+    fn a_run_tail_printed_by_a_leftover_process_is_not_the_runs() {
+        check_left_behind(&parse_binary(LEFT_BEHIND, "").expect("a report"));
+        let r = parse_text(LEFT_BEHIND);
+        assert_eq!(r.suites, 1, "{r:?}");
+        check_left_behind(&r);
+        // Between two doctest runs, the same: the second run still counts.
+        let two = format!(
+            "{LEFT_BEHIND}\nrunning 1 test\ntest src/lib.rs - f (line 3) ... ok\n\n{}",
+            summary(1, 0)
+        );
+        let r = parse_text(&two);
+        assert_eq!((counts(&r), r.suites), ((2, 1, 1), 2), "{r:?}");
+        assert_eq!(r.failures.len(), 1, "{r:?}");
+    }
+
+    /// `cargo vox test -- --bench`: benchmarks are counted as `measured`,
+    /// and their lines (`bench: …`) belong to the run's N.
+    #[test]
+    fn benchmarks_are_tests_of_the_run() {
+        let run = "
+running 2 tests
+test a ... ok
+test b ... bench:          12.50 ns/iter (+/- 1.25)
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 1 measured; 0 filtered out; finished in 0.40s
+
+";
+        let r = parse_binary(run, "").expect("a report");
+        assert_eq!((counts(&r), r.notes.len()), ((1, 0, 0), 0), "{r:?}");
+        // A leftover process's summary of the same size afterwards is not the run's.
+        let late = format!(
+            "{run}test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n"
+        );
+        let r = parse_binary(&late, "").expect("a report");
+        assert_eq!((counts(&r), r.notes.len()), ((1, 0, 0), 0), "{r:?}");
+        let r = parse_text(&late);
+        assert_eq!((counts(&r), r.suites), ((1, 0, 0), 1), "{r:?}");
+    }
+
+    /// A nested run of the binary's size, printed in a failing test's
+    /// captured output (the test ran another test binary and showed its
+    /// output): its summary agrees with the binary's lines, yet it is not
+    /// the binary's.
+    #[test]
+    fn a_nested_run_in_a_failure_section_is_not_the_runs() {
+        let out = "
+running 2 tests
+test a ... ok
+test b ... FAILED
+
+failures:
+
+---- b stdout ----
+
+running 2 tests
+test inner::x ... ok
+test inner::y ... FAILED
+
+failures:
+
+---- inner::y stdout ----
+inner message
+
+failures:
+    inner::y
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+thread 'b' (9) panicked at tests/t.rs:4:5:
+the inner run failed
+
+
+failures:
+    b
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.50s
+";
+        let r = parse_binary(out, "").expect("a report");
+        assert_eq!((counts(&r), r.notes.len()), ((1, 1, 0), 0), "{r:?}");
+        let names: Vec<&str> = r.failures.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["b"], "{r:?}");
+        assert_eq!(r.failures[0].message, "the inner run failed");
+    }
+
+    /// A custom harness (`harness = false`) that prints only libtest's
+    /// summary, or libtest's failure layout without its `running N tests`.
+    #[test]
+    fn a_custom_harness_with_libtests_layout() {
+        let r = parse_binary(&summary(4, 0), "").expect("a summary");
+        assert_eq!((counts(&r), r.failures.len(), r.suites), ((4, 0, 0), 0, 1));
+        let out = "---- a stdout ----\nthread 'a' panicked at src/main.rs:3:5:\nboom\n\nfailures:\n    a\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        let r = parse_binary(out, "").expect("a summary");
+        assert_eq!(counts(&r), (0, 1, 0));
+        assert_eq!(r.failures[0].message, "boom");
+        assert_eq!(
+            r.failures[0].output_excerpt,
+            "thread 'a' panicked at src/main.rs:3:5:\nboom"
+        );
+    }
+
+    /// A failure's excerpt is its captured output, exactly: none of
+    /// libtest's lines around it, and the test's own last line kept even
+    /// when it reads like one of libtest's.
+    #[test]
+    fn a_failures_excerpt_is_its_output() {
+        let out = "
+running 2 tests
+test a ... FAILED
+test b ... FAILED
+
+failures:
+
+---- a stdout ----
+first
+failures:
+
+---- b stdout ----
+checking
+thread 'b' (3) panicked at src/lib.rs:9:9:
+nope
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+summary follows
+failures:
+
+
+failures:
+    a
+    b
+
+test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        for r in [parse_binary(out, "").expect("a report"), parse_text(out)] {
+            assert_eq!(counts(&r), (0, 2, 0), "{r:?}");
+            let excerpts: Vec<&str> = r
+                .failures
+                .iter()
+                .map(|f| f.output_excerpt.as_str())
+                .collect();
+            assert_eq!(
+                excerpts,
+                [
+                    "first\nfailures:",
+                    "checking\nthread 'b' (3) panicked at src/lib.rs:9:9:\nnope\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\nsummary follows\nfailures:"
+                ],
+                "{r:?}"
+            );
+            assert_eq!(r.failures[0].message, "first");
+            assert_eq!(r.failures[1].message, "nope");
+        }
+    }
+
+    /// `RUST_BACKTRACE=1`: the message ends where the backtrace starts,
+    /// which the excerpt leaves out.
+    #[test]
+    fn a_backtrace_is_not_the_message() {
+        let out = "
+running 1 test
+test a ... FAILED
+
+failures:
+
+---- a stdout ----
+thread 'a' (5) panicked at src/lib.rs:1:5:
+boom
+stack backtrace:
+   0: __rustc::rust_begin_unwind
+   1: core::panicking::panic_fmt
+
+
+failures:
+    a
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        let r = parse_binary(out, "").expect("a report");
+        assert_eq!(r.failures[0].message, "boom");
+        assert_eq!(
+            r.failures[0].output_excerpt,
+            "thread 'a' (5) panicked at src/lib.rs:1:5:\nboom"
+        );
+        // Uncaptured (`--nocapture`): the same panic on stderr.
+        let stdout = "\nrunning 1 test\ntest a ... FAILED\n\nfailures:\n\nfailures:\n    a\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        let stderr = "thread 'a' (5) panicked at src/lib.rs:1:5:\nboom\nstack backtrace:\n   0: __rustc::rust_begin_unwind\n";
+        let r = parse_binary(stdout, stderr).expect("a report");
+        assert_eq!(r.failures[0].message, "boom");
+    }
+
+    /// A test whose spawned thread panicked first: its message is the
+    /// test's own panic, wherever it is among the others.
+    #[test]
+    fn the_message_is_the_tests_own_panic() {
+        for (first, second) in [("<unnamed>", "t::a"), ("t::a", "<unnamed>")] {
+            let out = format!(
+                "
+running 1 test
+test t::a ... FAILED
+
+failures:
+
+---- t::a stdout ----
+thread '{first}' (8) panicked at src/lib.rs:3:9:
+{first} says
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+thread '{second}' (7) panicked at src/lib.rs:5:5:
+{second} says
+
+
+failures:
+    t::a
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+"
+            );
+            let r = parse_binary(&out, "").expect("a report");
+            assert_eq!(r.failures[0].message, "t::a says", "{first} first");
+        }
     }
 }
