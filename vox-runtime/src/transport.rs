@@ -312,8 +312,6 @@ enum Target {
     /// `{base}/models/{model}:generateContent`), parsed once per model.
     PerModel {
         base_url: String,
-        /// The wire's path, `{model}` standing for the model.
-        path: &'static str,
         wire: Wire,
         urls: Mutex<Vec<(Box<str>, Url)>>,
     },
@@ -423,22 +421,18 @@ impl Sender {
             value.set_sensitive(true);
             headers.insert(key_header.name, value);
         }
-        let path = protocol.path();
-        let target = if path.contains("{model}") {
-            // Checked now, so that a bad base URL is a configuration
-            // error when the client is built.
-            parse_url(
-                &format!("{base_url}{}", path.replace("{model}", "m")),
-                base_url,
-            )?;
+        let path = protocol.path("m");
+        // Checked now, so that a bad base URL is a configuration error when
+        // the client is built.
+        let url = parse_url(&format!("{base_url}{path}"), base_url)?;
+        let target = if path != protocol.path("n") {
             Target::PerModel {
                 base_url: base_url.to_owned(),
-                path,
                 wire,
                 urls: Mutex::new(Vec::new()),
             }
         } else {
-            Target::Fixed(parse_url(&format!("{base_url}{path}"), base_url)?)
+            Target::Fixed(url)
         };
         Ok(Sender {
             transport,
@@ -467,7 +461,6 @@ impl Sender {
             Target::Fixed(url) => Ok(Cow::Borrowed(url)),
             Target::PerModel {
                 base_url,
-                path,
                 wire,
                 urls,
             } => {
@@ -476,10 +469,7 @@ impl Sender {
                     return Ok(Cow::Owned(url.clone()));
                 }
                 let url = parse_url(
-                    &format!(
-                        "{base_url}{}",
-                        path.replace("{model}", wire.protocol().model_in_path(model))
-                    ),
+                    &format!("{base_url}{}", wire.protocol().path(model)),
                     base_url,
                 )?;
                 if urls.len() < MAX_CACHED_URLS {

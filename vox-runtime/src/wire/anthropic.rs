@@ -24,8 +24,8 @@ use crate::server_text::REFUSAL_CHARS;
 pub(crate) struct Anthropic;
 
 impl Protocol for Anthropic {
-    fn path(&self) -> &'static str {
-        "/messages"
+    fn path(&self, _model: &str) -> Cow<'static, str> {
+        Cow::Borrowed("/messages")
     }
 
     // Anthropic's "Messages" reference: `x-api-key`, `anthropic-version`.
@@ -210,7 +210,8 @@ impl Serialize for AnthropicMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let turns = &self.0.turns;
-        let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
+        // Written only as JSON, which needs no length up front.
+        let mut seq = serializer.serialize_seq(None)?;
         if self.0.media.is_empty() {
             seq.serialize_element(&Message {
                 role: "user",

@@ -34,8 +34,8 @@ pub(crate) struct Chat {
 }
 
 impl Protocol for Chat {
-    fn path(&self) -> &'static str {
-        "/chat/completions"
+    fn path(&self, _model: &str) -> Cow<'static, str> {
+        Cow::Borrowed("/chat/completions")
     }
 
     fn states_shape(&self) -> bool {
@@ -242,7 +242,8 @@ impl Serialize for ChatMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let turns = &self.conversation.turns;
-        let mut seq = serializer.serialize_seq(Some(2 + 2 * turns.len()))?;
+        // Written only as JSON, which needs no length up front.
+        let mut seq = serializer.serialize_seq(None)?;
         seq.serialize_element(&Message {
             role: "system",
             content: self.system,

@@ -26,14 +26,11 @@ use crate::server_text::REASON_CHARS;
 pub(crate) struct Gemini;
 
 impl Protocol for Gemini {
-    fn path(&self) -> &'static str {
-        "/models/{model}:generateContent"
-    }
-
     // Gemini's reference names models `models/{model}`; either spelling is
     // accepted.
-    fn model_in_path<'m>(&self, model: &'m str) -> &'m str {
-        model.strip_prefix("models/").unwrap_or(model)
+    fn path(&self, model: &str) -> Cow<'static, str> {
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        Cow::Owned(format!("/models/{model}:generateContent"))
     }
 
     // Gemini API reference: the key in `x-goog-api-key`.
@@ -265,7 +262,8 @@ impl Serialize for GeminiContents<'_> {
             parts: [Part { text }],
         };
         let turns = &self.0.turns;
-        let mut seq = serializer.serialize_seq(Some(1 + 2 * turns.len()))?;
+        // Written only as JSON, which needs no length up front.
+        let mut seq = serializer.serialize_seq(None)?;
         if self.0.media.is_empty() {
             seq.serialize_element(&turn("user", &self.0.first))?;
         } else {

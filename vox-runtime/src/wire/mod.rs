@@ -210,14 +210,10 @@ fn first_text(conversation: &Conversation) -> String {
 
 /// Everything protocol-specific about talking to one API.
 pub(crate) trait Protocol: Send + Sync {
-    /// The path after the base URL requests are POSTed to; `{model}` in
-    /// it stands for [`Protocol::model_in_path`] of the model.
-    fn path(&self) -> &'static str;
-
-    /// The model as it goes into [`Protocol::path`].
-    fn model_in_path<'m>(&self, model: &'m str) -> &'m str {
-        model
-    }
+    /// The path after the base URL a request for `model` is POSTed to
+    /// (the same for every model on most APIs; the transport parses a URL
+    /// that does not depend on the model once).
+    fn path(&self, model: &str) -> Cow<'static, str>;
 
     /// The header the API key goes in.
     fn key_header(&self) -> KeyHeader {

@@ -22,8 +22,8 @@ use crate::reply::{Answer, Usage};
 pub(crate) struct Ollama;
 
 impl Protocol for Ollama {
-    fn path(&self) -> &'static str {
-        "/api/chat"
+    fn path(&self, _model: &str) -> Cow<'static, str> {
+        Cow::Borrowed("/api/chat")
     }
 
     fn states_shape(&self) -> bool {
