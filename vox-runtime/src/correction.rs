@@ -897,7 +897,7 @@ pub(crate) fn plain_serde_message(message: &str) -> String {
         }
     }
     text.replace("Option value", "a value or null")
-        .replace(" expected a ", " expected ")
+        .replace(" expected a an ", " expected an ")
         .replace(" expected an an ", " expected an ")
 }
 
@@ -1106,5 +1106,573 @@ mod tests {
             [r#"$.value.Ok: expected an integer, found the string "1""#]
         );
         assert!(problems(&schema, &json!({"value":{"Err":"no"}})).is_empty());
+    }
+
+    /// `{"type":"object", …}` with `fields` required, in order, and closed.
+    fn record(fields: &[(&str, Value)]) -> Value {
+        let props: Map<String, Value> = fields
+            .iter()
+            .map(|(n, s)| ((*n).to_owned(), s.clone()))
+            .collect();
+        let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
+        json!({"type":"object","properties":props,"required":names,"additionalProperties":false})
+    }
+
+    fn option(inner: Value) -> Value {
+        json!({"anyOf":[inner, {"type":"null"}]})
+    }
+
+    #[test]
+    fn steps_count_values_and_fields() {
+        // One value against one schema: one step.
+        let one = check(&json!({"type":"integer"}), &json!(1));
+        assert_eq!((one.steps, one.complete, one.is_empty()), (1, true, true));
+        // A record of three fields: the record, its three declared
+        // properties and its three fields, and the three field values.
+        let rec = record(&[
+            ("a", json!({"type":"string"})),
+            ("b", json!({"type":"integer"})),
+            ("c", json!({"type":"boolean"})),
+        ]);
+        let fits = check(&rec, &json!({"a":"x","b":1,"c":true}));
+        assert_eq!(
+            (fits.steps, fits.complete, fits.is_empty()),
+            (10, true, true)
+        );
+        assert_eq!(fits.describe(), "the reply does not match the schema");
+        // As an `Option`: one more for the `anyOf`; the yes/no walk counts alike.
+        let fits = check(&option(rec.clone()), &json!({"a":"x","b":1,"c":true}));
+        assert_eq!(
+            (fits.steps, fits.complete, fits.is_empty()),
+            (11, true, true)
+        );
+        // A complete check that found problems says nothing about size.
+        let bad = check(&rec, &json!({"a":"x","b":"1","c":true}));
+        assert!(bad.complete && !bad.is_empty());
+        assert_eq!(
+            bad.describe(),
+            r#"the reply does not match the schema: $.b: expected an integer, found the string "1""#
+        );
+    }
+
+    #[test]
+    fn a_missing_option_field_is_none_unless_a_key_could_be_it_misnamed() {
+        let schema = json!({"type":"object","properties":{
+                "vendor":{"type":"string"},
+                "due":{"anyOf":[{"type":"string"},{"type":"null"}]},
+                "note":{"$ref":"#/$defs/Note"},
+                "unit":{"type":"null"}
+            },"required":["vendor","due","note","unit"],"additionalProperties":false,
+            "$defs":{"Note":{"anyOf":[{"type":"string"},{"type":"null"}]}}});
+        // Every `Option` field (and the field that can only be null) missing:
+        // they read as `None`.
+        assert_eq!(
+            texts(&problems(&schema, &json!({"vendor":"A"}))),
+            [] as [&str; 0]
+        );
+        // A required field that is not an `Option` is missing, alone.
+        assert_eq!(
+            texts(&problems(
+                &schema,
+                &json!({"due":null,"note":null,"unit":null})
+            )),
+            [r#"$: missing required field "vendor""#]
+        );
+        // Beside a key the type does not have, every missing field is named.
+        assert_eq!(
+            texts(&problems(&schema, &json!({"vendor":"A","due_date":"soon"}))),
+            [
+                r#"$: missing required field "due""#,
+                r#"$: missing required field "note""#,
+                r#"$: missing required field "unit""#,
+                r#"$: unexpected field "due_date" (the fields are "vendor", "due", "note", "unit"; did you mean "due"?)"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn enums_and_decimals_are_checked_where_they_are() {
+        let schema = record(&[
+            ("currency", json!({"type":"string","enum":["USD","EUR"]})),
+            ("only", json!({"type":"string","enum":["Single"]})),
+            ("total", json!({"type":"string","pattern":DECIMAL_PATTERN})),
+            ("code", json!({"type":"string","pattern":"^[A-Z]{3}$"})),
+        ]);
+        let fine = json!({"currency":"EUR","only":"Single","total":"-12.50","code":"x"});
+        assert!(
+            problems(&schema, &fine).is_empty(),
+            "{:?}",
+            problems(&schema, &fine)
+        );
+        let bad = json!({"currency":"usd","only":"single","total":"twelve","code":"x"});
+        assert_eq!(
+            texts(&problems(&schema, &bad)),
+            [
+                r#"$.currency: expected one of "USD", "EUR", found "usd""#,
+                r#"$.only: expected "Single", found "single""#,
+                r#"$.total: expected a decimal number written as a string (such as "12.50" or "-3"), found the string "twelve""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn types_are_named_in_schema_terms() {
+        let schema = record(&[
+            ("a", json!({"type":"array","items":{"type":"integer"}})),
+            ("b", json!({"type":"boolean"})),
+            ("c", json!({"type":"null"})),
+            (
+                "d",
+                json!({"type":"object","properties":{},"required":[],"additionalProperties":false}),
+            ),
+            ("e", json!({"type":"integer"})),
+            ("f", json!({"type":"number"})),
+            ("g", json!({"type":"string"})),
+        ]);
+        let reply = json!({"a":{},"b":"yes","c":[],"d":[1],"e":2.0,"f":true,"g":null});
+        assert_eq!(
+            texts(&problems(&schema, &reply)),
+            [
+                "$.a: expected a list, found an object",
+                r#"$.b: expected true or false, found the string "yes""#,
+                "$.c: expected null, found an empty list",
+                "$.d: expected an object, found a list",
+                // A whole number written as a float is not out of range.
+                "$.e: expected an integer, found the number 2.0",
+                "$.f: expected a number, found true",
+                "$.g: expected a string, found null",
+            ]
+        );
+        // And the values that fit each of them draw nothing.
+        let fine = json!({"a":[1],"b":false,"c":null,"d":{},"e":-3,"f":2.5,"g":""});
+        assert!(problems(&schema, &fine).is_empty());
+        for big in [json!(u64::MAX), json!(-1e19)] {
+            assert_eq!(
+                texts(&problems(&json!({"type":"integer"}), &big))[0],
+                format!(
+                    "$: expected an integer (a whole number from {} to {}), found {}",
+                    i64::MIN,
+                    i64::MAX,
+                    found(&big)
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn an_open_object_takes_other_keys() {
+        let open = json!({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]});
+        assert!(problems(&open, &json!({"a":1,"b":2})).is_empty());
+        assert_eq!(
+            texts(&problems(&open, &json!({"a":"1","b":2}))),
+            [r#"$.a: expected an integer, found the string "1""#]
+        );
+    }
+
+    #[test]
+    fn fields_the_schema_does_not_require_are_still_its_fields() {
+        // Not a strict schema: `required` leaves out `b`, or names `x`,
+        // which has no property. The hint lists every declared field once.
+        let schema = json!({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+            "required":["a"],"additionalProperties":false});
+        assert_eq!(
+            texts(&problems(&schema, &json!({"a":1,"b":2,"zzz":3}))),
+            [r#"$: unexpected field "zzz" (the fields are "a", "b")"#]
+        );
+        let schema = json!({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+            "required":["a","x"],"additionalProperties":false});
+        assert_eq!(
+            texts(&problems(&schema, &json!({"a":1,"b":2,"x":3,"zzz":4}))),
+            [r#"$: unexpected field "zzz" (the fields are "a", "x", "b")"#]
+        );
+        // `x` is one of its fields, not a key it lacks: the missing `Option`
+        // field `b` is `None`.
+        let schema = json!({"type":"object","properties":{"a":{"type":"integer"},"b":option(json!({"type":"integer"}))},
+            "required":["a","x"],"additionalProperties":false});
+        assert!(problems(&schema, &json!({"a":1,"x":3})).is_empty());
+        assert_eq!(
+            texts(&problems(&schema, &json!({"a":1,"x":3,"bb":2}))),
+            [
+                r#"$: missing required field "b""#,
+                r#"$: unexpected field "bb" (the fields are "a", "x", "b"; did you mean "b"?)"#
+            ]
+        );
+    }
+
+    #[test]
+    fn a_one_branch_any_of_is_not_an_option() {
+        let schema = json!({"anyOf":[{"type":"integer"}]});
+        assert_eq!(
+            texts(&problems(&schema, &json!("1"))),
+            [r#"$: expected an integer, found the string "1""#]
+        );
+    }
+
+    /// `n` lists around `bottom`: `bottom` is `n` levels deep.
+    fn nested_lists(n: usize, bottom: Value) -> Value {
+        (0..n).fold(bottom, |v, _| json!([v]))
+    }
+
+    /// `n` records `{"r": …}` around `bottom`.
+    fn nested_records(n: usize, bottom: Value) -> Value {
+        (0..n).fold(bottom, |v, _| json!({ "r": v }))
+    }
+
+    #[test]
+    fn values_are_followed_128_levels_deep_and_no_deeper() {
+        let defs = json!({
+            "L":{"type":"array","items":{"$ref":"#/$defs/L"}},
+            "R":{"type":"object","properties":{"r":{"$ref":"#/$defs/R"}},"required":["r"],"additionalProperties":false}
+        });
+        let list = json!({"$ref":"#/$defs/L","$defs":defs});
+        let rec = json!({"$ref":"#/$defs/R","$defs":defs});
+        // An untagged union: which branch fits is decided by the yes/no
+        // walk alone (the value names neither).
+        let either_list = json!({"anyOf":[{"$ref":"#/$defs/L"},{"type":"integer"}],"$defs":defs});
+        let twin_rec = json!({"anyOf":[{"$ref":"#/$defs/R"},{"$ref":"#/$defs/R"}],"$defs":defs});
+        for (schema, value) in [
+            (&list, nested_lists as fn(usize, Value) -> Value),
+            (&rec, nested_records),
+            (&either_list, nested_lists),
+            (&twin_rec, nested_records),
+        ] {
+            let at_limit = check(schema, &value(MAX_DEPTH, json!("x")));
+            assert_eq!(at_limit.problems.len(), 1, "{schema}: {at_limit:?}");
+            assert!(at_limit.complete);
+            let past = check(schema, &value(MAX_DEPTH + 1, json!("x")));
+            assert!(past.is_empty() && past.complete, "{schema}: {past:?}");
+        }
+    }
+
+    #[test]
+    fn nested_any_ofs_are_followed_up_to_max_hops() {
+        fn options(n: usize, inner: Value) -> Value {
+            (0..n).fold(inner, |s, _| option(s))
+        }
+        // `Option[…Option[int]…]`: 32 `anyOf`s without going into the value.
+        let int = json!({"type":"integer"});
+        assert_eq!(
+            texts(&problems(&options(MAX_HOPS, int.clone()), &json!("x"))),
+            [r#"$: expected an integer or null, found the string "x""#]
+        );
+        assert!(problems(&options(MAX_HOPS + 1, int), &json!("x")).is_empty());
+        // Around a sum type, its `anyOf` is one more.
+        let sum = json!({"anyOf":[
+            {"type":"object","properties":{"kind":{"type":"string","enum":["A"]},"n":{"type":"integer"}},"required":["kind","n"],"additionalProperties":false},
+            {"type":"object","properties":{"kind":{"type":"string","enum":["B"]}},"required":["kind"],"additionalProperties":false}]});
+        let value = json!({"kind":"A","n":"x"});
+        assert_eq!(
+            texts(&problems(&options(MAX_HOPS - 1, sum.clone()), &value)),
+            [r#"$.n: expected an integer, found the string "x""#]
+        );
+        assert!(problems(&options(MAX_HOPS, sum), &value).is_empty());
+    }
+
+    #[test]
+    fn after_the_budget_runs_out_nothing_more_is_said() {
+        // The budget runs out in `items`; the unknown key after it is not
+        // looked at.
+        let schema = record(&[("items", json!({"type":"array","items":{"type":"integer"}}))]);
+        let mut items = vec![json!(1); MAX_VISITS];
+        items[0] = json!("x");
+        let c = check(&schema, &json!({"items": items, "zzz": 1}));
+        assert!(!c.complete);
+        assert_eq!(
+            texts(&c.problems),
+            [r#"$.items[0]: expected an integer, found the string "x""#]
+        );
+    }
+
+    /// The "did you mean" of an unexpected `key` among `fields`.
+    fn guess(key: &str, fields: &[&str]) -> Option<String> {
+        let schema = record(
+            &fields
+                .iter()
+                .map(|f| (*f, json!({"type":"integer"})))
+                .collect::<Vec<_>>(),
+        );
+        let mut value: Map<String, Value> =
+            fields.iter().map(|f| ((*f).to_owned(), json!(1))).collect();
+        value.insert(key.to_owned(), json!(1));
+        let ps = problems(&schema, &Value::Object(value));
+        assert_eq!(ps.len(), 1, "{ps:?}");
+        let (_, rest) = ps[0].message.split_once("; did you mean ")?;
+        Some(rest.trim_end_matches("?)").trim_matches('"').to_owned())
+    }
+
+    #[test]
+    fn did_you_mean_names_the_one_closest_field() {
+        let fields = ["vendor", "due_date", "total", "currency", "date"];
+        // Same name ignoring case, `_`, `-` and spaces (before one that
+        // only contains it).
+        for key in ["Due-Date", "DUE DATE", "dueDate", "due__date"] {
+            assert_eq!(guess(key, &fields).as_deref(), Some("due_date"), "{key}");
+        }
+        // Contained in a field (3 characters or more)...
+        assert_eq!(guess("due", &fields).as_deref(), Some("due_date"));
+        assert_eq!(guess("the_currency", &fields).as_deref(), Some("currency"));
+        // ...or within a third of its length in edits (at least one).
+        assert_eq!(guess("vendro", &fields).as_deref(), Some("vendor"));
+        assert_eq!(guess("totl", &fields).as_deref(), Some("total"));
+        assert_eq!(guess("curency", &fields).as_deref(), Some("currency"));
+        // Not: too far, too short to be contained, or two equally close.
+        assert_eq!(guess("amount", &fields), None);
+        assert_eq!(guess("q", &["quantity", "price"]), None);
+        assert_eq!(guess("line3", &["line1", "line2"]), None);
+        assert_eq!(guess("line", &["line1", "line2"]), None);
+        assert_eq!(guess("_", &fields), None);
+        // Containment beats an edit.
+        assert_eq!(
+            guess("date", &["due_date", "data"]).as_deref(),
+            Some("due_date")
+        );
+        // A missing field is guessed before one that is there.
+        let schema = record(&[
+            ("due_date", json!({"type":"string"})),
+            ("due_time", json!({"type":"string"})),
+        ]);
+        assert_eq!(
+            texts(&problems(&schema, &json!({"due_time":"9:00","due":"x"}))),
+            [
+                r#"$: missing required field "due_date""#,
+                r#"$: unexpected field "due" (the fields are "due_date", "due_time"; did you mean "due_date"?)"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn edit_distance_is_levenshtein() {
+        for (a, b, d) in [
+            ("kitten", "sitting", 3),
+            ("flaw", "lawn", 2),
+            ("", "abc", 3),
+            ("abc", "", 3),
+            ("abc", "abc", 0),
+            ("ab", "ba", 2),
+            ("é", "e", 1),
+        ] {
+            assert_eq!(edit_distance(a, b), d, "{a} {b}");
+            assert_eq!(edit_distance(b, a), d, "{b} {a}");
+        }
+        // Only the first 64 characters are compared.
+        let a = format!("{}x", "k".repeat(64));
+        let b = format!("{}y", "k".repeat(64));
+        assert_eq!(edit_distance(&a, &b), 0);
+    }
+
+    /// `{"anyOf": [S, S]}` with both alternatives the one `$defs` entry
+    /// `S`: a value names neither, so whether it fits is the yes/no walk's
+    /// verdict alone.
+    fn twin(schema: &Value) -> Value {
+        json!({"anyOf":[{"$ref":"#/$defs/S"},{"$ref":"#/$defs/S"}],"$defs":{"S":schema}})
+    }
+
+    #[test]
+    fn an_untagged_union_of_one_alternative_twice_accepts_what_the_alternative_accepts() {
+        let rec = json!({"type":"object","properties":{
+                "a":{"type":"integer"},
+                "due":{"anyOf":[{"type":"string"},{"type":"null"}]},
+                "total":{"type":"string","pattern":DECIMAL_PATTERN},
+                "tags":{"type":"array","items":{"type":"string"}}
+            },"required":["a","due","total","tags"],"additionalProperties":false});
+        let open = json!({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]});
+        let enumerated = json!({"type":"string","enum":["USD","EUR"]});
+        let cases = [
+            (
+                &rec,
+                json!({"a":1,"due":"soon","total":"12.50","tags":["x"]}),
+                true,
+            ),
+            (&rec, json!({"a":1,"due":null,"total":"-3","tags":[]}), true),
+            // A missing `Option` field is `None`...
+            (&rec, json!({"a":1,"total":"1","tags":[]}), true),
+            // ...unless a key could be it misnamed.
+            (
+                &rec,
+                json!({"a":1,"total":"1","tags":[],"due_date":"x"}),
+                false,
+            ),
+            (&rec, json!({"due":null,"total":"1","tags":[]}), false),
+            (
+                &rec,
+                json!({"a":1,"due":null,"total":"1","tags":[],"zzz":1}),
+                false,
+            ),
+            (&rec, json!({"a":1,"due":5,"total":"1","tags":[]}), false),
+            (
+                &rec,
+                json!({"a":1,"due":null,"total":"twelve","tags":[]}),
+                false,
+            ),
+            (
+                &rec,
+                json!({"a":1,"due":null,"total":"1","tags":[1]}),
+                false,
+            ),
+            (
+                &rec,
+                json!({"a":"1","due":null,"total":"1","tags":[]}),
+                false,
+            ),
+            (&open, json!({"a":1,"zzz":1}), true),
+            (&open, json!({"zzz":1}), false),
+            (&enumerated, json!("EUR"), true),
+            (&enumerated, json!("usd"), false),
+        ];
+        for (schema, value, fits) in cases {
+            assert_eq!(
+                problems(schema, &value).is_empty(),
+                fits,
+                "{schema} {value}"
+            );
+            let union = problems(&twin(schema), &value);
+            assert_eq!(union.is_empty(), fits, "twin {schema} {value}: {union:?}");
+        }
+    }
+
+    #[test]
+    fn an_alternative_past_max_hops_is_not_claimed_wrong() {
+        fn options(n: usize, inner: Value) -> Value {
+            (0..n).fold(inner, |s, _| option(s))
+        }
+        let int = json!({"type":"integer"});
+        // Inside an untagged union, the yes/no walk follows 32 `anyOf`s.
+        let near = problems(&twin(&options(MAX_HOPS - 1, int.clone())), &json!(true));
+        assert_eq!(near.len(), 1, "{near:?}");
+        assert!(near[0].message.ends_with("found true"), "{near:?}");
+        assert!(problems(&twin(&options(MAX_HOPS, int)), &json!(true)).is_empty());
+    }
+
+    #[test]
+    fn a_sum_type_case_is_left_at_its_kind() {
+        let case = |kind: &str| {
+            json!({"type":"object","properties":{
+                "kind":{"type":"string","enum":[kind]},
+                "items":{"type":"array","items":{"type":"integer"}}
+            },"required":["kind","items"],"additionalProperties":false})
+        };
+        let sum = json!({"anyOf":[case("A"), case("B")]});
+        let value = json!({"kind":"B","items":vec![1; 1000]});
+        let c = check(&sum, &value);
+        assert!(c.is_empty() && c.complete);
+        // Case `A` is left at its `kind`: the items are looked at once.
+        assert!(c.steps < 1100, "{}", c.steps);
+    }
+
+    #[test]
+    fn an_alternative_reached_twice_is_judged_once() {
+        // Thirty nested untagged unions of twins: 2^30 routes, 30 verdicts.
+        let mut defs = Map::new();
+        defs.insert("T30".into(), json!({"type":"integer"}));
+        for i in 0..30 {
+            let inner = format!("#/$defs/T{}", i + 1);
+            defs.insert(
+                format!("T{i}"),
+                json!({"anyOf":[{"$ref":inner},{"$ref":inner}]}),
+            );
+        }
+        let schema = json!({"$ref":"#/$defs/T0","$defs":defs});
+        let c = check(&schema, &json!("x"));
+        assert!(c.complete, "{c:?}");
+        assert!(c.steps < 200, "{}", c.steps);
+        assert_eq!(c.problems.len(), 1);
+        assert!(c.problems[0].message.ends_with(r#"found "x""#), "{c:?}");
+    }
+
+    #[test]
+    fn alternatives_are_pictured_two_levels_deep() {
+        let line = json!({"type":"object","properties":{"q":{"type":"integer"},"inner":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"],"additionalProperties":false}},"required":["q","inner"],"additionalProperties":false});
+        let sum = json!({"anyOf":[
+            {"type":"object","properties":{
+                "kind":{"type":"string","enum":["A"]},
+                "line":line,
+                "maybe":{"anyOf":[line,{"type":"null"}]},
+                "tags":{"type":"array","items":{"type":"string"}},
+                "grid":{"type":"array","items":{"type":"array","items":{"type":"integer"}}},
+                "any":{"type":"array"},
+                "flag":{"type":"boolean"},
+                "unit":{"type":"null"},
+                "size":{"type":"string","enum":["S","M"]},
+                "free":{},
+                "deep":{"anyOf":[{"anyOf":[{"anyOf":[{"type":"integer"},{"type":"null"}]},{"type":"null"}]},{"type":"null"}]}
+            },"required":["kind","line","maybe","tags","grid","any","flag","unit","size","free","deep"],"additionalProperties":false},
+            {"type":"object","properties":{"kind":{"type":"string","enum":["B"]}},"required":["kind"],"additionalProperties":false}]});
+        let ps = problems(&sum, &json!({"kind":"C"}));
+        assert_eq!(
+            texts(&ps),
+            [concat!(
+                r#"$: expected one of {"kind":"A","line":{"q":<integer>,"inner":<object>},"#,
+                r#""maybe":<object or null>,"tags":[<string>, …],"#,
+                r#""grid":[<list>, …],"any":<list>,"flag":<true or false>,"unit":null,"#,
+                r#""size":<one of "S", "M">,"free":<value>,"deep":<integer or null or null or null>} "#,
+                r#"or {"kind":"B"}, found {"kind":"C"}"#
+            )]
+        );
+    }
+
+    #[test]
+    fn keys_that_are_not_identifiers_are_quoted_in_paths() {
+        let schema = json!({"type":"object","properties":{
+            "1st":{"type":"integer"},"_x":{"type":"integer"},"a-b":{"type":"integer"},"x1_y":{"type":"integer"}
+        },"required":["1st","_x","a-b","x1_y"],"additionalProperties":false});
+        let value = json!({"1st":"a","_x":"b","a-b":"c","x1_y":"d"});
+        let paths: Vec<String> = problems(&schema, &value)
+            .into_iter()
+            .map(|p| p.path)
+            .collect();
+        assert_eq!(paths, [r#"$["1st"]"#, "$._x", r#"$["a-b"]"#, "$.x1_y"]);
+    }
+
+    #[test]
+    fn quotes_are_cut_at_80_characters_whatever_their_bytes() {
+        for c in ['k', 'é', '€', '😀'] {
+            let long: String = std::iter::repeat_n(c, 100).collect();
+            let ps = problems(&json!({"type":"integer"}), &json!(long));
+            let quote: String = std::iter::repeat_n(c, 79).collect();
+            assert_eq!(
+                ps[0].message,
+                format!("expected an integer, found the string \"{quote}…"),
+                "{c}"
+            );
+            let short: String = std::iter::repeat_n(c, 78).collect();
+            let ps = problems(&json!({"type":"integer"}), &json!(short));
+            assert_eq!(
+                ps[0].message,
+                format!("expected an integer, found the string \"{short}\""),
+                "{c}"
+            );
+        }
+    }
+
+    #[test]
+    fn serde_type_names_become_json_ones() {
+        for (serde, plain) in [
+            (
+                "invalid type: null, expected struct Line_Item at line 1 column 9",
+                "invalid type: null, expected an object at line 1 column 9",
+            ),
+            (
+                "invalid type: string \"x\", expected enum vox_gen::Status",
+                "invalid type: string \"x\", expected one of the alternatives",
+            ),
+            (
+                "invalid type: unit value, expected u8",
+                "invalid type: null, expected an integer",
+            ),
+            (
+                "invalid length 0, expected tuple variant Pair",
+                "invalid length 0, expected a list",
+            ),
+            (
+                "invalid type: map, expected a sequence",
+                "invalid type: map, expected a list",
+            ),
+            (
+                "invalid type: integer `1`, expected a string",
+                "invalid type: integer `1`, expected a string",
+            ),
+        ] {
+            assert_eq!(plain_serde_message(serde), plain);
+        }
     }
 }
