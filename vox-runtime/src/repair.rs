@@ -149,7 +149,7 @@ impl fmt::Display for Repairs {
             if i > 0 {
                 f.write_str(",")?;
             }
-            f.write_str(r.name())?;
+            write!(f, "{r}")?;
         }
         Ok(())
     }
@@ -1055,6 +1055,175 @@ mod tests {
         assert_eq!(fixed("3.5".into(), true), (3.5.into(), 1), "stays invalid");
         assert_eq!(fixed(2.5.into(), true), (2.5.into(), 0));
         assert_eq!(fixed(1e30.into(), true), (1e30.into(), 0));
+    }
+
+    /// A `{"value": …}`-wrapped output whose value has this schema.
+    fn wrapped(value_schema: &str) -> &'static OutputSchema {
+        let json = format!(
+            r#"{{"type":"object","properties":{{"value":{value_schema}}},"required":["value"],"additionalProperties":false}}"#
+        );
+        Box::leak(Box::new(OutputSchema::new(
+            "wrapped",
+            Box::leak(json.into_boxed_str()),
+            true,
+        )))
+    }
+
+    /// `{"a": <integer>}`.
+    static OBJECT: OutputSchema = OutputSchema::new(
+        "object",
+        r#"{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}"#,
+        false,
+    );
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct A {
+        a: i64,
+    }
+
+    #[test]
+    fn with_repairs_off_a_reply_is_judged_as_it_is() {
+        // Not searched for the JSON value inside, nor for how many there
+        // are, and no request to drop slips that were not looked for: the
+        // reply is not JSON.
+        for reply in [
+            r#"Here it is: {"a": 1}"#,
+            r#"Either {"a": 1} or {"a": 2}."#,
+            r#"{"a": 1,}"#,
+        ] {
+            let message = parse_reply::<A>(reply, &OBJECT, false).unwrap_err();
+            let syntax = serde_json::from_str::<Value>(reply).unwrap_err();
+            assert_eq!(message, format!("the reply is not valid JSON: {syntax}"));
+        }
+        let (a, repairs) = parse_reply::<A>(r#"Here it is: {"a": 1}"#, &OBJECT, true).unwrap();
+        assert_eq!(
+            (a, repairs.kinds()),
+            (A { a: 1 }, &[Repair::ProseAroundJson][..])
+        );
+    }
+
+    #[test]
+    fn brackets_in_strings_and_comments_do_not_end_a_value_in_prose() {
+        for (reply, want, kinds) in [
+            (
+                r#"Here: {"a": "x } ] y"} done"#,
+                serde_json::json!({"a": "x } ] y"}),
+                &[][..],
+            ),
+            (
+                "Here: {'a': 'x } ] y'} done",
+                serde_json::json!({"a": "x } ] y"}),
+                &[Repair::SingleQuotedStrings][..],
+            ),
+            (
+                "Here:\n{\"a\": 1 // the } is not the end\n}\nDone.",
+                serde_json::json!({"a": 1}),
+                &[Repair::Comments][..],
+            ),
+            (
+                r#"Here: {"a": 1 /* } */} done"#,
+                serde_json::json!({"a": 1}),
+                &[Repair::Comments][..],
+            ),
+            // Two comments side by side, the second right before the `}`.
+            (
+                r#"Here: {"a": 1 /* one *//* two */} done"#,
+                serde_json::json!({"a": 1}),
+                &[Repair::Comments][..],
+            ),
+            (
+                r#"Here: {"a": """x"""} done"#,
+                serde_json::json!({"a": "x"}),
+                &[Repair::TripleQuotedStrings][..],
+            ),
+            (
+                r#"Here: {"a": '''x'''} done"#,
+                serde_json::json!({"a": "x"}),
+                &[Repair::TripleQuotedStrings][..],
+            ),
+        ] {
+            let Extracted::One(v, r) = objects(reply) else {
+                panic!("{reply}")
+            };
+            assert_eq!(v, want, "{reply}");
+            assert_eq!(r.kinds()[0], Repair::ProseAroundJson, "{reply}");
+            assert_eq!(&r.kinds()[1..], kinds, "{reply}");
+        }
+    }
+
+    #[test]
+    fn a_value_cut_short_is_not_searched_whatever_it_starts_with() {
+        // `[` then the start of any JSON value, `{` then a key (quoted or
+        // not): a value cut short, so the object inside is not the answer.
+        for start in [
+            "[1", "[-1", "[true", "[false", "[null", "[\"x\"", "['x'", "[{}", "[[]", "{\"k\":",
+            "{key:", "{_key:", "{$key:", "{key2 :",
+        ] {
+            let reply = format!(r#"Here: {start} {{"a": 1}}"#);
+            assert!(matches!(objects(&reply), Extracted::None), "{reply}");
+        }
+        // Prose: a word that is not followed by `:`, or no word at all.
+        for start in ["{key", "{ like", "[see", "{-", "[+"] {
+            let reply = format!(r#"Here: {start} {{"a": 1}}"#);
+            assert!(matches!(objects(&reply), Extracted::One(..)), "{reply}");
+        }
+        // A closed fragment that is not JSON is passed over, whatever it
+        // holds (a `/` that starts no comment).
+        let Extracted::One(v, _) = objects(r#"Dates as {date: YYYY/MM/DD}. Here: {"a": 1}"#) else {
+            panic!()
+        };
+        assert_eq!(v["a"], 1);
+    }
+
+    #[test]
+    fn prose_with_a_few_unclosed_braces_or_many_brackets_is_searched() {
+        // Ten braces that never close, each scanned to the end: more than
+        // four times the reply's length, well within the extra MiB.
+        let reply = r#"Fill {a {b {c {d {e {f {g {h {i {j in. Here: {"a": 1}"#;
+        let Extracted::One(v, _) = objects(reply) else {
+            panic!()
+        };
+        assert_eq!(v["a"], 1);
+        // A long answer with a citation in every sentence: each `[n]` is
+        // scanned once, a few bytes, however far into the reply it is.
+        let mut reply = String::new();
+        for n in 1..=400 {
+            reply.push_str(&format!(
+                "Sentence {n} of a long answer, as a source says [{n}]. "
+            ));
+        }
+        reply.push_str(r#"So: {"a": 1}"#);
+        let Extracted::One(v, _) = objects(&reply) else {
+            panic!()
+        };
+        assert_eq!(v["a"], 1);
+    }
+
+    #[test]
+    fn lists_in_prose_count_only_where_the_root_takes_a_list() {
+        let int = wrapped(r#"{"type":"integer"}"#);
+        let (n, repairs) =
+            parse_reply::<i64>(r#"As note [1] says: {"value": 7}"#, int, true).unwrap();
+        assert_eq!((n, repairs.kinds()), (7, &[Repair::ProseAroundJson][..]));
+        let list = wrapped(r#"{"type":"array","items":{"type":"integer"}}"#);
+        let (v, _) = parse_reply::<Vec<i64>>("The list: [1, 2].", list, true).unwrap();
+        assert_eq!(v, [1, 2]);
+        let optional =
+            wrapped(r#"{"anyOf":[{"type":"array","items":{"type":"integer"}},{"type":"null"}]}"#);
+        let (v, _) = parse_reply::<Option<Vec<i64>>>("The list: [1, 2].", optional, true).unwrap();
+        assert_eq!(v, Some(vec![1, 2]));
+    }
+
+    #[test]
+    fn a_bare_case_name_may_hold_spaces_but_not_line_breaks() {
+        let status = wrapped(r#"{"type":"string","enum":["Open","In progress"]}"#);
+        let (v, r) = parse_reply::<String>("in progress.", status, true).unwrap();
+        assert_eq!(
+            (v.as_str(), r.kinds()),
+            ("In progress", &[Repair::EnumName, Repair::BareValue][..])
+        );
+        assert!(parse_reply::<String>("in\nprogress", status, true).is_err());
     }
 }
 
