@@ -1216,6 +1216,83 @@ mod tests {
     }
 
     #[test]
+    fn a_slash_that_starts_no_comment_is_not_skipped() {
+        // `1 / 2` is no JSON value: asked again, never read as `1`.
+        for reply in [
+            r#"{"a": 1 / 2 /* half */}"#,
+            r#"Here: {"a": 1 / 2 /* half */}"#,
+        ] {
+            let message = parse_reply::<A>(reply, &OBJECT, true).unwrap_err();
+            assert!(
+                message.starts_with("the reply is not valid JSON"),
+                "{reply}: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reply_may_start_with_a_number() {
+        let int = wrapped(r#"{"type":"integer"}"#);
+        let (n, r) = parse_reply::<i64>("7 // seven", int, true).unwrap();
+        assert_eq!(
+            (n, r.kinds()),
+            (7, &[Repair::Comments, Repair::BareValue][..])
+        );
+        let (n, r) = parse_reply::<i64>("-7.0 /* minus seven */", int, true).unwrap();
+        assert_eq!(
+            (n, r.kinds()),
+            (
+                -7,
+                &[Repair::Comments, Repair::BareValue, Repair::IntegralFloat][..]
+            )
+        );
+    }
+
+    #[test]
+    fn unquoted_keys_may_start_with_an_underscore_or_a_dollar() {
+        let (out, repairs) = normalize(r#"{_id: 1, $ref: "x", a_1: 2}"#).unwrap();
+        assert_eq!(out, r#"{"_id": 1, "$ref": "x", "a_1": 2}"#);
+        assert_eq!(repairs.kinds(), [Repair::UnquotedKeys]);
+    }
+
+    #[test]
+    fn only_an_object_or_list_is_read_out_of_a_string() {
+        // The string "null" for an optional object is not the object's
+        // JSON: asked again, never read as `None`.
+        let optional = wrapped(
+            r#"{"anyOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false},{"type":"null"}]}"#,
+        );
+        assert!(parse_reply::<Option<A>>(r#"{"value": "null"}"#, optional, true).is_err());
+        let (v, r) =
+            parse_reply::<Option<A>>(r#"{"value": "{\"a\": 1}"}"#, optional, true).unwrap();
+        assert_eq!(
+            (v, r.kinds()),
+            (Some(A { a: 1 }), &[Repair::JsonInString][..])
+        );
+        let list = wrapped(r#"{"type":"array","items":{"type":"integer"}}"#);
+        assert!(parse_reply::<Vec<i64>>(r#"{"value": "7"}"#, list, true).is_err());
+    }
+
+    #[test]
+    fn comments_between_a_slip_and_what_makes_it_one_are_skipped() {
+        // A trailing comma before a comment and the `}`; a key before a
+        // comment and its `:`.
+        let (out, repairs) = normalize("{\"a\": 1, // the last\n}").unwrap();
+        assert_eq!(out, "{\"a\": 1  \n}");
+        assert_eq!(repairs.kinds(), [Repair::TrailingCommas, Repair::Comments]);
+        let (out, repairs) = normalize("{a /* the key */: [1, /* x */]}").unwrap();
+        assert_eq!(out, r#"{"a"  : [1  ]}"#);
+        assert_eq!(
+            repairs.kinds(),
+            [
+                Repair::UnquotedKeys,
+                Repair::Comments,
+                Repair::TrailingCommas
+            ]
+        );
+    }
+
+    #[test]
     fn a_bare_case_name_may_hold_spaces_but_not_line_breaks() {
         let status = wrapped(r#"{"type":"string","enum":["Open","In progress"]}"#);
         let (v, r) = parse_reply::<String>("in progress.", status, true).unwrap();
