@@ -1292,6 +1292,88 @@ mod tests {
         );
     }
 
+    /// `type R { n: int, next: Option[R], kids: list[R] }`.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct R {
+        n: i64,
+        next: Option<Box<R>>,
+        kids: Vec<R>,
+    }
+
+    static R_SCHEMA: OutputSchema = OutputSchema::new(
+        "R",
+        r##"{"$ref":"#/$defs/R","$defs":{"R":{"type":"object","properties":{"n":{"type":"integer"},"next":{"anyOf":[{"$ref":"#/$defs/R"},{"type":"null"}]},"kids":{"type":"array","items":{"$ref":"#/$defs/R"}}},"required":["n","next","kids"],"additionalProperties":false}}}"##,
+        false,
+    );
+
+    /// `type S = | Leaf(n: int) | Node(next: S)`, wrapped like every sum type.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(tag = "kind", deny_unknown_fields)]
+    enum S {
+        Leaf { n: i64 },
+        Node { next: Box<S> },
+    }
+
+    static S_SCHEMA: OutputSchema = OutputSchema::new(
+        "S",
+        r##"{"type":"object","properties":{"value":{"$ref":"#/$defs/S"}},"required":["value"],"additionalProperties":false,"$defs":{"S":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["Leaf"]},"n":{"type":"integer"}},"required":["kind","n"],"additionalProperties":false},{"type":"object","properties":{"kind":{"type":"string","enum":["Node"]},"next":{"$ref":"#/$defs/S"}},"required":["kind","next"],"additionalProperties":false}]}}}"##,
+        true,
+    );
+
+    /// `inner` as the `next` of `levels` records (`kids` empty).
+    fn nested_r(levels: usize, inner: &str) -> String {
+        let mut json = inner.to_owned();
+        for _ in 0..levels {
+            json = format!(r#"{{"n": 0, "next": {json}, "kids": []}}"#);
+        }
+        json
+    }
+
+    #[test]
+    fn repairs_reach_down_to_max_depth_and_no_deeper() {
+        // Each step down — into a field, a list's item, an `Option`'s value
+        // or a sum type's case — is one level; the value at level
+        // `MAX_DEPTH` is still repaired, anything below it is not (the
+        // reply is asked again).
+        let leaf = r#"{"n": "1", "next": null, "kids": []}"#;
+        let as_string = serde_json::to_string(r#"{"n": 1, "next": null, "kids": []}"#).unwrap();
+        let kid = format!(r#"{{"n": 0, "next": null, "kids": [{leaf}]}}"#);
+        for (what, reply, level) in [
+            // A record `next` records down is at level 2 × next; its `n`
+            // one more.
+            ("n", nested_r(63, leaf), 2 * 63 + 1),
+            ("n", nested_r(64, leaf), 2 * 64 + 1),
+            ("record in a string", nested_r(64, &as_string), 2 * 64),
+            ("record in a string", nested_r(65, &as_string), 2 * 65),
+            // A kid: its record's `kids` field, the item, its `n`.
+            ("kid's n", nested_r(62, &kid), 2 * 62 + 3),
+            ("kid's n", nested_r(63, &kid), 2 * 63 + 3),
+        ] {
+            let result = parse_reply::<R>(&reply, &R_SCHEMA, true);
+            assert_eq!(
+                result.is_ok(),
+                level <= MAX_DEPTH,
+                "{what} at level {level}: {:?}",
+                result.err()
+            );
+        }
+        for (cases, level) in [(62, 2 * 62 + 3), (63, 2 * 63 + 3)] {
+            // The wrapper, `value`, then per `Node` the case and its `next`.
+            let mut json = r#"{"kind": "Leaf", "n": "1"}"#.to_owned();
+            for _ in 0..cases {
+                json = format!(r#"{{"kind": "Node", "next": {json}}}"#);
+            }
+            let result = parse_reply::<S>(&format!(r#"{{"value": {json}}}"#), &S_SCHEMA, true);
+            assert_eq!(
+                result.is_ok(),
+                level <= MAX_DEPTH,
+                "n at level {level}: {:?}",
+                result.err()
+            );
+        }
+    }
+
     #[test]
     fn a_bare_case_name_may_hold_spaces_but_not_line_breaks() {
         let status = wrapped(r#"{"type":"string","enum":["Open","In progress"]}"#);
