@@ -353,6 +353,160 @@ impl Transport for Gauge {
     }
 }
 
+/// A transport that wraps another and notes what passes through it, read
+/// through the public accessors of `Request` and `Response` (what a
+/// logging or metering transport does).
+#[derive(Default)]
+struct Observer {
+    inner: MemoryTransport,
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl Transport for Observer {
+    fn send<'a>(&'a self, request: Request<'a>) -> SendFuture<'a> {
+        Box::pin(async move {
+            let asked = format!(
+                "{} {} {} bytes, key header {}",
+                request.method(),
+                request.url(),
+                request.body().len(),
+                request.headers().contains_key("authorization")
+            );
+            let answer = self.inner.send(request).await;
+            let note = match &answer {
+                Ok(response) => format!(
+                    "{asked} -> {} trace={:?} {:?}",
+                    response.status(),
+                    response
+                        .headers()
+                        .get("x-trace")
+                        .and_then(|v| v.to_str().ok()),
+                    response
+                        .body()
+                        .map(|b| String::from_utf8_lossy(b).into_owned())
+                ),
+                Err(e) => format!("{asked} -> {e}"),
+            };
+            self.seen.lock().unwrap().push(note);
+            answer
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wrapping_transport_reads_requests_and_answers_through_their_accessors() {
+    let reply = serde_json::json!({"choices": [{"index": 0,
+        "message": {"role": "assistant", "content": ACME}, "finish_reason": "stop"}]});
+    let observer = Arc::new(Observer {
+        inner: MemoryTransport::new()
+            .reply(ScriptedReply::fail(TransportError::new(
+                TransportErrorKind::Connect,
+                "connection refused",
+            )))
+            .reply(ScriptedReply::json(200, &reply).header("x-trace", "t-42")),
+        seen: Default::default(),
+    });
+    let client = Client::builder(
+        config("http://192.0.2.1/v1")
+            .max_transport_retries(1)
+            .build()
+            .unwrap(),
+    )
+    .transport(observer.clone())
+    .build()
+    .unwrap();
+    assert_eq!(call(&client, &ONCE).await.unwrap(), acme());
+    let seen = observer.seen.lock().unwrap().clone();
+    let sent = &observer.inner.requests()[0];
+    let asked = format!(
+        "POST http://192.0.2.1/v1/chat/completions {} bytes, key header true",
+        sent.body.len()
+    );
+    assert_eq!(
+        seen,
+        [
+            format!("{asked} -> connect error: connection refused"),
+            format!(
+                "{asked} -> 200 trace=Some(\"t-42\") Ok({:?})",
+                reply.to_string()
+            ),
+        ]
+    );
+}
+
+/// `max_body_bytes` holds for a transport that ignores
+/// `Request::body_limit` and hands back a longer body: exactly the limit
+/// is read, one byte more is `ResponseTooLarge`, without another try.
+#[tokio::test(start_paused = true)]
+async fn a_body_over_the_limit_from_any_transport_is_too_large() {
+    let body = |pad: usize| {
+        serde_json::json!({"choices": [{"index": 0,
+            "message": {"role": "assistant", "content": ACME}, "finish_reason": "stop"}],
+            "pad": "x".repeat(pad)})
+        .to_string()
+    };
+    let reply = |pad: usize| ScriptedReply::new(200, body(pad));
+    let at_limit = body(100).len();
+    let transport = MemoryTransport::new()
+        .reply(reply(100))
+        .reply(reply(101))
+        .reply(reply(0));
+    let client = client(
+        config("http://192.0.2.1/v1")
+            .max_transport_retries(2)
+            .max_body_bytes(at_limit),
+        &transport,
+    );
+    assert_eq!(call(&client, &ONCE).await.unwrap(), acme());
+    match call(&client, &ONCE).await {
+        Err(Error::ResponseTooLarge { limit_bytes }) => assert_eq!(limit_bytes, at_limit),
+        other => panic!("{other:?}"),
+    }
+    // Not tried again: the next call takes the last reply.
+    assert_eq!(transport.request_count(), 2);
+}
+
+/// A base URL that does not parse is a configuration error that shows the
+/// URL without its credentials, even where a `/` or `@` in the password
+/// hides where the authority ends; nothing is sent.
+#[tokio::test]
+async fn an_unparsable_base_url_is_shown_without_its_credentials() {
+    let cases = [
+        // (base URL, what the message shows)
+        ("http://user:pa/ss@[::1", "http://[REDACTED]@[::1"),
+        (
+            "http://user:sec@ret@exa mple.com/v1",
+            "http://[REDACTED]@exa mple.com/v1",
+        ),
+        (
+            "https://:hunter2@host:99999/v1",
+            "https://[REDACTED]@host:99999/v1",
+        ),
+        ("http://host:99999/v1", "http://host:99999/v1"),
+        ("http://exa mple.com/a@b", "http://[REDACTED]@b"),
+    ];
+    for (base_url, shown) in cases {
+        let transport = MemoryTransport::new();
+        let client = Client::builder(config(base_url).build().unwrap())
+            .transport(transport.clone())
+            .build();
+        let error = match client {
+            Err(e) => e,
+            Ok(client) => call(&client, &ONCE).await.unwrap_err(),
+        };
+        let text = error.to_string();
+        assert!(matches!(error, Error::Config(_)), "{base_url}: {error:?}");
+        assert!(
+            text.contains(&format!("base URL `{shown}` is not a valid URL")),
+            "{base_url}: {text}"
+        );
+        for secret in ["pa/ss", "sec@ret", "hunter2"] {
+            assert!(!text.contains(secret), "{base_url}: {text}");
+        }
+        assert_eq!(transport.request_count(), 0, "{base_url}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_concurrency_cap_bounds_a_custom_transport_too() {
     let gauge = Arc::new(Gauge {
