@@ -235,6 +235,51 @@ async fn gemini_retry_delay_in_the_body_is_honoured() {
     assert_eq!(transport.requests()[0].header("x-goog-api-key"), Some(KEY));
 }
 
+/// Gemini puts `RetryInfo` after its quota details, which can run to
+/// kilobytes: the delay is read from the first 64 KiB of an error body,
+/// wherever it is in them, and not from beyond.
+#[tokio::test(start_paused = true)]
+async fn gemini_retry_delay_after_long_details_is_honoured_within_64_kib() {
+    let answered = |padding: usize| {
+        let violations: Vec<_> = (0..padding / 100)
+            .map(|i| serde_json::json!({"quotaMetric": format!("generativelanguage.googleapis.com/metric-{i:04}-{}", "x".repeat(40))}))
+            .collect();
+        let body = serde_json::json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "You exceeded your current quota.",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": violations},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "25s"}]}});
+        let transport = MemoryTransport::new()
+            .reply(ScriptedReply::json(429, &body))
+            .reply(ScriptedReply::json(
+                200,
+                &serde_json::json!({"candidates": [{"content": {"parts": [{"text": ACME}]},
+                    "finishReason": "STOP"}]}),
+            ));
+        (transport, body.to_string().len())
+    };
+    for (padding, honoured) in [(3_000, true), (60_000, true), (70_000, false)] {
+        let (transport, len) = answered(padding);
+        let client = client(
+            Config::builder(Provider::Gemini)
+                .base_url("http://192.0.2.1/v1beta")
+                .api_key(KEY)
+                .max_transport_retries(1),
+            &transport,
+        );
+        let started = Instant::now();
+        assert_eq!(call(&client, &ONCE).await.unwrap(), acme());
+        let waited = started.elapsed();
+        if honoured {
+            assert!(len < 64 * 1024, "{len}");
+            assert_eq!(waited, Duration::from_secs(25), "{len} bytes");
+        } else {
+            assert!(len > 64 * 1024, "{len}");
+            assert!(waited < Duration::from_secs(25), "{len} bytes: {waited:?}");
+        }
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn server_errors_and_lost_connections_back_off_exponentially_then_give_up() {
     let base = Duration::from_secs(1);
