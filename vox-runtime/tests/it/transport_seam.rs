@@ -204,6 +204,26 @@ async fn a_retry_after_longer_than_the_cap_waits_the_cap() {
     assert_eq!(started.elapsed(), Duration::from_secs(5));
 }
 
+/// A Gemini answer holding `ACME`.
+fn gemini_ok() -> ScriptedReply {
+    ScriptedReply::json(
+        200,
+        &serde_json::json!({"candidates": [{"content": {"parts": [{"text": ACME}]},
+            "finishReason": "STOP"}]}),
+    )
+}
+
+/// A Gemini client on `transport` that tries a failed request once more.
+fn gemini_client(transport: &MemoryTransport) -> Client {
+    client(
+        Config::builder(Provider::Gemini)
+            .base_url("http://192.0.2.1/v1beta")
+            .api_key(KEY)
+            .max_transport_retries(1),
+        transport,
+    )
+}
+
 #[tokio::test(start_paused = true)]
 async fn gemini_retry_delay_in_the_body_is_honoured() {
     let transport = MemoryTransport::new()
@@ -213,18 +233,8 @@ async fn gemini_retry_delay_in_the_body_is_honoured() {
                 "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
                     "retryDelay": "22s"}]}}),
         ))
-        .reply(ScriptedReply::json(
-            200,
-            &serde_json::json!({"candidates": [{"content": {"parts": [{"text": ACME}]},
-                "finishReason": "STOP"}]}),
-        ));
-    let client = client(
-        Config::builder(Provider::Gemini)
-            .base_url("http://192.0.2.1/v1beta")
-            .api_key(KEY)
-            .max_transport_retries(1),
-        &transport,
-    );
+        .reply(gemini_ok());
+    let client = gemini_client(&transport);
     let started = Instant::now();
     assert_eq!(call(&client, &ONCE).await.unwrap(), acme());
     assert_eq!(started.elapsed(), Duration::from_secs(22));
@@ -251,22 +261,12 @@ async fn gemini_retry_delay_after_long_details_is_honoured_within_64_kib() {
                 {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "25s"}]}});
         let transport = MemoryTransport::new()
             .reply(ScriptedReply::json(429, &body))
-            .reply(ScriptedReply::json(
-                200,
-                &serde_json::json!({"candidates": [{"content": {"parts": [{"text": ACME}]},
-                    "finishReason": "STOP"}]}),
-            ));
+            .reply(gemini_ok());
         (transport, body.to_string().len())
     };
     for (padding, honoured) in [(3_000, true), (60_000, true), (70_000, false)] {
         let (transport, len) = answered(padding);
-        let client = client(
-            Config::builder(Provider::Gemini)
-                .base_url("http://192.0.2.1/v1beta")
-                .api_key(KEY)
-                .max_transport_retries(1),
-            &transport,
-        );
+        let client = gemini_client(&transport);
         let started = Instant::now();
         assert_eq!(call(&client, &ONCE).await.unwrap(), acme());
         let waited = started.elapsed();
