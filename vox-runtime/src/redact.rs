@@ -420,6 +420,10 @@ fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[path = "../tests/it/support/keys.rs"]
+mod keys;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -482,32 +486,6 @@ mod tests {
         assert_eq!(Redactor::new(Some(""), None).redact("text"), "text");
     }
 
-    /// Generated keys: `len` characters of API keys' alphabets, every
-    /// third with base64's `+/` and `=` padding (which percent-encoding changes).
-    fn generated_key(len: usize, seed: u64) -> String {
-        const PLAIN: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let alphabet = if seed.is_multiple_of(3) {
-            BASE64
-        } else {
-            PLAIN
-        };
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut key = (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                alphabet[(state % alphabet.len() as u64) as usize] as char
-            })
-            .collect::<String>();
-        // base64 pads with `=` at the end only.
-        if alphabet == BASE64 && len > 2 && seed.is_multiple_of(2) {
-            key.replace_range(len - 1.., "=");
-        }
-        key
-    }
-
     /// The header each provider sends its key in, as servers write it.
     const KEY_HEADERS: &[&str] = &[
         "Authorization: Bearer",
@@ -566,7 +544,7 @@ mod tests {
         let mut checked = 0;
         for len in 1..=64 {
             for seed in 0..3 {
-                let key = generated_key(len, (len * 3 + seed) as u64);
+                let key = keys::key(len, (len * 3 + seed) as u64);
                 let r = Redactor::new(Some(&key), Some("https://h/v1"));
                 for header in KEY_HEADERS {
                     for echo in ECHOES {
@@ -597,7 +575,7 @@ mod tests {
     #[test]
     fn every_echo_of_a_url_password_of_any_length_is_redacted() {
         for len in 1..=64 {
-            let password = generated_key(len, len as u64 * 7);
+            let password = keys::key(len, len as u64 * 7);
             let encoded = percent_encode(&password, b"0123456789ABCDEF");
             let r = Redactor::new(None, Some(&format!("https://alice:{encoded}@h/v1")));
             let basic = base64(format!("alice:{password}").as_bytes());

@@ -9,6 +9,7 @@
 mod args;
 mod engine;
 mod job;
+mod time;
 
 use std::collections::HashMap;
 use std::fs::File;

@@ -10,22 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use support::{FakeServer, Invoice, Reply, EXTRACT_INVOICE, INVOICE_SCHEMA};
+use support::{acme, FakeServer, Invoice, Reply, ACME, EXTRACT_INVOICE, INVOICE_SCHEMA};
 use vox_runtime::__private::{AiFunction, Args};
 use vox_runtime::{Client, Config, Error, Provider, TransportErrorKind};
 
 const API_KEY: &str = "sk-test-9f8e7d6c5b4a";
 
 static EXTRACT_ONCE: AiFunction = AiFunction::new("extract_once", "", &INVOICE_SCHEMA);
-
-const ACME: &str = r#"{"vendor":"ACME","total":7.0}"#;
-
-fn acme() -> Invoice {
-    Invoice {
-        vendor: "ACME".into(),
-        total: 7.0,
-    }
-}
 
 fn config_for(server: &FakeServer) -> vox_runtime::ConfigBuilder {
     Config::builder(Provider::Compatible)

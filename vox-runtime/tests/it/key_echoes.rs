@@ -8,6 +8,7 @@ use crate::support;
 
 use std::time::Duration;
 
+use support::keys::key;
 use support::{FakeServer, Invoice, Reply, INVOICE_SCHEMA};
 use vox_runtime::__private::{AiFunction, Args};
 use vox_runtime::{Client, Config, Error, Provider};
@@ -38,32 +39,6 @@ const ECHOES: &[&str] = &[
     r#"{"message":"bad key \"{key}\""}"#,
     r#"{"key":"{key\/}"}"#,
 ];
-
-/// Generated keys: `len` characters of the alphabets API keys use, some
-/// with base64's `+/` and `=` padding (which percent-encoding changes).
-fn key(len: usize, seed: u64) -> String {
-    const PLAIN: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    const BASE64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let alphabet = if seed.is_multiple_of(3) {
-        BASE64
-    } else {
-        PLAIN
-    };
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut key = (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            alphabet[(state % alphabet.len() as u64) as usize] as char
-        })
-        .collect::<String>();
-    // base64 pads with `=` at the end only.
-    if alphabet == BASE64 && len > 2 && seed.is_multiple_of(2) {
-        key.replace_range(len - 1.., "=");
-    }
-    key
-}
 
 fn client(provider: Provider, server: &FakeServer, key: &str) -> Client {
     let base = match provider {

@@ -11,15 +11,13 @@ use crate::support;
 use std::time::Duration;
 
 use support::trace::Recorder;
-use support::{FakeServer, Invoice, MemoryHub, Reply, Server, INVOICE_SCHEMA};
+use support::{FakeServer, Invoice, MemoryHub, Reply, Server, ACME, INVOICE_SCHEMA};
 use vox_runtime::__private::{AiFunction, Args};
 use vox_runtime::{Client, Config, ConfigBuilder, Error, Provider};
 
 const OPENAI_KEY: &str = "sk-primary-1a2b3c4d5e";
 const ANTHROPIC_KEY: &str = "sk-ant-fallback-6f7g8h9i";
 const GEMINI_KEY: &str = "AIza-fallback-0j1k2l3m";
-
-const ACME: &str = r#"{"vendor":"ACME","total":7.0}"#;
 
 static PLAIN: AiFunction = AiFunction::new("plain", "", &INVOICE_SCHEMA).with_model("gpt-test");
 static WITH_FALLBACK: AiFunction = AiFunction::new("with_fallback", "", &INVOICE_SCHEMA)

@@ -7,7 +7,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use support::{Invoice, MemoryServer, Reply, EXTRACT_INVOICE, INVOICE_SCHEMA};
+use support::{acme, Invoice, MemoryServer, Reply, ACME, EXTRACT_INVOICE, INVOICE_SCHEMA};
 use vox_runtime::__private::{AiFunction, Args, OutputSchema};
 use vox_runtime::{Client, Config, Error, Provider};
 
@@ -32,15 +32,6 @@ static COUNT_SCHEMA: OutputSchema = OutputSchema::new(
 
 static COUNT: AiFunction =
     AiFunction::new("count", "Count the items.", &COUNT_SCHEMA).with_max_iterations(0); // treated as 1
-
-const ACME: &str = r#"{"vendor":"ACME","total":7.0}"#;
-
-fn acme() -> Invoice {
-    Invoice {
-        vendor: "ACME".into(),
-        total: 7.0,
-    }
-}
 
 fn config_for(server: &MemoryServer) -> vox_runtime::ConfigBuilder {
     Config::builder(Provider::Compatible)

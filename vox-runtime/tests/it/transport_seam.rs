@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{Invoice, INVOICE_SCHEMA};
+use support::{acme, Invoice, ACME, INVOICE_SCHEMA};
 use tokio::time::Instant;
 use vox_runtime::__private::{AiFunction, Args};
 use vox_runtime::transport::{
@@ -22,8 +22,6 @@ use vox_runtime::{Client, Config, ConfigBuilder, Error, Provider};
 
 const KEY: &str = "sk-seam-test-0a1b2c3d";
 const ANTHROPIC_KEY: &str = "sk-ant-seam-4e5f6a7b";
-const ACME: &str = r#"{"vendor":"ACME","total":7.0}"#;
-
 static EXTRACT: AiFunction = AiFunction::new("extract", "Extract it.", &INVOICE_SCHEMA)
     .with_model("gpt-seam")
     .with_max_iterations(2)
@@ -58,13 +56,6 @@ async fn call(client: &Client, function: &AiFunction) -> Result<Invoice, Error> 
             panic!("the fixture must not run under a network provider")
         })
         .await
-}
-
-fn acme() -> Invoice {
-    Invoice {
-        vendor: "ACME".into(),
-        total: 7.0,
-    }
 }
 
 /// An OpenAI provider with no retries (tests that want them set them).

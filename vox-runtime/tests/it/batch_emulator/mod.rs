@@ -20,6 +20,10 @@
 
 #![allow(dead_code)]
 
+// The runtime's own RFC 3339 writer (a file without crate items).
+#[path = "../../../src/batch/time.rs"]
+mod time;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -587,21 +591,5 @@ fn now_rfc3339() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    let days = (seconds / 86_400) as i64;
-    let rest = seconds % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.123456Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    format!("{}.123456Z", time::rfc3339_seconds(seconds))
 }

@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part of it
 
+pub mod keys;
 pub mod trace;
 
 use std::collections::VecDeque;
@@ -24,6 +25,16 @@ use tokio::net::{TcpListener, TcpStream};
 pub struct Invoice {
     pub vendor: String,
     pub total: f64,
+}
+
+/// The reply content most tests answer with, and the value it is.
+pub const ACME: &str = r#"{"vendor":"ACME","total":7.0}"#;
+
+pub fn acme() -> Invoice {
+    Invoice {
+        vendor: "ACME".into(),
+        total: 7.0,
+    }
 }
 
 /// `Invoice`'s strict schema, as a generated constant.
