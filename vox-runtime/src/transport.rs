@@ -754,8 +754,9 @@ pub(crate) fn retry_delay_in_body(body: &str) -> Option<Duration> {
     let rest = rest.strip_prefix(':')?.trim_start().strip_prefix('"')?;
     let value = &rest[..rest.find('"')?];
     let seconds = value.trim().strip_suffix('s')?.trim().parse::<f64>().ok()?;
-    // Negative, infinite, NaN and too long for a `Duration`: no hint.
-    Duration::try_from_secs_f64(seconds).ok()
+    // Negative or NaN: no hint; longer than a day (an infinity included):
+    // a day, capped again at `max_retry_after`.
+    rate::hint_from_secs(seconds)
 }
 
 fn parse_url(url: &str, base_url: &str) -> Result<Url, Error> {
@@ -782,7 +783,8 @@ fn unparsable_url_shown(url: &str) -> String {
 /// Parses a `Retry-After` value given in seconds. HTTP-date values are not
 /// honored (they yield `None`, and the normal backoff applies).
 pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+    let seconds = value.trim().parse::<u64>().ok()?;
+    Some(Duration::from_secs(seconds).min(rate::MAX_HINT))
 }
 
 /// Delay before retry number `retries_done + 1`: the server's `Retry-After`
@@ -816,7 +818,9 @@ pub(crate) fn backoff_delay(
     let factor = 2u32.saturating_pow(retries_done.min(31));
     let ceiling = base.saturating_mul(factor).min(max);
     let half = ceiling / 2;
-    half + half.mul_f64(jitter_unit.clamp(0.0, 1.0))
+    // `mul_f64` rounds through an f64: saturate, for a `max` near
+    // `Duration::MAX`.
+    half.saturating_add(half.mul_f64(jitter_unit.clamp(0.0, 1.0)))
 }
 
 /// A number in `[0, 1)` from a process-wide xorshift generator seeded from
@@ -1047,12 +1051,14 @@ mod tests {
             r#": 22"#,
             r#": "-1s""#,
             r#": "NaNs""#,
-            r#": "infs""#,
-            r#": "1e300s""#,
             r#" "22s""#,
             r#": "22s"#,
         ] {
             assert_eq!(hint(bad), None, "{bad}");
+        }
+        // Too long for a `Duration`, or infinite: the longest hint, a day.
+        for huge in [r#": "infs""#, r#": "1e300s""#, r#": "86401s""#] {
+            assert_eq!(hint(huge), Some(rate::MAX_HINT), "{huge}");
         }
         assert_eq!(retry_delay_in_body(r#"{"retry": "22s"}"#), None);
         assert_eq!(retry_delay_in_body(""), None);

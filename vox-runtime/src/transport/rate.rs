@@ -86,13 +86,30 @@ pub(crate) struct Pass {
 /// left) before another may try.
 const PROBE: Duration = Duration::from_secs(1);
 
+/// The longest wait a server's hint is read as, whatever number it sends
+/// (`retry-after-ms: 1e30`, a reset of twenty digits, a time in the year
+/// 9999): one day. Waits are capped again at `max_retry_after`.
+pub(crate) const MAX_HINT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A number of seconds a server sent, as a wait: `None` for NaN or a
+/// negative number, at most [`MAX_HINT`] (an infinity included). Never
+/// panics, unlike `Duration::from_secs_f64`.
+pub(crate) fn hint_from_secs(seconds: f64) -> Option<Duration> {
+    if seconds.is_nan() || seconds < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(seconds).map_or(MAX_HINT, |wait| wait.min(MAX_HINT)))
+}
+
 impl RateGate {
     pub fn new(max_wait: Duration) -> RateGate {
         RateGate {
             engaged: AtomicBool::new(false),
             state: Mutex::new(GateState::default()),
             changed: Notify::new(),
-            max_wait,
+            // A cap of "forever" (`Duration::MAX`) would overflow the
+            // deadlines computed from it.
+            max_wait: max_wait.min(MAX_HINT),
         }
     }
 
@@ -255,8 +272,7 @@ pub(crate) fn closed_for(status: u16, headers: &HeaderMap, now: SystemTime) -> O
     if status == 429 {
         let wait = text("retry-after-ms")
             .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|ms| ms.is_finite() && *ms >= 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+            .and_then(|ms| hint_from_secs(ms / 1000.0))
             .or_else(|| text("retry-after").and_then(super::parse_retry_after));
         if wait.is_some() {
             return wait;
@@ -280,7 +296,7 @@ pub(crate) fn parse_reset(value: &str, now: SystemTime) -> Option<Duration> {
     if value.len() >= 19 && value.as_bytes().get(4) == Some(&b'-') {
         let at = parse_rfc3339(value)?;
         let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs_f64();
-        return Some(Duration::from_secs_f64((at - now).max(0.0)));
+        return hint_from_secs((at - now).max(0.0));
     }
     parse_go_duration(value)
 }
@@ -313,7 +329,7 @@ fn parse_go_duration(text: &str) -> Option<Duration> {
         total += number * seconds;
         rest = &rest[unit_len..];
     }
-    (total.is_finite() && total >= 0.0).then(|| Duration::from_secs_f64(total))
+    hint_from_secs(total)
 }
 
 /// Seconds since the Unix epoch of `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.

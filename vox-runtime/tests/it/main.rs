@@ -9,6 +9,7 @@ mod ai_checks;
 mod batch_engines;
 mod cassette_properties;
 mod cassettes;
+mod hostile_headers;
 mod hostile_replies;
 mod key_echoes;
 mod media_arguments;
