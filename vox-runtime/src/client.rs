@@ -51,6 +51,9 @@ struct ClientInner {
     network: Option<Network>,
     /// The configured cassette, if any (docs/runtime.md, "Cassettes").
     cassette: Option<Recorder>,
+    /// The configured cassette as a test's calls use it (in `replay` mode
+    /// unless said otherwise).
+    test_cassette: Option<Recorder>,
     /// The mode of a package's own cassettes in a test build: as
     /// configured, else `replay`.
     test_cassette_mode: CassetteMode,
@@ -153,14 +156,24 @@ impl ClientBuilder {
                 Some(network)
             }
         };
-        let ci = std::env::var("CI").ok();
-        let cassette = config.cassette.as_deref().map(|dir| {
-            let mode = config
-                .cassette_mode
-                .unwrap_or_else(|| CassetteMode::default_for(ci.as_deref()));
-            Recorder::cassette(dir, mode)
+        let outside_tests = config
+            .ci_default_mode
+            .unwrap_or_else(|| CassetteMode::default_for(std::env::var("CI").ok().as_deref()));
+        let cassette = config
+            .cassette
+            .as_deref()
+            .map(|dir| Recorder::cassette(dir, config.cassette_mode.unwrap_or(outside_tests)));
+        // A test never asks a model by accident (docs/runtime.md, "Tests"):
+        // unless the mode is said, or VOX_LLM_LIVE, its cassettes replay.
+        let test_cassette_mode = config.cassette_mode.unwrap_or(if config.live_in_tests {
+            outside_tests
+        } else {
+            CassetteMode::Replay
         });
-        let test_cassette_mode = config.cassette_mode.unwrap_or(CassetteMode::Replay);
+        let test_cassette = config
+            .cassette
+            .as_deref()
+            .map(|dir| Recorder::cassette(dir, test_cassette_mode));
         let cache = match (&config.reply_cache, &network) {
             (Some(dir), Some(_)) => Some(Recorder::Cache(Arc::new(ReplyCache::new(
                 dir,
@@ -183,6 +196,7 @@ impl ClientBuilder {
                 config,
                 network,
                 cassette,
+                test_cassette,
                 test_cassette_mode,
                 cache,
                 recording_redactors,
@@ -341,7 +355,7 @@ impl Client {
         if function.test_cassettes().is_none() && !inner.config.test_build {
             return inner.cassette.clone().or_else(|| inner.cache.clone());
         }
-        if let Some(cassette) = &inner.cassette {
+        if let Some(cassette) = &inner.test_cassette {
             return Some(cassette.clone());
         }
         let dir = function.test_cassettes()?;

@@ -257,3 +257,76 @@ fn a_new_script_builds_without_the_network() {
     let env = test_envelope(&r);
     assert_eq!((env.passed, env.failed), (Some(3), Some(0)), "{}", r.dump());
 }
+
+/// A test never calls a model by accident, also with `VOX_LLM_CASSETTE`
+/// set: a developer's shell with a cassette directory, a provider, a key
+/// and no `CI` (the `auto` mode's default outside tests) once sent a test's
+/// call live and recorded it. Replay is the default in a test; recording or
+/// asking needs `VOX_LLM_CASSETTE_MODE=auto|record`, `VOX_LLM_LIVE=1` or
+/// `--record`.
+#[test]
+fn a_test_with_a_cassette_set_calls_no_model_without_an_opt_in() {
+    let dir = work_dir("cassette-lane-no-accidents");
+    std::fs::write(dir.join("greet.vox"), GREET_SCRIPT).unwrap();
+    let cache = dir.join("cache");
+    let cache = cache.to_str().unwrap();
+    let tape = dir.join("tape");
+    let tape = tape.to_str().unwrap();
+    let (url, requests) = loopback(r#"{"text":"Hello, Ada!"}"#);
+    let developer = |extra: &[(&str, &str)]| {
+        let mut cmd = cargo_vox(&dir);
+        cmd.args(["--json", "test", "greet.vox"])
+            .env_remove("CI")
+            .env("VOX_SCRIPT_CACHE", cache)
+            .env("VOX_LLM_PROVIDER", "compatible")
+            .env("VOX_LLM_BASE_URL", &url)
+            .env("VOX_LLM_API_KEY", "sk-developer-0123456789")
+            .env("VOX_LLM_MAX_RETRIES", "0")
+            .env("VOX_LLM_CASSETTE", tape);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        run(&mut cmd, BUILD)
+    };
+
+    // The cassette has nothing: a miss, and nothing sent or written.
+    let r = developer(&[]);
+    let env = test_envelope(&r);
+    assert_eq!(env.failed, Some(1), "{}", r.dump());
+    assert_eq!(requests.load(Ordering::SeqCst), 0, "{}", r.dump());
+    assert!(!Path::new(tape).join("greet.jsonl").exists());
+    let message = &env.failures.unwrap_or_default()[0].message;
+    assert!(message.contains("no reply recorded"), "{message}");
+
+    // The same with the package's own cassette file present but missing
+    // this call (the mode of `vox/cassettes` is `replay` too).
+    let r = {
+        let mut cmd = cargo_vox(&dir);
+        cmd.args(["--json", "test", "greet.vox"])
+            .env_remove("CI")
+            .env("VOX_SCRIPT_CACHE", cache)
+            .env("VOX_LLM_PROVIDER", "compatible")
+            .env("VOX_LLM_BASE_URL", &url)
+            .env("VOX_LLM_API_KEY", "sk-developer-0123456789")
+            .env("VOX_LLM_MAX_RETRIES", "0");
+        std::fs::create_dir_all(dir.join("vox/cassettes")).unwrap();
+        std::fs::write(dir.join("vox/cassettes/greet.jsonl"), "").unwrap();
+        run(&mut cmd, BUILD)
+    };
+    assert_eq!(test_envelope(&r).failed, Some(1), "{}", r.dump());
+    assert_eq!(requests.load(Ordering::SeqCst), 0, "{}", r.dump());
+    std::fs::remove_dir_all(dir.join("vox")).unwrap();
+
+    // Asking for it is an opt-in: the mode said, or VOX_LLM_LIVE.
+    for (n, opt_in) in [("VOX_LLM_CASSETTE_MODE", "auto"), ("VOX_LLM_LIVE", "1")]
+        .into_iter()
+        .enumerate()
+    {
+        let _ = std::fs::remove_dir_all(tape);
+        let r = developer(&[opt_in]);
+        let env = test_envelope(&r);
+        assert_eq!((env.passed, env.failed), (Some(1), Some(0)), "{}", r.dump());
+        assert_eq!(requests.load(Ordering::SeqCst), n + 1, "{}", r.dump());
+        assert!(Path::new(tape).join("greet.jsonl").exists());
+    }
+}

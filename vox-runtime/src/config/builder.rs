@@ -30,6 +30,7 @@ impl Config {
                 fixture_by_default: false,
                 cassette: None,
                 cassette_mode: None,
+                ci_default_mode: None,
                 reply_cache: None,
                 reply_cache_max_bytes: DEFAULT_CACHE_MAX_BYTES,
                 test_build: false,

@@ -143,10 +143,13 @@ impl Config {
         if let Some(dir) = var("VOX_LLM_CASSETTE") {
             builder = builder.cassette(dir);
         }
-        builder = builder.cassette_mode(match var("VOX_LLM_CASSETTE_MODE") {
-            Some(mode) => mode.parse()?,
-            None => CassetteMode::default_for(lookup("CI").as_deref()),
-        });
+        if let Some(mode) = var("VOX_LLM_CASSETTE_MODE") {
+            builder = builder.cassette_mode(mode.parse()?);
+        }
+        // Unset, the mode depends on the call: outside tests `replay` under
+        // CI, else `auto`; in a test always `replay` unless VOX_LLM_LIVE
+        // (docs/runtime.md, "Tests").
+        builder.config.ci_default_mode = Some(CassetteMode::default_for(lookup("CI").as_deref()));
         if let Some(dir) = var("VOX_LLM_CACHE") {
             builder = builder.reply_cache(dir);
         }

@@ -171,8 +171,12 @@ pub struct Config {
     pub(crate) fixture_by_default: bool,
     /// The cassette directory (docs/runtime.md, "Cassettes").
     pub(crate) cassette: Option<PathBuf>,
-    /// `None`: `replay` when `CI` is set, else `auto`.
+    /// `None`: in a test `replay` (unless `live_in_tests`); otherwise
+    /// `replay` when `CI` is set, else `auto`.
     pub(crate) cassette_mode: Option<CassetteMode>,
+    /// The mode `CI` chose when the configuration was read from the
+    /// environment; `None`: `CI` is read when the client is built.
+    pub(crate) ci_default_mode: Option<CassetteMode>,
     /// The reply cache directory and its bound (docs/runtime.md, "Reply
     /// cache").
     pub(crate) reply_cache: Option<PathBuf>,
@@ -295,10 +299,13 @@ impl Config {
     pub fn cassette(&self) -> Option<&std::path::Path> {
         self.cassette.as_deref()
     }
-    /// The cassette mode as set (`None`: by the `CI` variable when the
-    /// client is built).
+    /// The cassette mode of calls outside tests: as set, else as the `CI`
+    /// variable chose when the configuration was read from the
+    /// environment (`None`: `CI` is read when the client is built). A
+    /// test's calls replay unless the mode was set or tests may call live
+    /// (docs/runtime.md, "Tests").
     pub fn cassette_mode(&self) -> Option<CassetteMode> {
-        self.cassette_mode
+        self.cassette_mode.or(self.ci_default_mode)
     }
     /// The reply cache directory, if any.
     pub fn reply_cache(&self) -> Option<&std::path::Path> {
