@@ -139,6 +139,14 @@ impl Recorder {
         };
         if mode == CassetteMode::Record {
             if can_record {
+                // What could not be recorded is not asked for (a paid call).
+                if let Found::Miss {
+                    corrupt: Some((line, message)),
+                    ..
+                } = store.find(request)?
+                {
+                    return Err(unrecordable(store, request, line, &message));
+                }
                 return Ok(Lookup::Record);
             }
             return Err(Error::Config(format!(
@@ -150,6 +158,12 @@ impl Recorder {
             Found::Hit(entry) => {
                 event("hit", request.function);
                 Ok(Lookup::Hit(entry.reply))
+            }
+            Found::Miss {
+                corrupt: Some((line, message)),
+                ..
+            } if mode == CassetteMode::Auto && can_record => {
+                Err(unrecordable(store, request, line, &message))
             }
             Found::Miss { .. } if mode == CassetteMode::Auto && can_record => Ok(Lookup::Record),
             Found::Miss { corrupt, nearest } => {
@@ -217,6 +231,20 @@ impl Recorder {
             }
             Recorder::Cache(cache) => cache.store(&entry),
         }
+    }
+}
+
+/// The error of a call that would be recorded into a cassette with a line
+/// that is not an entry: said before the request is sent.
+fn unrecordable(store: &Store, request: &Request<'_>, line: usize, message: &str) -> Error {
+    Error::Cassette {
+        path: store.path_of(request.function).display().to_string(),
+        line: Some(line),
+        message: format!(
+            "{message}; not asking the provider for `{}`, whose reply could not be recorded \
+             into a cassette with a corrupted line (fix or delete the line)",
+            request.function
+        ),
     }
 }
 

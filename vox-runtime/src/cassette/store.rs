@@ -116,7 +116,12 @@ impl Store {
     pub fn record(&self, entry: Entry) -> Result<(), Error> {
         let cassette = self.cassette(&entry.function);
         let mut cassette = cassette.lock().unwrap_or_else(PoisonError::into_inner);
-        // Read again if another process recorded since.
+        // Other processes may record into the same file: read, merge and
+        // rename under a lock they take too, reading the file again
+        // whatever its stamp says (a write within the clock's resolution
+        // keeps the same stamp).
+        let _lock = DirLock::take(&self.dir)?;
+        cassette.loaded = false;
         cassette.load()?;
         if let Some((line, message)) = cassette.corrupt.first() {
             return Err(Error::Cassette {
@@ -209,6 +214,32 @@ impl Cassette {
             .ok()
             .map(|m| (m.modified().unwrap_or(std::time::UNIX_EPOCH), m.len()));
         Ok(())
+    }
+}
+
+/// A lock on a cassette directory held across processes while one of its
+/// files is read, merged and renamed over; released when dropped. On Unix
+/// the directory itself is locked (`flock`), so nothing is added to a
+/// committed directory; elsewhere a `.vox-cassette.lock` file in it.
+struct DirLock {
+    _file: std::fs::File,
+}
+
+impl DirLock {
+    fn take(dir: &Path) -> Result<DirLock, Error> {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, "could not be created", &e))?;
+        #[cfg(unix)]
+        let opened = std::fs::File::open(dir);
+        #[cfg(not(unix))]
+        let opened = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(".vox-cassette.lock"));
+        let file = opened.map_err(|e| io_error(dir, "could not be opened to lock it", &e))?;
+        file.lock()
+            .map_err(|e| io_error(dir, "could not be locked", &e))?;
+        Ok(DirLock { _file: file })
     }
 }
 

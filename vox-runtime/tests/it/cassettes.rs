@@ -389,6 +389,40 @@ async fn a_corrupted_line_is_named_and_the_other_entries_still_replay() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A cassette with a line that is not an entry cannot be recorded into:
+/// in `auto` (a miss) and `record` the call fails before anything is sent,
+/// instead of after a paid call whose reply could not be kept. An entry
+/// that is there still replays in `auto`.
+#[tokio::test]
+async fn a_corrupted_line_stops_a_recording_call_before_it_is_sent() {
+    for mode in [CassetteMode::Auto, CassetteMode::Record] {
+        let dir = temp_dir(&format!("corrupt-before-{mode}"));
+        let server = FakeServer::start(vec![], Reply::chat(r#"{"vendor":"V","total":3}"#)).await;
+        let recording = client(&server.base_url(), &dir, CassetteMode::Record);
+        extract(&recording, &EXTRACT_INVOICE, "kept").await.unwrap();
+        let sent = server.request_count();
+        let mut text = std::fs::read_to_string(cassette_file(&dir)).unwrap();
+        text.push_str("{\"key\": \"half a line\n");
+        std::fs::write(cassette_file(&dir), &text).unwrap();
+
+        let calling = client(&server.base_url(), &dir, mode);
+        let error = extract(&calling, &EXTRACT_INVOICE, "new")
+            .await
+            .unwrap_err();
+        match &error {
+            Error::Cassette { line, .. } => assert_eq!(*line, Some(2), "{mode}: {error}"),
+            other => panic!("{mode}: expected the corrupted line, got {other}"),
+        }
+        assert_eq!(server.request_count(), sent, "{mode}: nothing is sent");
+        if mode == CassetteMode::Auto {
+            extract(&calling, &EXTRACT_INVOICE, "kept").await.unwrap();
+            assert_eq!(server.request_count(), sent);
+        }
+        assert_eq!(std::fs::read_to_string(cassette_file(&dir)).unwrap(), text);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 #[tokio::test]
 async fn re_recording_an_unchanged_suite_changes_no_bytes() {
     let dir = temp_dir("bytes");
