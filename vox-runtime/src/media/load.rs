@@ -39,6 +39,34 @@ impl MediaType {
         }
     }
 
+    /// Its MIME type as Gemini's guides list it: MP3 is `audio/mp3`
+    /// ("Audio understanding"), the rest as [`MediaType::mime`].
+    pub fn gemini_mime(self) -> &'static str {
+        match self {
+            MediaType::Mp3 => "audio/mp3",
+            other => other.mime(),
+        }
+    }
+
+    /// The media type a URL's path names by its extension (`.png`,
+    /// `.jpg`, `.jpeg`, `.webp`, `.gif`, `.pdf`, `.wav`, `.mp3`, any case;
+    /// the query and fragment are not looked at).
+    pub fn of_url(url: &str) -> Option<MediaType> {
+        let parsed = reqwest::Url::parse(url).ok()?;
+        let last = parsed.path_segments()?.next_back()?;
+        let (_, extension) = last.rsplit_once('.')?;
+        Some(match extension.to_ascii_lowercase().as_str() {
+            "png" => MediaType::Png,
+            "jpg" | "jpeg" => MediaType::Jpeg,
+            "webp" => MediaType::Webp,
+            "gif" => MediaType::Gif,
+            "pdf" => MediaType::Pdf,
+            "wav" => MediaType::Wav,
+            "mp3" => MediaType::Mp3,
+            _ => return None,
+        })
+    }
+
     /// The kind of media it is.
     pub fn kind(self) -> Kind {
         match self {
@@ -295,7 +323,7 @@ fn load_one(arg: &MediaArg, number: usize, rules: Option<Rules<'_>>) -> Result<L
     }
     let content = match &arg.source {
         Source::Url(url) => {
-            check_url(url)?;
+            let url = check_url(url)?;
             if let Some((provider, rule)) = &rule {
                 if !rule.url {
                     return Err(format!(
@@ -303,8 +331,21 @@ fn load_one(arg: &MediaArg, number: usize, rules: Option<Rules<'_>>) -> Result<L
                          it with from_path or from_bytes (a file or bytes the runtime sends)"
                     ));
                 }
+                // Gemini's `fileData` needs the `mimeType` of what the URL
+                // holds; a PDF is the one document type.
+                if *provider == "gemini"
+                    && kind != Kind::Document
+                    && MediaType::of_url(&url).is_none_or(|t| t.kind() != kind)
+                {
+                    return Err(format!(
+                        "gemini needs the media type of a {kind} URL, told by the extension of \
+                         its path (.png, .jpg, .jpeg, .webp, .gif for images; .wav, .mp3 for \
+                         audio), and this URL's does not say it: pass the {kind} with from_path \
+                         or from_bytes instead"
+                    ));
+                }
             }
-            Content::Url(url.clone())
+            Content::Url(url)
         }
         Source::Path(path) => {
             let limit = inline_limit(kind, rule)?;
@@ -424,7 +465,21 @@ fn detect_kind(kind: Kind, bytes: &[u8], given: Option<&str>) -> Result<MediaTyp
 }
 
 /// An `https` URL with a host; nothing else is passed on to a provider.
-fn check_url(url: &str) -> Result<(), String> {
+fn check_url(url: &str) -> Result<String, String> {
+    // Parsers disagree about a backslash: WHATWG parsers (browsers, the
+    // providers' fetchers) read it as `/`, others as a character of the
+    // authority, so `https://evil.example\@good.example.com/` names two
+    // hosts. Refused rather than guessed.
+    if url.contains('\\') {
+        return Err(
+            "the URL contains a backslash, which URL parsers read differently: \
+             write `/`, or `%5C` inside the path"
+                .into(),
+        );
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("the URL contains spaces or control characters".into());
+    }
     let Some(rest) = url
         .get(..8)
         .filter(|s| s.eq_ignore_ascii_case("https://"))
@@ -437,10 +492,20 @@ fn check_url(url: &str) -> Result<(), String> {
     if host.is_empty() || host.starts_with(':') {
         return Err("the URL has no host".into());
     }
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("the URL contains spaces or control characters".into());
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("the URL is not valid ({e})"))?;
+    if parsed.scheme() != "https" || parsed.host_str().is_none_or(str::is_empty) {
+        return Err("a media URL must be an https URL with a host".into());
     }
-    Ok(())
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(
+            "a media URL may not carry a user name or password (the provider would \
+             fetch with them): use a URL that needs none, or pass the file itself"
+                .into(),
+        );
+    }
+    // Sent as the parser reads it, so what is shown and what is fetched
+    // are one URL.
+    Ok(parsed.into())
 }
 
 /// Reads the regular file at `path`, at most `limit` bytes (larger is an

@@ -90,6 +90,11 @@ pub(crate) fn file_name(path: &Path) -> String {
 /// The host of `url` (never its user, password, path or query): what may
 /// be shown of a URL, which can carry a signature or a token.
 pub(crate) fn url_host(url: &str) -> String {
+    // Parsers disagree about a backslash (the call refuses the URL): its
+    // host is shown as no single one.
+    if url.contains('\\') {
+        return "(not a valid URL: it has a backslash)".to_owned();
+    }
     let rest = match url.split_once("://") {
         Some((_, rest)) => rest,
         None => return "(not a URL)".to_owned(),
@@ -370,6 +375,10 @@ mod tests {
         assert_eq!(url_host("https://[::1]:80/x"), "[::1]");
         assert_eq!(url_host("nonsense"), "(not a URL)");
         assert_eq!(url_host("https:///x"), "(no host)");
+        assert_eq!(
+            url_host(r"https://evil.example\@good.example.com/x.png"),
+            "(not a valid URL: it has a backslash)"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use super::{borrowed, read_object, temperature, KeyHeader, Prepare, Prepared, Protocol};
 use crate::error::Error;
 use crate::media::load::Content as MediaContent;
+use crate::media::load::MediaType;
 use crate::media::Kind;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
@@ -239,12 +240,20 @@ fn gemini_parts(conversation: &Conversation) -> Vec<serde_json::Value> {
         |media, data| {
             Some(match &media.content {
                 MediaContent::Inline { media_type, .. } => json!({
-                    "inlineData": {"mimeType": media_type.mime(), "data": data["plain"]}
+                    "inlineData": {"mimeType": media_type.gemini_mime(), "data": data["plain"]}
                 }),
-                MediaContent::Url(url) if media.kind == Kind::Document => json!({
-                    "fileData": {"mimeType": "application/pdf", "fileUri": url}
-                }),
-                MediaContent::Url(url) => json!({ "fileData": { "fileUri": url } }),
+                // A URL's type is told by its extension (checked when the
+                // media were loaded); a document is a PDF.
+                MediaContent::Url(url) => {
+                    let mime = match MediaType::of_url(url) {
+                        Some(media_type) if media_type.kind() == media.kind => {
+                            media_type.gemini_mime()
+                        }
+                        _ if media.kind == Kind::Document => "application/pdf",
+                        _ => return None,
+                    };
+                    json!({ "fileData": {"mimeType": mime, "fileUri": url} })
+                }
             })
         },
     )

@@ -832,3 +832,90 @@ async fn media_reach_a_real_server_whole() {
         assert_eq!(sent, [png.clone(), pdf.clone()]);
     }
 }
+
+/// A media URL that parsers read differently is refused before anything is
+/// sent: `https://evil.example\@good.example.com/x.png` was shown as on
+/// `good.example.com` and sent as is, while WHATWG parsers (the providers'
+/// fetchers among them) read the `\` as `/` and fetch from `evil.example`.
+/// What is accepted is shown by the host a WHATWG parser finds.
+#[tokio::test]
+async fn media_urls_that_parsers_read_differently_are_refused() {
+    for url in [
+        r"https://evil.example\@good.example.com/x.png",
+        r"https://evil.example\\good.example.com/x.png",
+        r"https:\\evil.example/x.png",
+        r"https://good.example.com\..\x.png",
+        "https://evil.example%5C@good.example.com/x.png",
+        "https://good.example.com:99999/x.png",
+        "https://[::1/x.png",
+        "https://exa mple.com/x.png",
+        "https:///x.png",
+    ] {
+        let reason = refused(Provider::Gemini, one("scan", &Image::from_url(url)), "scan").await;
+        // Where a parser could read another host, none is shown as the
+        // URL's (with `%5C@` the host is good.example.com to every parser,
+        // and the user name is what is refused).
+        if url.contains('\\') {
+            assert!(!reason.contains("good.example.com"), "{url}: {reason}");
+        }
+    }
+    // Accepted, and sent as the parser normalizes it.
+    let (result, requests) = call(
+        Provider::Gemini,
+        one(
+            "scan",
+            &Image::from_url("HTTPS://Good.Example.COM/a/../x.png"),
+        ),
+    )
+    .await;
+    result.unwrap();
+    let body = requests[0].json().to_string();
+    assert!(body.contains("https://good.example.com/x.png"), "{body}");
+}
+
+/// Gemini's media types are those its guides list: MP3 is `audio/mp3`
+/// ("Audio understanding"), and `fileData` for a URL carries a `mimeType`
+/// (required by the SDKs' types and Vertex's reference), from the URL's
+/// extension; a URL whose type cannot be told is refused for Gemini.
+#[tokio::test]
+async fn gemini_gets_the_media_types_its_docs_list() {
+    let (result, requests) = call(
+        Provider::Gemini,
+        one("memo", &Audio::from_path(media("memo.mp3"))),
+    )
+    .await;
+    result.unwrap();
+    let body = requests[0].json().to_string();
+    assert!(body.contains(r#""mimeType":"audio/mp3""#), "{body}");
+    for (url, mime) in [
+        ("https://example.com/a.pdf", "application/pdf"),
+        ("https://example.com/scan.PNG?sig=1", "image/png"),
+        ("https://example.com/p/photo.jpeg#frag", "image/jpeg"),
+        ("https://example.com/photo.jpg", "image/jpeg"),
+        ("https://example.com/x.webp", "image/webp"),
+        ("https://example.com/x.gif", "image/gif"),
+    ] {
+        let args = if mime == "application/pdf" {
+            one("doc", &Document::from_url(url))
+        } else {
+            one("doc", &Image::from_url(url))
+        };
+        let (result, requests) = call(Provider::Gemini, args).await;
+        result.unwrap();
+        let parts = &requests[0].json()["contents"][0]["parts"];
+        let file = parts
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|p| p.get("fileData"))
+            .unwrap_or_else(|| panic!("{url}: {parts}"));
+        assert_eq!(file["mimeType"], mime, "{url}");
+    }
+    let reason = refused(
+        Provider::Gemini,
+        one("scan", &Image::from_url("https://example.com/render?id=7")),
+        "scan",
+    )
+    .await;
+    assert!(reason.contains("media type"), "{reason}");
+}
