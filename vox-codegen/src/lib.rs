@@ -95,7 +95,7 @@ impl Checked {
         let resolved = check::resolve_type(&expr, &self.info.types)?;
         if let Some(path) = self.info.types.map_inside(&resolved) {
             return Err(format!(
-                "`{ty}` holds a map ({path}), which strict structured outputs cannot carry, so no `@ai` function can return it (docs/language.md, \"Maps\")"
+                "`{ty}` holds a map ({path}), which strict structured outputs cannot carry, so no `@ai` function can return it (the Vox language guide, \"Maps\": https://github.com/vox-lang/vox-for-cargo/blob/main/docs/language.md#maps)"
             ));
         }
         if let Some(found) = resolved.media_inside(&self.info.types) {

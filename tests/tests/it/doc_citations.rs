@@ -174,3 +174,66 @@ fn the_reader_sees_wrapped_and_run_in_headings() {
     );
     assert!(citations("path(\"docs/runtime.md\")").is_empty());
 }
+
+/// What a user of the published crates reads — an error, a diagnostic, a
+/// hint — cites the docs' public place, not a repository path they do not
+/// have: no string literal in the crates' sources (outside tests and
+/// comments) says `(docs/…md`.
+#[test]
+fn messages_cite_the_docs_public_place() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for krate in [
+        "vox-runtime",
+        "vox-codegen",
+        "vox-build",
+        "vox-metadata",
+        "cargo-vox",
+    ] {
+        sources(&root.join(krate).join("src"), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        // Unit tests at the end of a file are not what users read.
+        let text = text.split("#[cfg(test)]").next().unwrap_or("");
+        let mut in_string = false;
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if !in_string && code.starts_with("//") {
+                continue;
+            }
+            // A crude scan of string literals: enough for the sources'
+            // style (no raw strings hold such citations).
+            let mut literal = String::new();
+            let mut chars = line.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' if in_string => {
+                        chars.next();
+                    }
+                    '"' => {
+                        in_string = !in_string;
+                        if !in_string {
+                            literal.push('\n');
+                        }
+                    }
+                    '/' if !in_string && chars.peek() == Some(&'/') => break,
+                    c if in_string => literal.push(c),
+                    _ => {}
+                }
+            }
+            if literal.contains("(docs/") {
+                found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "messages cite repository paths:\n{}",
+        found.join("\n")
+    );
+}

@@ -317,7 +317,8 @@ fn load_one(arg: &MediaArg, number: usize, rules: Option<Rules<'_>>) -> Result<L
         if rule.max_inline_bytes == 0 && !rule.url {
             return Err(format!(
                 "{provider} does not take {kind} arguments; use a provider that does \
-                 (docs/runtime.md, \"Media arguments\")"
+                 (the Vox runtime guide, \"Media arguments\": \
+                 https://github.com/vox-lang/vox-for-cargo/blob/main/docs/runtime.md#media-arguments)"
             ));
         }
     }
