@@ -52,3 +52,43 @@ fn an_unhandled_failure_in_main_is_one_readable_line_and_status_1() {
     assert!(!line.contains(" { "), "a Debug dump: {line}");
     let _ = Path::new(&cache);
 }
+
+/// A run-time error is not a failed model call, also in an `@ai`
+/// function's body run as the fixture: `try` does not turn it into
+/// `Error(text)`; it stops the program with the message of any run-time
+/// error, naming the Vox function and `file:line:col` (docs/language.md,
+/// "Failed model calls"). A fixture body is code the author wrote.
+const OVERFLOWING_FIXTURE: &str = r#"/// Count the items.
+@ai
+@uses(net)
+fn count(text: str) to int {
+    return 9223372036854775807 + len(text)
+}
+
+fn main() {
+    let n = match try count("abc") {
+        Ok(n) => n
+        Error(e) => -1
+    }
+    print(f"caught {n}")
+}
+"#;
+
+#[test]
+fn a_run_time_error_in_a_fixture_body_is_not_caught_by_try() {
+    let dir = work_dir("script-errors-fixture-overflow");
+    std::fs::write(dir.join("count.vox"), OVERFLOWING_FIXTURE).expect("write the script");
+    let mut cmd = cargo_vox(&dir);
+    cmd.env("VOX_LLM_PROVIDER", "fixture")
+        .env("VOX_SCRIPT_CACHE", dir.join("cache"))
+        .args(["run", "count.vox"]);
+    let r = run(&mut cmd, BUILD);
+    assert_ne!(r.status.code(), Some(0), "{}", r.dump());
+    assert!(!r.stdout.contains("caught"), "{}", r.dump());
+    assert!(
+        r.stderr
+            .contains("integer overflow in `count` (count.vox:5:12): 9223372036854775807 + 3"),
+        "{}",
+        r.dump()
+    );
+}
