@@ -14,7 +14,9 @@
 //!    JSON number where a number is wanted (`"2"`, `"3.5"`; not `"$3.50"`);
 //!    an integral float where an integer is wanted (`2.0`); a sum type's
 //!    `kind` that matches exactly one case ignoring case; an object or list
-//!    sent as a JSON-encoded string where that object or list is wanted.
+//!    sent as a JSON-encoded string where that object or list is wanted;
+//!    keys a record lacks beside every field it has, each with a value
+//!    (nothing there can be a field misnamed), dropped.
 //!
 //! Nothing else is repaired: a cut-off reply, a refusal and empty content
 //! never reach this module, and `null` for a required value, a missing
@@ -68,6 +70,9 @@ pub(crate) enum Repair {
     TripleQuotedStrings,
     /// `12.5` where a `Decimal` (a decimal number as a string) is wanted.
     NumberAsDecimal,
+    /// Keys a record does not have beside every field it has, each with a
+    /// value (so none can be a field misnamed): dropped.
+    UnknownKeys,
 }
 
 impl Repair {
@@ -88,6 +93,7 @@ impl Repair {
             Repair::PythonLiterals => "python_literals",
             Repair::TripleQuotedStrings => "triple_quoted_strings",
             Repair::NumberAsDecimal => "number_as_decimal",
+            Repair::UnknownKeys => "unknown_keys",
         }
     }
 
@@ -108,6 +114,7 @@ impl Repair {
             Repair::PythonLiterals => "Python's True, False or None",
             Repair::TripleQuotedStrings => "triple-quoted strings",
             Repair::NumberAsDecimal => "a decimal number not written as a string",
+            Repair::UnknownKeys => "keys the type does not have, beside all of its fields",
         }
     }
 }
@@ -696,6 +703,7 @@ fn fix_value<'s>(
                         fix_value(doc, field_schema, field, repairs, exact, depth + 1);
                     }
                 }
+                drop_unknown_keys(schema, props, fields, repairs);
             }
         }
         Some("array") => {
@@ -708,6 +716,31 @@ fn fix_value<'s>(
         }
         _ => {}
     }
+}
+
+/// Removes the keys a closed object does not have when they cannot be a
+/// field of it misnamed: every field it declares is there, with a value
+/// (`null` in an `Option` field could be the misnamed key's value). Where
+/// a field is absent or `null`, an unknown key is left for the correction
+/// to name, so a misnamed optional field never becomes `None`
+/// (docs/runtime.md, "Unknown and missing fields").
+fn drop_unknown_keys(
+    schema: &Value,
+    props: &serde_json::Map<String, Value>,
+    fields: &mut serde_json::Map<String, Value>,
+    repairs: &mut Repairs,
+) {
+    if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+        return;
+    }
+    let all_there = props
+        .keys()
+        .all(|name| fields.get(name).is_some_and(|v| !v.is_null()));
+    if !all_there || fields.keys().all(|k| props.contains_key(k)) {
+        return;
+    }
+    fields.retain(|k, _| props.contains_key(k));
+    repairs.add(Repair::UnknownKeys);
 }
 
 fn fix_any_of<'s>(

@@ -413,7 +413,22 @@ async fn each_repair_and_each_hole_has_its_exact_outcome() {
     // Holes and ambiguities: asked again, with exactly this correction.
     f.extend(run::<Bill>(r, &EXTRACT_BILL, "misnamed optional field", &swap(r#""due_date""#, r#""due""#), BILL, Reprompt(
         "the reply does not match the schema (2 problems):\n- $: missing required field \"due_date\"\n- $: unexpected field \"due\" (the fields are \"vendor\", \"due_date\", \"total\", \"currency\", \"paid\"; did you mean \"due_date\"?)"), c).await);
-    f.extend(run::<Bill>(r, &EXTRACT_BILL, "extra key beside a complete value", &swap(r#""paid":false"#, r#""paid":false,"notes":"x""#), BILL, Reprompt(
+    // Every field there with a value: the extra key cannot be one
+    // misnamed, and is dropped (no paid re-prompt).
+    f.extend(
+        run::<Bill>(
+            r,
+            &EXTRACT_BILL,
+            "extra key beside a complete value",
+            &swap(r#""paid":false"#, r#""paid":false,"notes":"x""#),
+            BILL,
+            Value(bill(), "unknown_keys"),
+            c,
+        )
+        .await,
+    );
+    // An optional field `null` beside it: the key may be that field.
+    f.extend(run::<Bill>(r, &EXTRACT_BILL, "extra key beside a null optional field", &swap(r#""due_date":"2026-01-31""#, r#""due_date":null,"notes":"2026-01-31""#), BILL, Reprompt(
         "the reply does not match the schema: $: unexpected field \"notes\" (the fields are \"vendor\", \"due_date\", \"total\", \"currency\", \"paid\")"), c).await);
     f.extend(run::<Bill>(r, &EXTRACT_BILL, "decimal in words", &swap(r#""12.50""#, r#""twelve""#), BILL, Reprompt(
         "the reply does not match the schema: $.total: expected a decimal number written as a string (such as \"12.50\" or \"-3\"), found the string \"twelve\""), c).await);

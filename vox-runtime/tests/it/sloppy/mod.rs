@@ -108,6 +108,46 @@ pub fn corpus() -> Vec<Case> {
     vec![
         // Repairs whose meaning is unambiguous.
         case("code fence", &format!("```json\n{good}\n```"), Repaired("")),
+        // A key the type lacks beside every field, each with a value: it
+        // cannot be a field misnamed, so it is dropped (no paid re-prompt).
+        case(
+            "unknown key beside every field",
+            &swap(r#""due_date":"2026-01-31""#, r#""due_date":"2026-01-31","note":"paid by card""#),
+            Repaired("unknown_keys"),
+        ),
+        case(
+            "unknown key in a list item",
+            &swap(r#""unit_price":3.5"#, r#""unit_price":3.5,"currency":"EUR""#),
+            Repaired("unknown_keys"),
+        ),
+        case(
+            "unknown key in a case",
+            &swap(r#""days_overdue":30"#, r#""days_overdue":30,"reason":"late""#),
+            Repaired("unknown_keys"),
+        ),
+        case(
+            "unknown keys at two levels",
+            &swap(r#""unit_price":3.5"#, r#""unit_price":3.5,"sku":"B-1""#)
+                .replacen(r#""vendor":"ACME""#, r#""vendor":"ACME","vat_id":"X""#, 1),
+            Repaired("unknown_keys"),
+        ),
+        // Where an optional field is absent or null, the unknown key may be
+        // that field misnamed: asked again, never read as `None`.
+        case(
+            "misnamed optional field beside its null",
+            &swap(r#""due_date":"2026-01-31""#, r#""due_date":null,"due":"2026-01-31""#),
+            Reprompted(r#"unexpected field "due""#),
+        ),
+        case(
+            "misnamed optional field, absent",
+            &swap(r#""due_date":"2026-01-31""#, r#""due":"2026-01-31""#),
+            Reprompted(r#"unexpected field "due""#),
+        ),
+        case(
+            "unknown key beside a missing required field",
+            &swap(r#""quantity":2,"#, r#""qty":2,"#),
+            Reprompted(r#"unexpected field "qty""#),
+        ),
         case("bare code fence", &format!("```\n{good}\n```"), Repaired("")),
         case(
             "prose before",
