@@ -361,7 +361,14 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> Strin
         _ => None,
     });
     write_snippet(
-        &mut out, file, start.line, start.col, end, &label, gutter, &style, sev_color,
+        &mut out,
+        file,
+        (start.line, start.col, d.span.start as usize),
+        end,
+        &label,
+        gutter,
+        &style,
+        sev_color,
     );
     for r in &d.related {
         let rf = sources.get(r.span.file);
@@ -380,8 +387,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> Strin
         write_snippet(
             &mut out,
             rf,
-            rs.line,
-            rs.col,
+            (rs.line, rs.col, r.span.start as usize),
             re,
             &Some(r.message.clone()),
             gutter,
@@ -419,15 +425,50 @@ const MAX_SNIPPET_CHARS: usize = 160;
 fn write_snippet(
     out: &mut String,
     file: &crate::source::SourceFile,
-    line: usize,
-    col: usize,
+    (line, col, at): (usize, usize, usize),
     end: crate::source::LineCol,
     label: &Option<String>,
     gutter: usize,
     style: &Style,
     caret_color: &str,
 ) {
-    let text = file.line_text(line);
+    let full = file.line_text(line);
+    // The caret run in characters, from the columns (computed from marks,
+    // not by scanning the line).
+    let caret_chars = if end.line == line {
+        end.col.saturating_sub(col).max(1)
+    } else {
+        usize::MAX
+    };
+    // On a long line, only a window of bytes around the caret is looked at,
+    // so a snippet costs the same on an 87 KB line as on a short one (8,000
+    // diagnostics on one such line rendered in seconds, not minutes).
+    let window = 4 * MAX_SNIPPET_CHARS;
+    let (text, col) = if full.len() > 2 * window {
+        let line_start = file.line_start(line);
+        let caret = at.saturating_sub(line_start).min(full.len());
+        let mut from = caret.saturating_sub(window);
+        while !full.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut to = (caret + window).min(full.len());
+        while !full.is_char_boundary(to) {
+            to += 1;
+        }
+        let mut caret = caret;
+        while !full.is_char_boundary(caret) {
+            caret -= 1;
+        }
+        // The window is wider than a snippet, so the elision below cuts it
+        // again around the caret and marks both sides with `…`.
+        (&full[from..to], full[from..caret].chars().count() + 1)
+    } else {
+        (full, col)
+    };
+    let end = crate::source::LineCol {
+        line: end.line,
+        col: col.saturating_add(caret_chars),
+    };
     // One column per character, and nothing that moves the text around:
     // tabs as spaces, other spaces as spaces, and invisible characters
     // (zero-width, bidirectional controls, byte order marks) as `�`.
@@ -451,9 +492,12 @@ fn write_snippet(
         let from = col.saturating_sub(MAX_SNIPPET_CHARS / 2).min(chars.len());
         let to = (from + MAX_SNIPPET_CHARS).min(chars.len());
         caret_len = caret_len.min(to.saturating_sub(col - 1).max(1));
+        // `…` marks a side that is cut, and shifts the text right by one.
+        let lead = if from > 0 { "…" } else { "" };
+        let tail = if to < chars.len() { "…" } else { "" };
         (
-            format!("…{}…", chars[from..to].iter().collect::<String>()),
-            from.saturating_sub(1),
+            format!("{lead}{}{tail}", chars[from..to].iter().collect::<String>()),
+            from.saturating_sub(usize::from(from > 0)),
         )
     } else {
         (chars.iter().collect::<String>(), 0)
@@ -683,6 +727,39 @@ mod tests {
         assert_eq!(did_you_mean("prcie", ["price"]), Some("price"));
         assert_eq!(did_you_mean("Opne", ["Open", "Paid"]), Some("Open"));
         assert_eq!(levenshtein("kitten", "sitting"), 3);
+    }
+
+    /// On a long line the snippet is cut around the caret, and the caret
+    /// stands under the character the span starts at — wherever it is on
+    /// the line and whatever characters come before it.
+    #[test]
+    fn snippets_of_long_lines_put_the_caret_under_the_span() {
+        use crate::source::{SourceFile, SourceMap, Span};
+        let mut line = String::new();
+        for i in 0..30_000 {
+            line.push(['a', 'ç', '€', '𝄞', 'b'][i % 5]);
+        }
+        let text = format!("first line\n{line}\nlast\n");
+        let mut map = SourceMap::new();
+        let id = map.add(SourceFile::new("long.vox", text.clone()));
+        let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        for &at in [11, 12, 100, 5_000, 40_000, 60_000, text.len() - 12]
+            .iter()
+            .map(|&b| starts.iter().find(|&&s| s >= b).unwrap())
+        {
+            let marked: char = text[at..].chars().next().unwrap();
+            let d = Diagnostic::error(Code::ALL[0], Span::new(id, at, at + marked.len_utf8()), "x");
+            let out = render(&d, &map, RenderOptions { color: false });
+            let lines: Vec<&str> = out.lines().collect();
+            let snippet = lines
+                .iter()
+                .position(|l| l.contains(" | ") && !l.trim_start().starts_with('|'))
+                .unwrap();
+            let (shown, carets) = (lines[snippet], lines[snippet + 1]);
+            let caret = carets.chars().position(|c| c == '^').unwrap();
+            assert_eq!(shown.chars().nth(caret), Some(marked), "at {at}:\n{out}");
+            assert!(shown.chars().count() < 200, "{shown}");
+        }
     }
 
     #[test]
