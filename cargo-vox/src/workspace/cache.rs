@@ -209,14 +209,21 @@ fn glob_dirs(root: &Path) -> Vec<PathBuf> {
 }
 
 /// The cached workspace for this context, if nothing it depends on changed.
+///
+/// Read only from a directory it would be written to (private to this
+/// user, by the checks the script cache makes; a directory others could
+/// write is neither read nor written), and only an entry with stamps: one
+/// without could never go stale, so a planted one would stand for ever.
 pub fn load(ctx: &Context) -> Option<Workspace> {
-    let dir = cache_dir()?;
+    let dir = crate::lane::script::private_dir(&cache_dir()?).ok()?;
     let cwd = std::env::current_dir().ok()?;
     let key = key(ctx, &cwd);
     let text = std::fs::read_to_string(entry_path(&dir, &key)).ok()?;
     let entry: Entry = serde_json::from_str(&text).ok()?;
-    let fresh =
-        entry.version == VERSION && entry.key == key && entry.stamps.iter().all(Stamp::unchanged);
+    let fresh = entry.version == VERSION
+        && entry.key == key
+        && !entry.stamps.is_empty()
+        && entry.stamps.iter().all(Stamp::unchanged);
     fresh.then_some(entry.workspace)
 }
 

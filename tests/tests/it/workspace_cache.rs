@@ -87,3 +87,71 @@ fn a_fresh_workspace_is_not_read_again_and_a_new_member_is_seen() {
     assert!(ran.lines().any(|l| l == "metadata"), "{}", r.dump());
     assert_eq!(off, with_b);
 }
+
+/// The cache is read only from where it would be written: a cache
+/// directory others may write (world-writable, no sticky bit) is not read,
+/// and an entry without stamps — which nothing could ever make stale, so a
+/// planted one would stand forever — is not taken. Either way cargo is
+/// asked (`metadata` runs).
+#[test]
+fn a_cache_others_could_plant_in_is_not_read() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = work_dir("workspace-cache-planted");
+    write(
+        &root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"2\"\n",
+    );
+    member(&root, "a", "pub fn a() -> i32 {\n    1\n}\n");
+    let aux = work_dir("workspace-cache-planted-aux");
+    let cache = aux.join("cache");
+    let log = aux.join("cargo.log");
+    let wrapper = aux.join("logging-cargo");
+    vox_e2e::write_executable(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            cargo_bin().display()
+        ),
+    );
+    let wrapper = wrapper.display().to_string();
+    let cache_dir = cache.display().to_string();
+    let build = || {
+        let _ = std::fs::remove_file(&log);
+        let r = lane_with(
+            &root,
+            &["--json", "build"],
+            &[("CARGO", &wrapper), ("VOX_WORKSPACE_CACHE", &cache_dir)],
+            BUILD,
+        );
+        let ran = std::fs::read_to_string(&log).unwrap_or_default();
+        (only_envelope(&r, "build"), ran, r)
+    };
+    let (first, _, r) = build();
+    assert!(first.ok, "{}", r.dump());
+    let (_, ran, _) = build();
+    assert_eq!(
+        ran.lines().collect::<Vec<_>>(),
+        ["build"],
+        "the cache works"
+    );
+
+    // Others may write the directory: not read.
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (_, ran, r) = build();
+    assert!(ran.lines().any(|l| l == "metadata"), "{ran}\n{}", r.dump());
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    // An entry whose stamps were taken out: not taken.
+    let entry = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+    value["stamps"] = serde_json::json!([]);
+    std::fs::write(&entry, value.to_string()).unwrap();
+    let (_, ran, r) = build();
+    assert!(ran.lines().any(|l| l == "metadata"), "{ran}\n{}", r.dump());
+}
