@@ -414,10 +414,10 @@ fn differing_arguments(recorded: &str, now: &str) -> String {
         }
     };
     let (recorded, now) = (parse(recorded), parse(now));
-    let find = |list: &[(String, serde_json::Value)], name: &str| {
+    let find = |list: &'_ [(String, serde_json::Value)], name: &str| {
         list.iter()
             .find(|(n, _)| n == name)
-            .map(|(_, v)| canonical_value(v))
+            .map(|(_, v)| (canonical_value(v), plain(v)))
     };
     let mut names: Vec<&str> = recorded
         .iter()
@@ -429,13 +429,21 @@ fn differing_arguments(recorded: &str, now: &str) -> String {
     let mut parts = Vec::new();
     for name in names {
         let (was, is) = (find(&recorded, name), find(&now, name));
-        if was != is {
-            let show = |v: Option<String>| v.map_or("(none)".to_owned(), |v| excerpt(&v));
-            parts.push(format!(
-                "`{name}`: recorded {}, now {}",
-                show(was),
-                show(is)
-            ));
+        match (was, is) {
+            (Some((a, _)), Some((b, _))) if a == b => {}
+            (Some((_, a)), Some((_, b))) => {
+                parts.push(format!("`{name}`: {}", difference(&a, &b)));
+            }
+            (was, is) => {
+                let show = |v: Option<(String, String)>| {
+                    v.map_or("(none)".to_owned(), |(_, v)| window(&v, 0))
+                };
+                parts.push(format!(
+                    "`{name}`: recorded {}, now {}",
+                    show(was),
+                    show(is)
+                ));
+            }
         }
     }
     if parts.is_empty() {
@@ -443,6 +451,64 @@ fn differing_arguments(recorded: &str, now: &str) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// A value as a reader compares it: a string's text itself (not its JSON
+/// with quotes and escapes), anything else as canonical JSON.
+fn plain(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => canonical_value(other),
+    }
+}
+
+/// Where two texts first differ, with both around that place: `recorded
+/// "…Total: 12.50 EUR…", now "…Total: 12.60 EUR…" (from character 143)`.
+fn difference(recorded: &str, now: &str) -> String {
+    let at = recorded
+        .chars()
+        .zip(now.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let place = if at == 0 {
+        String::new()
+    } else {
+        format!(" (they differ from character {})", at + 1)
+    };
+    format!(
+        "recorded {}, now {}{place}",
+        window(recorded, at),
+        window(now, at)
+    )
+}
+
+/// `text` from a little before character `at` to some way after it,
+/// quoted, `…` where it is cut, quotes, backslashes and control characters
+/// escaped once.
+fn window(text: &str, at: usize) -> String {
+    const BEFORE: usize = 20;
+    const AFTER: usize = 40;
+    let from = at.saturating_sub(BEFORE);
+    let mut out = String::from("\"");
+    if from > 0 {
+        out.push('…');
+    }
+    let mut chars = text.chars().skip(from);
+    for c in chars.by_ref().take(at - from + AFTER) {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "{}", c.escape_default());
+            }
+            c => out.push(c),
+        }
+    }
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out.push('"');
+    out
 }
 
 /// At most 60 characters of `text`, quoted, control characters escaped.
@@ -619,7 +685,7 @@ mod tests {
         assert_eq!(fields, vec![CassetteField::Arguments]);
         assert_eq!(
             b.describe_differences(&a, &fields),
-            r#"arguments `text`: recorded "\"A\"", now "\"B\"""#
+            r#"arguments `text`: recorded "A", now "B""#
         );
     }
 

@@ -104,7 +104,22 @@ impl Store {
             .entries
             .values()
             .filter(|e| e.function == request.function)
-            .min_by_key(|e| request.differences(&e.request()).len())
+            // Fewest fields differing; among those, the longest run of
+            // arguments alike from the start (the entry that was most
+            // likely this call before an edit).
+            .min_by_key(|e| {
+                let recorded = e.request();
+                let alike = recorded
+                    .arguments
+                    .bytes()
+                    .zip(request.arguments.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                (
+                    request.differences(&recorded).len(),
+                    std::cmp::Reverse(alike),
+                )
+            })
             .cloned();
         Ok(Found::Miss {
             nearest,

@@ -234,7 +234,7 @@ async fn a_miss_of_each_kind_names_the_function_and_what_differs() {
             &EXTRACT_INVOICE,
             "Globex",
             CassetteField::Arguments,
-            "arguments `ocr_text`: recorded \"\\\"ACME\\\"\", now \"\\\"Globex\\\"\"",
+            "arguments `ocr_text`: recorded \"ACME\", now \"Globex\"",
         ),
     ];
     for (function, text, field, says) in cases {
@@ -252,6 +252,31 @@ async fn a_miss_of_each_kind_names_the_function_and_what_differs() {
         assert!(message.contains(says), "{message}\nshould say: {says}");
         assert!(message.contains("extract_invoice.jsonl"), "{message}");
         assert!(message.contains("cargo vox test --record"), "{message}");
+    }
+
+    // A long argument that changed far into it: the miss shows where,
+    // with both texts around that place, each escaped once.
+    let long = format!("{}Total: 12.50 EUR\n\"paid\"", "Invoice line. ".repeat(20));
+    {
+        let server = FakeServer::start(vec![], Reply::chat(r#"{"vendor":"ACME","total":1}"#)).await;
+        let client = client(&server.base_url(), &dir, CassetteMode::Record);
+        extract(&client, &EXTRACT_INVOICE, &long).await.unwrap();
+    }
+    let changed = long.replace("12.50", "12.60");
+    let message = extract(&replay, &EXTRACT_INVOICE, &changed)
+        .await
+        .unwrap_err()
+        .to_string();
+    // Both values start alike up to the `5` (an ASCII text: bytes are
+    // characters).
+    let at = long.find("12.5").unwrap() + 3;
+    for part in [
+        format!("recorded \"…{}", &long[at - 20..at + 1]),
+        format!("now \"…{}", &changed[at - 20..at + 1]),
+        format!("(they differ from character {})", at + 1),
+        r#"EUR\n\"paid\"""#.to_owned(),
+    ] {
+        assert!(message.contains(&part), "{message}\nshould say: {part}");
     }
 
     // The conversation: a check rejects the recorded reply on replay, so
