@@ -109,6 +109,10 @@ pub struct TestFailure {
     pub vox_name: Option<String>,
     /// The panic message (assertion text and values).
     pub message: String,
+    /// For a failed Vox `assert`/`assert_eq`: where it is written in the
+    /// `.vox` source, `file:line:col`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
     /// The start of the test's captured output.
     pub output_excerpt: String,
     /// The package the test belongs to, when known.

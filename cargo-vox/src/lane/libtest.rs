@@ -460,11 +460,25 @@ fn failure(name: String, section: &[&str], stderr_panics: &[Panic<'_>]) -> TestF
     };
     TestFailure {
         vox_name: vox_test_name(&name),
+        location: vox_location(&message),
         name,
         message,
         output_excerpt: excerpt.chars().take(EXCERPT_CHARS).collect(),
         ..TestFailure::default()
     }
+}
+
+/// Where a failed Vox `assert`/`assert_eq` is written: generated code
+/// ends its message with ` at FILE.vox:LINE:COL` (the panic itself is
+/// located in the generated Rust).
+fn vox_location(message: &str) -> Option<String> {
+    let first = message.lines().find(|l| l.contains(".vox:"))?;
+    let (_, rest) = first.rsplit_once(" at ")?;
+    let site = rest.split_whitespace().next()?;
+    let mut parts = site.rsplitn(3, ':');
+    let (col, line, file) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (file.ends_with(".vox") && digits(line) && digits(col)).then(|| site.to_owned())
 }
 
 /// `1 passed; 2 failed; 0 ignored; …` → (passed, failed, ignored).

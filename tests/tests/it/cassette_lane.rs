@@ -117,6 +117,20 @@ fn a_scripts_tests_run_with_exact_counts() {
     let failures = env.failures.unwrap_or_default();
     assert_eq!(failures.len(), 1, "{}", r.dump());
     assert_eq!(failures[0].vox_name.as_deref(), Some("adds_wrong"));
+    // The failure points at the Vox source, not the generated Rust.
+    assert_eq!(
+        failures[0].location.as_deref(),
+        Some("counts.vox:17:5"),
+        "{}",
+        r.dump()
+    );
+    assert!(
+        failures[0]
+            .message
+            .contains("assert_eq(add(2, 2), 5) failed at counts.vox:17:5"),
+        "{}",
+        r.dump()
+    );
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     assert_eq!(env.cassette_hits, Some(0));
 }

@@ -39,6 +39,8 @@ impl Checker<'_> {
                         | Builtin::Min
                         | Builtin::Max
                         | Builtin::Fixed
+                        | Builtin::Assert
+                        | Builtin::AssertEq
                 ))
             ),
             _ => false,

@@ -205,7 +205,11 @@ impl Emitter<'_> {
             }
             Builtin::Assert => {
                 let v = self.expr(a0, ctx, depth, Tail::Value);
-                let text = format!("assertion failed: {}", self.source_of(a0));
+                let text = format!(
+                    "assertion failed: {} at {}",
+                    self.source_of(a0),
+                    self.site(call)
+                );
                 format!("::std::assert!({v}, \"{{}}\", {})", rust_str(&text))
             }
             Builtin::First | Builtin::Last => {
@@ -397,7 +401,12 @@ impl Emitter<'_> {
                 let (lt, rt) = (self.ty(a0), self.ty(a1));
                 let l = self.typed(a0, Some(rt), ctx, depth);
                 let r = self.typed(a1, Some(lt), ctx, depth);
-                let text = format!("assert_eq({}, {})", self.source_of(a0), self.source_of(a1));
+                let text = format!(
+                    "assert_eq({}, {}) failed at {}",
+                    self.source_of(a0),
+                    self.source_of(a1),
+                    self.site(call)
+                );
                 format!("::std::assert_eq!({l}, {r}, \"{{}}\", {})", rust_str(&text))
             }
         }
@@ -443,6 +452,12 @@ impl Emitter<'_> {
             rust_str(&self.current_fn),
             rust_str(at)
         )
+    }
+
+    /// Where the expression `e` is written, `file:line:col` (noted by the
+    /// checker for what can fail at run time).
+    fn site(&self, e: &Expr) -> &str {
+        self.info.sites.get(&e.id).map_or("?", String::as_str)
     }
 
     /// A short rendering of an expression for assertion messages.

@@ -438,6 +438,7 @@ fn run_binaries(
         report.failures.push(TestFailure {
             name: format!("(test record {})", file_stem(path)),
             vox_name: None,
+            location: None,
             message: format!(
                 "cargo vox could not read the result a test binary left in {}",
                 path.display()
