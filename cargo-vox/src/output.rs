@@ -103,8 +103,17 @@ impl Reporter {
         };
         // A failure without diagnostics (cargo could not read the manifest,
         // a tool crashed) says why, not "no problems found".
+        // Nor does a test run whose tests failed: that is what went wrong.
+        let failed_tests = env.failed.unwrap_or(0);
         let summary = match &env.message {
             Some(m) if !env.ok && env.error_count == 0 => m.clone(),
+            _ if !env.ok && env.error_count == 0 && failed_tests > 0 => {
+                let tests = if failed_tests == 1 { "test" } else { "tests" };
+                match env.warning_count {
+                    0 => format!("{failed_tests} {tests} failed"),
+                    _ => format!("{failed_tests} {tests} failed; {summary}"),
+                }
+            }
             _ => summary,
         };
         let _ = writeln!(stderr, "{label}: {what}: {summary}");
@@ -178,4 +187,32 @@ pub fn stderr_color() -> bool {
         return false;
     }
     std::io::stderr().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A test run that failed says so in its summary line, never "no
+    /// problems found" after counting a failure.
+    #[test]
+    fn a_failed_test_run_says_its_tests_failed() {
+        let mut env = Envelope::new("test", "Cargo.toml", Vec::new());
+        env.ok = false;
+        env.failed = Some(1);
+        env.passed = Some(2);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        Reporter::new(false, false).finish_to(&env, "2 passed, 1 failed", &mut out, &mut err);
+        let err = String::from_utf8(err).unwrap();
+        assert_eq!(err, "error: 2 passed, 1 failed: 1 test failed\n");
+        assert!(!err.contains("no problems found"));
+        env.ok = true;
+        env.failed = Some(0);
+        let mut err = Vec::new();
+        Reporter::new(false, false).finish_to(&env, "3 passed", &mut out, &mut err);
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "ok: 3 passed: no problems found\n"
+        );
+    }
 }
