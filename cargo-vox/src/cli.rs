@@ -1,9 +1,13 @@
 //! Command-line grammar of `cargo vox` (clap derive).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
+
+// The global flags live with the context they build, so that `context.rs`
+// (which every command imports) need not import this grammar, which names
+// every command's `Args`.
+pub use crate::context::GlobalArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -17,20 +21,6 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Flags accepted before or after the subcommand.
-#[derive(Debug, Clone, Args)]
-pub struct GlobalArgs {
-    /// Print one-line JSON envelopes on stdout (JSONL); human notes go to stderr.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Path to the Cargo.toml of the package or workspace to work on.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub manifest_path: Option<PathBuf>,
-    /// Package to work on (as cargo's `-p`).
-    #[arg(short = 'p', long, global = true, value_name = "SPEC")]
-    pub package: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,9 +5,25 @@
 
 use std::path::PathBuf;
 
-use crate::cli::GlobalArgs;
+use clap::Args;
+
 use crate::error::Error;
 use crate::output::Reporter;
+
+/// Flags accepted before or after the subcommand (`cli::Cli` flattens
+/// them); what [`Context::new`] is built from.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Print one-line JSON envelopes on stdout (JSONL); human notes go to stderr.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Path to the Cargo.toml of the package or workspace to work on.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Package to work on (as cargo's `-p`).
+    #[arg(short = 'p', long, global = true, value_name = "SPEC")]
+    pub package: Option<String>,
+}
 
 /// Where results go: rendered text on stderr for people, or one JSON
 /// envelope per result on stdout (`--json`, JSONL only).

@@ -18,6 +18,7 @@ mod lane;
 mod lane_counts;
 mod lane_runner;
 mod light_deps;
+mod module_graph;
 mod process_runner;
 mod rebuild;
 mod schema_cli;
