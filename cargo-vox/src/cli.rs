@@ -14,7 +14,7 @@ pub use crate::context::GlobalArgs;
     name = "cargo-vox",
     bin_name = "cargo vox",
     version,
-    about = "Typed LLM functions for Cargo: check, fmt, fix, build, test, run, schema, doctor"
+    about = "Typed LLM functions for Cargo: check, fmt, fix, build, test, run, schema, batch, doctor, lsp"
 )]
 pub struct Cli {
     #[command(flatten)]
