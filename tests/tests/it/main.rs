@@ -20,6 +20,7 @@ mod lane_runner;
 mod light_deps;
 mod module_graph;
 mod process_runner;
+mod readme_quickstart;
 mod rebuild;
 mod schema_cli;
 mod script_cache;
