@@ -6,6 +6,7 @@ mod check_cli;
 mod contract;
 mod differential;
 mod doc_citations;
+mod doc_drift;
 mod editors_textmate;
 mod editors_tree_sitter;
 mod error_reporting;
