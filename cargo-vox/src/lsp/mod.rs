@@ -22,6 +22,7 @@ pub mod position;
 mod store;
 mod symbols;
 mod tokens;
+mod transport;
 
 use std::time::{Duration, Instant};
 
@@ -61,9 +62,10 @@ pub struct LspArgs {
 }
 
 pub fn run(_args: &LspArgs, ctx: &Context) -> crate::error::Result<i32> {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, io_threads) =
+        transport::stdio().context("cannot start the LSP I/O threads")?;
     serve(connection, ctx.clone())?;
-    io_threads.join().context("the LSP I/O threads failed")?;
+    io_threads.join().context("the LSP writer failed")?;
     Ok(crate::exit::SUCCESS)
 }
 

@@ -3,4 +3,5 @@
 mod batch_cli;
 mod doctor;
 mod lsp;
+mod lsp_hostile;
 mod lsp_never_panics;
