@@ -14,11 +14,14 @@
 //! - `journal.jsonl`: one event per line, appended and fsynced before the
 //!   step it announces (`uploading`, `creating`) or right after the step it
 //!   records (`file`, `batch`, `ended`, `collected`). A torn last line (a
-//!   kill mid-write) is ignored.
+//!   kill mid-write) is ignored. `batch_absent` is written by hand, as an
+//!   error about a lost creation says, when no batch was created.
 //! - `chunk-K.results.jsonl`: each item of chunk K's batch output, judged;
 //!   complete once `collected` is in the journal (re-downloaded otherwise).
-//! - `chunk-K.reruns.jsonl`: each item re-run as a normal call, appended
-//!   and fsynced as it finishes, so a resumed run re-runs only the rest.
+//! - `chunk-K.reruns.jsonl`: each item re-run as a normal call: a `sent`
+//!   record appended and fsynced before the call is made, its outcome as it
+//!   finishes, so a resumed run re-runs only the rest and knows which were
+//!   in flight (and paid for) when a run was stopped.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
@@ -29,8 +32,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
-/// Version of the job directory's format.
-pub(crate) const JOB_FORMAT: u32 = 1;
+/// Version of the job directory's format written: 2 (`custom_id`
+/// `vox-<job>-<index>`). Format 1 (`vox-<index>`) is still read.
+pub(crate) const JOB_FORMAT: u32 = 2;
 
 /// `job.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,6 +48,27 @@ pub(crate) struct Plan {
     pub model: String,
     pub inputs: u64,
     pub chunks: Vec<ChunkPlan>,
+}
+
+impl Plan {
+    /// The start of each request's `custom_id`; the input's index follows.
+    /// Format 2: `vox-<job>-`, unique to the job (with the index at most
+    /// 61 characters, see [`check_job_id`]); format 1: `vox-`, the same in
+    /// every job.
+    pub fn custom_id_prefix(&self) -> String {
+        if self.format >= 2 {
+            format!("vox-{}-", self.job)
+        } else {
+            "vox-".to_owned()
+        }
+    }
+}
+
+/// A job id goes into file names, `custom_id`s and metadata: 1 to 36
+/// characters of `[a-zA-Z0-9_]`, so that `vox-<job>-<index>` is at most 61
+/// characters of Anthropic's `[a-zA-Z0-9_-]{1,64}`.
+fn check_job_id(id: &str) -> bool {
+    (1..=36).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// One chunk: inputs `first..first + count`, `bytes` of request lines.
@@ -66,16 +91,36 @@ pub(crate) enum Event {
     Creating { chunk: usize, at: u64 },
     /// Chunk `chunk`'s batch is `id`.
     Batch { chunk: usize, id: String },
+    /// Chunk `chunk` has no batch though `creating` was journaled (written
+    /// by hand when the provider cannot tell): the next run creates it.
+    BatchAbsent { chunk: usize },
     /// Chunk `chunk`'s batch ended with `status`; its results are at
-    /// `output` (a file id or URL), its per-item errors at `errors`.
+    /// `output` (a file id or URL), its per-item errors at `errors`;
+    /// `failure` says why the whole batch failed, when it did.
     Ended {
         chunk: usize,
         status: String,
         output: Option<String>,
         errors: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<String>,
     },
-    /// Chunk `chunk`'s results file is complete.
-    Collected { chunk: usize },
+    /// Chunk `chunk`'s results file is complete; `replies` of its lines
+    /// carried a response (none: the engine answered no item).
+    Collected {
+        chunk: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replies: Option<u64>,
+    },
+}
+
+/// How a chunk's batch ended.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ended {
+    pub status: String,
+    pub output: Option<String>,
+    pub errors: Option<String>,
+    pub failure: Option<String>,
 }
 
 /// What the journal says about one chunk.
@@ -85,8 +130,17 @@ pub(crate) struct ChunkState {
     pub file: Option<String>,
     pub creating: Option<u64>,
     pub batch: Option<String>,
-    pub ended: Option<(String, Option<String>, Option<String>)>,
+    pub ended: Option<Ended>,
     pub collected: bool,
+    /// From `collected`: how many lines carried a response.
+    pub replies: Option<u64>,
+}
+
+impl ChunkState {
+    /// Whether the journal records any step for this chunk.
+    pub fn started(&self) -> bool {
+        self.uploading || self.file.is_some() || self.creating.is_some() || self.batch.is_some()
+    }
 }
 
 /// One judged item of a batch's output, or one re-run's outcome.
@@ -106,6 +160,10 @@ pub(crate) struct ItemRecord {
     /// Repairs made to the accepted reply, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repairs: Option<String>,
+    /// A re-run about to be sent (re-run log only): written before the
+    /// call, so a run stopped with it in flight is known to have paid.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sent: bool,
 }
 
 /// An open job directory, locked against other runs while open.
@@ -195,11 +253,18 @@ impl JobDir {
         };
         let plan: Plan = serde_json::from_str(&text)
             .map_err(|e| Error::Batch(format!("{} is not a job file: {e}", path.display())))?;
-        if plan.format != JOB_FORMAT {
+        if !(1..=JOB_FORMAT).contains(&plan.format) {
             return Err(Error::Batch(format!(
-                "{} has job format {}, this runtime reads format {JOB_FORMAT}",
+                "{} has job format {}, this runtime reads formats 1 to {JOB_FORMAT}",
                 path.display(),
                 plan.format
+            )));
+        }
+        if !check_job_id(&plan.job) {
+            return Err(Error::Batch(format!(
+                "{} has a job id that is not one ({:?}): 1 to 36 letters, digits or `_`",
+                path.display(),
+                plan.job.chars().take(40).collect::<String>()
             )));
         }
         Ok(Some(plan))
@@ -243,8 +308,9 @@ impl JobDir {
                 | Event::File { chunk, .. }
                 | Event::Creating { chunk, .. }
                 | Event::Batch { chunk, .. }
+                | Event::BatchAbsent { chunk }
                 | Event::Ended { chunk, .. }
-                | Event::Collected { chunk } => *chunk,
+                | Event::Collected { chunk, .. } => *chunk,
             };
             let Some(state) = states.get_mut(chunk) else {
                 return Err(Error::Batch(format!(
@@ -257,13 +323,29 @@ impl JobDir {
                 Event::File { id, .. } => state.file = Some(id),
                 Event::Creating { at, .. } => state.creating = Some(at),
                 Event::Batch { id, .. } => state.batch = Some(id),
+                Event::BatchAbsent { .. } => {
+                    if state.batch.is_none() {
+                        state.creating = None;
+                    }
+                }
                 Event::Ended {
                     status,
                     output,
                     errors,
+                    failure,
                     ..
-                } => state.ended = Some((status, output, errors)),
-                Event::Collected { .. } => state.collected = true,
+                } => {
+                    state.ended = Some(Ended {
+                        status,
+                        output,
+                        errors,
+                        failure,
+                    })
+                }
+                Event::Collected { replies, .. } => {
+                    state.collected = true;
+                    state.replies = replies;
+                }
             }
         }
         Ok(states)
@@ -383,12 +465,14 @@ fn cut_torn_line(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// The records of an item log by index (later lines win); a torn last
-/// line is ignored. Missing file: none.
+/// The records of an item log by index (later lines win), `sent` records
+/// left out; a torn last line is ignored. Missing file: none.
 pub(crate) fn read_items(path: &Path) -> Result<HashMap<u64, ItemRecord>, Error> {
     let mut items = HashMap::new();
     for_each_item(path, |record| {
-        items.insert(record.i, record);
+        if !record.sent {
+            items.insert(record.i, record);
+        }
     })?;
     Ok(items)
 }

@@ -27,10 +27,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use self::args::args_from_json;
-use self::engine::{Engine, Outcome};
+use self::engine::{Engine, Line, Lost, Outcome};
 use self::job::{
-    for_each_item, io_error, read_items, ChunkPlan, ChunkState, Event, ItemLog, ItemRecord, JobDir,
-    Plan, JOB_FORMAT,
+    for_each_item, io_error, read_items, ChunkPlan, ChunkState, Ended, Event, ItemLog, ItemRecord,
+    JobDir, Plan, JOB_FORMAT,
 };
 use crate::ai_function::{AiFunction, Args, OutputSchema};
 use crate::cassette::schema_id;
@@ -61,9 +61,17 @@ pub struct BatchOptions {
     pub poll_initial: Duration,
     /// The longest wait between two looks.
     pub poll_max: Duration,
-    /// At most this many items are re-run as normal calls over the job's
-    /// life (those beyond keep their batch error).
+    /// At most this many re-runs are sent as normal calls over the job's
+    /// life, each at the provider's full price (those beyond keep their
+    /// batch error). A re-run that was in flight when a run was stopped
+    /// counts, and so does its making again.
     pub max_reruns: u64,
+    /// Re-run the items of a batch the engine failed as a whole (OpenAI
+    /// `failed`, or a batch whose results carry no response at all, every
+    /// item errored, expired or left out). Off: the run stops with
+    /// `Error::Batch` before re-running anything, since the estimate was
+    /// made at batch prices and re-runs cost the full price.
+    pub rerun_failed_batches: bool,
     /// The largest results file read from a batch engine.
     pub max_download_bytes: usize,
     /// Told of each step (see [`Progress`]).
@@ -87,6 +95,7 @@ impl std::fmt::Debug for BatchOptions {
             .field("poll_initial", &self.poll_initial)
             .field("poll_max", &self.poll_max)
             .field("max_reruns", &self.max_reruns)
+            .field("rerun_failed_batches", &self.rerun_failed_batches)
             .field("max_download_bytes", &self.max_download_bytes)
             .field("check_schema", &self.check_schema)
             .field("plan_only", &self.plan_only)
@@ -102,6 +111,7 @@ impl Default for BatchOptions {
             poll_initial: Duration::from_secs(10),
             poll_max: Duration::from_secs(300),
             max_reruns: u64::MAX,
+            rerun_failed_batches: false,
             max_download_bytes: 1 << 30,
             progress: None,
             check_schema: false,
@@ -143,7 +153,8 @@ pub struct BatchReport {
     pub request_bytes: u64,
     /// Whether the run stopped after planning (`plan_only`).
     pub planned_only: bool,
-    /// Whether this run took up a job an earlier run had started.
+    /// Whether this run took up a job an earlier run had started sending
+    /// (a job only planned before, as by `plan_only`, is not resumed).
     pub resumed: bool,
     /// Items whose batch reply was accepted.
     pub from_batch: u64,
@@ -252,7 +263,7 @@ impl Client {
         // Engine::of accepted the provider: it speaks a wire.
         let wire = Wire::of(provider, config)
             .ok_or_else(|| Error::Batch(format!("provider `{provider}` has no batch API")))?;
-        let (plan, resumed) = match job.plan()? {
+        let (plan, planned_before) = match job.plan()? {
             Some(plan) => {
                 if plan.function != function.name()
                     || plan.schema != schema
@@ -296,17 +307,19 @@ impl Client {
                         }),
                     }
                 });
-                let chunks = plan_chunks(&job, engine, inputs, limits, render)?;
-                let plan = Plan {
+                let mut plan = Plan {
                     format: JOB_FORMAT,
                     job: new_job_id(),
                     function: function.name().to_owned(),
                     schema,
                     provider: provider.name().to_owned(),
                     model: model.clone(),
-                    inputs: chunks.iter().map(|c| c.count).sum(),
-                    chunks,
+                    inputs: 0,
+                    chunks: Vec::new(),
                 };
+                let prefix = plan.custom_id_prefix();
+                plan.chunks = plan_chunks(&job, engine, &prefix, inputs, limits, render)?;
+                plan.inputs = plan.chunks.iter().map(|c| c.count).sum();
                 job.write_plan(&plan)?;
                 (plan, false)
             }
@@ -318,6 +331,11 @@ impl Client {
                 batches: plan.chunks.len(),
             },
         );
+        let mut states = job.replay(plan.chunks.len())?;
+        // Resumed only if an earlier run had begun to submit: a plan alone
+        // (`plan_only`, as `cargo vox batch` makes for its estimate) is
+        // not a run.
+        let resumed = planned_before && states.iter().any(ChunkState::started);
         let mut report = BatchReport {
             job: plan.job.clone(),
             inputs: plan.inputs,
@@ -338,8 +356,9 @@ impl Client {
             ),
             false => None,
         };
-        let mut states = job.replay(plan.chunks.len())?;
+        let prefix = plan.custom_id_prefix();
         let run = Run {
+            prefix: &prefix,
             engine,
             sender,
             plan: &plan,
@@ -356,6 +375,9 @@ impl Client {
             }
         }
         run.wait::<T, C>(&mut job, &mut states, check).await?;
+        if !options.rerun_failed_batches {
+            whole_failures(&plan, &states)?;
+        }
         let mut budget = options.max_reruns;
         let rerun = Rerun {
             function,
@@ -410,9 +432,10 @@ impl Client {
         // so that memory does not grow with a batch's size beyond that.
         let results = ItemBits::read(&job.results_path(chunk), first, count)?;
         let done = ItemBits::read(&job.reruns_path(chunk), first, count)?;
-        let reran_before = done.present_count();
-        report.reran += reran_before;
-        *budget = budget.saturating_sub(reran_before);
+        report.reran += done.present_count();
+        // Every re-run sent before, in flight when its run was stopped or
+        // not, was paid for: it counts against the budget.
+        *budget = budget.saturating_sub(done.sends());
         let mut log: Option<ItemLog> = None;
         let args_path = job.args_path(chunk);
         let args_file = File::open(&args_path).map_err(|e| io_error("read", &args_path, e))?;
@@ -440,6 +463,11 @@ impl Client {
                     continue;
                 }
                 if *budget == 0 {
+                    if done.sent(i) {
+                        // Sent by a stopped run, its answer lost, and not
+                        // made again.
+                        report.reran += 1;
+                    }
                     report.failed += 1;
                     continue;
                 }
@@ -450,6 +478,23 @@ impl Client {
                     ))
                 })?;
                 let args = args_from_json(&line)?;
+                // The intent first, on disk before the call is sent: a run
+                // stopped with it in flight is known to have paid for it.
+                let log = match &mut log {
+                    Some(log) => log,
+                    None => log.insert(ItemLog::open(&job.reruns_path(chunk), false)?),
+                };
+                log.push(
+                    &ItemRecord {
+                        i,
+                        ok: None,
+                        rerun: None,
+                        err: None,
+                        repairs: None,
+                        sent: true,
+                    },
+                    true,
+                )?;
                 *budget -= 1;
                 report.reran += 1;
                 let check = &check;
@@ -468,6 +513,7 @@ impl Client {
                     rerun: None,
                     err: None,
                     repairs: None,
+                    sent: false,
                 },
                 Err(error) => {
                     report.failed += 1;
@@ -477,6 +523,7 @@ impl Client {
                         rerun: None,
                         err: Some(error.to_string()),
                         repairs: None,
+                        sent: false,
                     }
                 }
             };
@@ -530,12 +577,15 @@ impl<T: Serialize, C: ValueCheck<T>> ValueCheck<T> for Checks<'_, C> {
     }
 }
 
-/// Which items of a chunk an item log holds (`present`) and which of them
-/// with a value (`accepted`), a bit each.
+/// Which items of a chunk an item log holds an outcome of (`present`),
+/// which of them with a value (`accepted`), and which were sent as
+/// re-runs (`sent`), a bit each; and how many sends it records.
 struct ItemBits {
     first: u64,
     present: Vec<u64>,
     accepted: Vec<u64>,
+    sent: Vec<u64>,
+    sent_lines: u64,
 }
 
 impl ItemBits {
@@ -545,12 +595,19 @@ impl ItemBits {
             first,
             present: vec![0; words],
             accepted: vec![0; words],
+            sent: vec![0; words],
+            sent_lines: 0,
         };
         for_each_item(path, |record| {
             let Some(offset) = record.i.checked_sub(first).filter(|&o| o < count) else {
                 return;
             };
             let (word, bit) = ((offset / 64) as usize, 1u64 << (offset % 64));
+            if record.sent {
+                bits.sent[word] |= bit;
+                bits.sent_lines += 1;
+                return;
+            }
             bits.present[word] |= bit;
             // Later lines win, as in `read_items`.
             if record.ok.is_some() {
@@ -579,8 +636,24 @@ impl ItemBits {
         Self::get(&self.accepted, self.first, index)
     }
 
+    fn sent(&self, index: u64) -> bool {
+        Self::get(&self.sent, self.first, index)
+    }
+
     fn present_count(&self) -> u64 {
         self.present.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// Re-runs sent: one per `sent` record, and one per outcome without
+    /// one (a log written before `sent` records were).
+    fn sends(&self) -> u64 {
+        let unannounced: u64 = self
+            .present
+            .iter()
+            .zip(&self.sent)
+            .map(|(p, s)| u64::from((p & !s).count_ones()))
+            .sum();
+        self.sent_lines + unannounced
     }
 }
 
@@ -598,6 +671,8 @@ struct Rerun<'a> {
 
 /// What the submitting and collecting steps share.
 struct Run<'a> {
+    /// The start of this job's `custom_id`s.
+    prefix: &'a str,
     engine: Engine,
     sender: &'a Sender,
     plan: &'a Plan,
@@ -652,16 +727,18 @@ impl Run<'_> {
         let found = match states[chunk].creating {
             Some(since) => {
                 let claimed: Vec<String> = states.iter().filter_map(|s| s.batch.clone()).collect();
+                let lost = Lost {
+                    job: &plan.job,
+                    prefix: self.prefix,
+                    ids_are_unique: plan.format >= 2,
+                    chunk,
+                    count: plan.chunks[chunk].count,
+                    since,
+                    claimed: &claimed,
+                    poll: (self.options.poll_initial, self.options.poll_max),
+                };
                 self.engine
-                    .find_batch(
-                        self.sender,
-                        &plan.job,
-                        chunk,
-                        plan.chunks[chunk].count,
-                        since,
-                        &claimed,
-                        self.limit,
-                    )
+                    .find_batch(self.sender, &lost, self.limit)
                     .await?
             }
             None => None,
@@ -731,22 +808,7 @@ impl Run<'_> {
                     if let Some(failure) = &status.failure {
                         tracing::warn!(chunk, batch = %id, failure = %failure, "vox.batch_failed");
                     }
-                    let event = Event::Ended {
-                        chunk,
-                        status: status.status,
-                        output: status.output,
-                        errors: status.errors,
-                    };
-                    job.record(&event)?;
-                    if let Event::Ended {
-                        status,
-                        output,
-                        errors,
-                        ..
-                    } = event
-                    {
-                        states[chunk].ended = Some((status, output, errors));
-                    }
+                    record_ended(job, states, chunk, status)?;
                 }
                 self.collect::<T, C>(job, states, chunk, check).await?;
             }
@@ -773,32 +835,64 @@ impl Run<'_> {
         T: DeserializeOwned + Serialize,
         C: ValueCheck<T>,
     {
-        let Some((_, output, errors)) = states[chunk].ended.clone() else {
+        let Some(mut ended) = states[chunk].ended.clone() else {
             return Ok(());
         };
+        let batch = states[chunk].batch.clone().unwrap_or_default();
+        // Where the journal says the results are was checked before it was
+        // recorded; a journal that holds a place that is not one (written
+        // by an older vox, or by hand) is corrected from the engine.
+        let bad = [&ended.output, &ended.errors]
+            .into_iter()
+            .flatten()
+            .any(|location| self.engine.results_url(self.sender, location).is_err());
+        if bad && !batch.is_empty() {
+            let status = self.engine.status(self.sender, &batch, self.limit).await?;
+            if !status.ended {
+                return Err(Error::Batch(format!(
+                    "the journal says batch {batch} (chunk {chunk}) has ended, but the batch                      engine says it is `{}`",
+                    self.shown(&status.status)
+                )));
+            }
+            record_ended(job, states, chunk, status)?;
+            ended = states[chunk].ended.clone().unwrap_or_default();
+        }
+        let Ended { output, errors, .. } = ended;
         let ChunkPlan { first, count, .. } = self.plan.chunks[chunk];
         let mut log = ItemLog::open(&job.results_path(chunk), true)?;
         let mut accepted = 0;
+        let mut replies = 0;
         for location in [output, errors].into_iter().flatten() {
             let body = self
                 .engine
                 .download(self.sender, &location, self.limit)
                 .await?;
             for line in body.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                let Some((index, outcome)) = self.engine.parse_line(line) else {
-                    continue;
+                let (index, outcome) = match self.engine.parse_line(self.prefix, line) {
+                    Line::Ours(index, outcome) if (first..first + count).contains(&index) => {
+                        (index, outcome)
+                    }
+                    Line::Unreadable => continue,
+                    Line::Ours(index, _) => {
+                        return Err(self.foreign(&batch, chunk, &format!("{}{index}", self.prefix)))
+                    }
+                    Line::Foreign(custom_id) => {
+                        return Err(self.foreign(&batch, chunk, &custom_id));
+                    }
                 };
-                if !(first..first + count).contains(&index) {
-                    continue;
-                }
+                replies += u64::from(matches!(outcome, Outcome::Reply(_)));
                 let record = self.judge::<T, C>(index, outcome, check)?;
                 accepted += u64::from(record.ok.is_some());
                 log.push(&record, false)?;
             }
         }
         log.sync()?;
-        job.record(&Event::Collected { chunk })?;
+        job.record(&Event::Collected {
+            chunk,
+            replies: Some(replies),
+        })?;
         states[chunk].collected = true;
+        states[chunk].replies = Some(replies);
         tell(
             self.options,
             Progress::Collected {
@@ -808,6 +902,16 @@ impl Run<'_> {
             },
         );
         Ok(())
+    }
+
+    /// The error for a result line of batch `batch` that is not one of
+    /// chunk `chunk`'s items: nothing of the batch is taken.
+    fn foreign(&self, batch: &str, chunk: usize, custom_id: &str) -> Error {
+        Error::Batch(format!(
+            "batch {batch} (chunk {chunk}) holds a result for custom_id {:?}, which is not one of              this chunk's items ({}<index>): the batch is not this job's, or its engine mixed              jobs' results, so none of its results is taken. If the batch was recorded by hand,              remove its `batch` line from journal.jsonl in the job directory and run again",
+            self.shown(custom_id),
+            self.prefix
+        ))
     }
 
     /// One batch reply through a call's path: the provider's response
@@ -823,6 +927,7 @@ impl Run<'_> {
             rerun: None,
             err: None,
             repairs: None,
+            sent: false,
         };
         let body = match outcome {
             Outcome::Reply(body) => body,
@@ -879,6 +984,7 @@ impl Run<'_> {
 fn plan_chunks<I>(
     job: &JobDir,
     engine: Engine,
+    prefix: &str,
     inputs: I,
     (max_requests, max_bytes): (u64, u64),
     render: impl Fn(&Args) -> Bytes,
@@ -911,7 +1017,7 @@ where
     let mut open: Option<Open> = None;
     for (index, args) in (0u64..).zip(inputs) {
         let args = args?;
-        let line = engine.request_line(index, &render(&args));
+        let line = engine.request_line(prefix, index, &render(&args));
         if line.len() as u64 > max_bytes {
             return Err(Error::Batch(format!(
                 "input {index}'s request is {} bytes, more than a batch may hold ({max_bytes})",
@@ -1146,10 +1252,80 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// A new job id: the time and process, in hex.
+/// A new job id: 128 random bits in hex (32 characters). std's
+/// `RandomState` is seeded from the operating system's random source once
+/// per process and stepped for each new one; the time and process are
+/// hashed in too.
 fn new_job_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    format!("{nanos:x}{:x}", std::process::id())
+        .map_or(0, |d| d.as_nanos());
+    let word = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(nanos);
+        h.write_u32(std::process::id());
+        h.finish()
+    };
+    format!("{:016x}{:016x}", word(), word())
+}
+
+/// Records that chunk `chunk`'s batch ended as `status` says.
+fn record_ended(
+    job: &mut JobDir,
+    states: &mut [ChunkState],
+    chunk: usize,
+    status: engine::Status,
+) -> Result<(), Error> {
+    let ended = Ended {
+        status: status.status,
+        output: status.output,
+        errors: status.errors,
+        failure: status.failure,
+    };
+    job.record(&Event::Ended {
+        chunk,
+        status: ended.status.clone(),
+        output: ended.output.clone(),
+        errors: ended.errors.clone(),
+        failure: ended.failure.clone(),
+    })?;
+    states[chunk].ended = Some(ended);
+    Ok(())
+}
+
+/// Stops a run, before it re-runs anything, when a batch failed as a whole
+/// (OpenAI `failed`, or results without a single response): re-running
+/// every item at full price is not what the estimate said.
+fn whole_failures(plan: &Plan, states: &[ChunkState]) -> Result<(), Error> {
+    let failed: Vec<String> = states
+        .iter()
+        .zip(&plan.chunks)
+        .enumerate()
+        .filter_map(|(chunk, (state, planned))| {
+            let ended = state.ended.as_ref()?;
+            let whole = state.collected
+                && planned.count > 0
+                && (ended.status == "failed" || state.replies == Some(0));
+            whole.then(|| {
+                let why = match &ended.failure {
+                    Some(failure) if !failure.is_empty() => format!(": {failure}"),
+                    _ => String::new(),
+                };
+                format!(
+                    "batch {} (chunk {chunk}, {} items) ended `{}` with no response{why}",
+                    state.batch.as_deref().unwrap_or("?"),
+                    planned.count,
+                    ended.status
+                )
+            })
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Batch(format!(
+        "{}; its items were not re-run, since each re-run is a normal call at the provider's          full price (twice the batch price). Fix the cause and start the job in a new          directory, or run again with `rerun_failed_batches` (`cargo vox batch          --rerun-failed`) to re-run them, at most `max_reruns` (`--max-reruns`)",
+        failed.join("; ")
+    )))
 }

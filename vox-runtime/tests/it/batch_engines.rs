@@ -219,7 +219,11 @@ async fn batch_requests_are_the_calls_a_normal_call_sends() {
     // Item 3 (~bad) was re-run as a normal call: its first request is the
     // very body the batch carried for it.
     let batch = &emulator.batches()[0];
-    let (_, in_batch) = batch.requests.iter().find(|(id, _)| id == "vox-3").unwrap();
+    let (_, in_batch) = batch
+        .requests
+        .iter()
+        .find(|(id, _)| id.ends_with("-3"))
+        .unwrap();
     assert_eq!(in_batch["response_format"]["type"], "json_schema");
     assert_eq!(
         in_batch["response_format"]["json_schema"]["strict"],
@@ -229,15 +233,46 @@ async fn batch_requests_are_the_calls_a_normal_call_sends() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[tokio::test]
-async fn a_batch_that_errors_is_rerun_item_by_item() {
+/// A batch the engine failed whole is not re-run at full price unless
+/// asked: the run stops, naming it, before any re-run is sent.
+async fn a_batch_that_errors(provider: Provider) {
     let (emulator, _) = Emulator::start(1, None).await;
     let dir = temp_dir("errors");
-    let client = client(Provider::OpenAi, &emulator.base_url());
+    let client = client(provider, &emulator.base_url());
     let texts = ["#n=0", "#n=1 ~batcherror", "#n=2", "#n=3"];
-    let inputs = texts.iter().map(|t| Args::new().arg("text", t));
+    let inputs = || texts.iter().map(|t| Args::new().arg("text", t));
+    let error = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(), &options(2))
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    let first = emulator.batches()[0].id.clone();
+    assert!(
+        text.contains(&first) && text.contains("2 items") && text.contains("--rerun-failed"),
+        "{text}"
+    );
+    assert_eq!(
+        emulator.state.lock().unwrap().calls_received,
+        0,
+        "no re-run was sent"
+    );
+    // Stopped, not stuck: the same run stops again, and with the option
+    // the failed batch's items are re-run.
+    let again = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(), &options(2))
+        .await
+        .unwrap_err();
+    assert_eq!(again.to_string(), text);
     let report = client
-        .batch::<Count, _>(&READ_COUNT, &dir, inputs, &options(2))
+        .batch::<Count, _>(
+            &READ_COUNT,
+            &dir,
+            inputs(),
+            &BatchOptions {
+                rerun_failed_batches: true,
+                ..options(2)
+            },
+        )
         .await
         .unwrap();
     assert_eq!(report.batches, 2);
@@ -249,6 +284,16 @@ async fn a_batch_that_errors_is_rerun_item_by_item() {
         .collect();
     assert_eq!(values, [0, 1, 2, 3]);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[tokio::test]
+async fn an_openai_batch_that_fails_stops_the_run_before_reruns() {
+    a_batch_that_errors(Provider::OpenAi).await;
+}
+
+#[tokio::test]
+async fn an_anthropic_batch_without_a_response_stops_the_run_before_reruns() {
+    a_batch_that_errors(Provider::Anthropic).await;
 }
 
 #[tokio::test]
@@ -345,12 +390,27 @@ fn child_entry() {
     let base_url = parts.next().unwrap().to_owned();
     let dir = PathBuf::from(parts.next().unwrap());
     let n: u64 = parts.next().unwrap().parse().unwrap();
+    let max_reruns: Option<u64> = parts.next().map(|m| m.parse().unwrap());
     vox_runtime::block_on(async {
         let client = client_with_key(provider, &base_url, CHILD_KEY);
-        client
-            .batch::<Count, _>(&READ_COUNT, &dir, inputs(n), &options(12))
-            .await
-            .unwrap();
+        match max_reruns {
+            None => client
+                .batch::<Count, _>(&READ_COUNT, &dir, inputs(n), &options(12))
+                .await
+                .unwrap(),
+            Some(max_reruns) => client
+                .batch::<Count, _>(
+                    &READ_COUNT,
+                    &dir,
+                    all_bad(n),
+                    &BatchOptions {
+                        max_reruns,
+                        ..options(100)
+                    },
+                )
+                .await
+                .unwrap(),
+        };
     });
 }
 
@@ -391,7 +451,7 @@ async fn killed_and_resumed(provider: Provider, point: KillPoint) {
     if point == KillPoint::Rerun {
         // Re-runs go concurrently: the one answered before the stall is
         // recorded by the child (nothing else it sends is answered now).
-        wait_for_a_rerun_record(&dir).await;
+        wait_for_a_rerun_outcome(&dir).await;
     }
     // The child, stalled, still drives the job: a run in this process is
     // refused by its lock, before sending anything.
@@ -422,22 +482,6 @@ async fn killed_and_resumed(provider: Provider, point: KillPoint) {
     check_submitted_once(&emulator, n, 3);
     check_calls(&emulator, n);
     std::fs::remove_dir_all(&dir).ok();
-}
-
-/// Waits until a re-run log in `dir` holds a complete record.
-async fn wait_for_a_rerun_record(dir: &Path) {
-    for _ in 0..2000 {
-        let recorded = std::fs::read_dir(dir).unwrap().flatten().any(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            name.ends_with(".reruns.jsonl")
-                && std::fs::read(entry.path()).is_ok_and(|b| b.contains(&b'\n'))
-        });
-        if recorded {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("the child never recorded its answered re-run");
 }
 
 #[cfg(unix)]
@@ -533,7 +577,9 @@ async fn a_plan_only_run_sends_nothing_and_the_next_run_submits_it() {
         .batch::<Count, _>(&READ_COUNT, &dir, std::iter::empty(), &options(10))
         .await
         .unwrap();
-    assert!(report.resumed && !report.planned_only);
+    // Only planned before (as `cargo vox batch` plans for its estimate):
+    // this first run that sends anything is not a resume.
+    assert!(!report.resumed && !report.planned_only, "{report:?}");
     check_report(&report, 25, 3);
     check_results(&dir, 25);
     assert_eq!(report.request_bytes, planned.request_bytes);
@@ -627,4 +673,383 @@ fn check_results_plain(dir: &Path, n: u64) {
         .map(|item| item.unwrap().result.unwrap().value)
         .collect();
     assert_eq!(values, (0..n as i64).collect::<Vec<_>>());
+}
+
+/// `n` inputs whose batch replies are all rejected (each re-run's one
+/// call is accepted).
+fn all_bad(n: u64) -> impl Iterator<Item = Result<Args, Error>> {
+    (0..n).map(|i| Args::new().arg("text", &format!("item #n={i} ~bad")))
+}
+
+/// Starts the child process of a kill test with `spec`'s tail.
+fn spawn_child(
+    provider: Provider,
+    emulator: &Emulator,
+    dir: &Path,
+    tail: &str,
+) -> std::process::Child {
+    let spec = format!(
+        "{}|{}|{}|{tail}",
+        provider.name(),
+        emulator.base_url(),
+        dir.display()
+    );
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            &child_entry_name(),
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, spec)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A run killed with re-runs in flight paid for them: the resumed run
+/// counts them against `max_reruns`, so the calls the provider bills over
+/// the job's life never exceed it.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reruns_in_flight_at_a_kill_count_against_max_reruns() {
+    let (emulator, mut killed) = Emulator::start(0, Some(KillPoint::Rerun)).await;
+    let dir = temp_dir("kill-budget");
+    let max_reruns = 6;
+    let mut child = spawn_child(
+        Provider::OpenAi,
+        &emulator,
+        &dir,
+        &format!("30|{max_reruns}"),
+    );
+    let reached = tokio::time::timeout(Duration::from_secs(120), killed.recv()).await;
+    wait_for_a_rerun_outcome(&dir).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(reached.unwrap(), Some(KillPoint::Rerun));
+    let client = client(Provider::OpenAi, &emulator.base_url());
+    let report = client
+        .batch::<Count, _>(
+            &READ_COUNT,
+            &dir,
+            all_bad(30),
+            &BatchOptions {
+                max_reruns,
+                ..options(100)
+            },
+        )
+        .await
+        .unwrap();
+    let billed = emulator.state.lock().unwrap().calls_received;
+    assert!(
+        billed <= max_reruns as usize,
+        "{billed} normal calls sent over the job's life, max_reruns {max_reruns}: {report:?}"
+    );
+    assert_eq!(report.inputs, 30);
+    assert_eq!(report.from_batch, 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Waits until a re-run log in `dir` holds an outcome (not only `sent`).
+async fn wait_for_a_rerun_outcome(dir: &Path) {
+    for _ in 0..2000 {
+        let recorded = std::fs::read_dir(dir).unwrap().flatten().any(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.ends_with(".reruns.jsonl")
+                && std::fs::read_to_string(entry.path())
+                    .is_ok_and(|t| t.lines().any(|l| l.contains("\"ok\"")))
+        });
+        if recorded {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("the child never recorded its answered re-run");
+}
+
+/// Appends `line` to the job's journal, as a stopped run (or a hand) leaves it.
+fn append_journal(dir: &Path, line: &str) {
+    use std::io::Write as _;
+    let mut journal = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("journal.jsonl"))
+        .unwrap();
+    writeln!(journal, "{line}").unwrap();
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn plan_only(provider: Provider, emulator: &Emulator, dir: &Path, texts: &[String]) {
+    let client = client(provider, &emulator.base_url());
+    vox_runtime::block_on(async {
+        client
+            .batch::<Count, _>(
+                &READ_COUNT,
+                dir,
+                texts.iter().map(|t| Args::new().arg("text", t)),
+                &BatchOptions {
+                    plan_only: true,
+                    ..options(100)
+                },
+            )
+            .await
+            .unwrap()
+    });
+}
+
+fn values(dir: &Path) -> Vec<i64> {
+    batch_results::<Count>(dir)
+        .unwrap()
+        .map(|item| item.unwrap().result.unwrap().value)
+        .collect()
+}
+
+/// A creation lost on Anthropic (a kill, or a failed answer) is looked for
+/// among the account's batches; another job's batch of the same size,
+/// created since, is not taken for it: its results' custom_ids are not
+/// this job's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_jobs_anthropic_batch_is_never_taken_for_a_lost_creation() {
+    let (emulator, _) = Emulator::start(1, None).await;
+    let (ours, theirs) = (temp_dir("ours"), temp_dir("theirs"));
+    let texts: Vec<String> = (0..5).map(|i| format!("#n={i}")).collect();
+    std::thread::scope(|s| {
+        s.spawn(|| plan_only(Provider::Anthropic, &emulator, &ours, &texts));
+    });
+    // Our run was stopped while creating its batch, before the engine had it.
+    append_journal(
+        &ours,
+        &format!(r#"{{"event":"creating","chunk":0,"at":{}}}"#, unix_now()),
+    );
+    // Meanwhile another job of the account ran a batch of five.
+    let client = client(Provider::Anthropic, &emulator.base_url());
+    let other: Vec<String> = (0..5).map(|i| format!("#n={}", 100 + i)).collect();
+    client
+        .batch::<Count, _>(
+            &READ_COUNT,
+            &theirs,
+            other.iter().map(|t| Args::new().arg("text", t)),
+            &options(100),
+        )
+        .await
+        .unwrap();
+    assert_eq!(values(&theirs), [100, 101, 102, 103, 104]);
+    let report = client
+        .batch::<Count, _>(&READ_COUNT, &ours, std::iter::empty(), &options(100))
+        .await
+        .unwrap();
+    assert_eq!(values(&ours), [0, 1, 2, 3, 4], "{report:?}");
+    assert_eq!(emulator.batches().len(), 2, "ours was created");
+    std::fs::remove_dir_all(&ours).ok();
+    std::fs::remove_dir_all(&theirs).ok();
+}
+
+/// A creation whose answer was lost made the batch: the resumed run finds
+/// it (on Anthropic by waiting until its results show it is this job's)
+/// and creates none, even with more batches on the account than one list
+/// page holds.
+async fn a_lost_creation_is_found_past_the_first_page(provider: Provider) {
+    let (emulator, _) = Emulator::start(1, None).await;
+    let dir = temp_dir("paged");
+    let client = client(provider, &emulator.base_url());
+    emulator.state.lock().unwrap().lose_next_create = true;
+    let error = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(4), &options(100))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("500"), "{error}");
+    // 150 batches of other jobs created since, newest first in the lists;
+    // Anthropic's pages are made small enough to need paging.
+    let anthropic = provider == Provider::Anthropic;
+    for k in 0..150 {
+        emulator.add_batch(anthropic, &[(format!("other-{k}"), format!("#n={k}"))], 9);
+    }
+    if anthropic {
+        emulator.state.lock().unwrap().page_size = 40;
+    }
+    let report = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(4), &options(100))
+        .await
+        .unwrap();
+    assert!(report.resumed);
+    let ours = emulator
+        .batches()
+        .iter()
+        .filter(|b| b.requests.iter().any(|(id, _)| !id.starts_with("other-")))
+        .count();
+    assert_eq!(ours, 1, "the lost batch was found, not created again");
+    assert_eq!(values(&dir), [0, 1, 2, 3]);
+    let pages = emulator.state.lock().unwrap().list_pages.len();
+    assert!(pages >= 2, "{pages} pages read");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_openai_creation_is_found_past_the_first_page() {
+    a_lost_creation_is_found_past_the_first_page(Provider::OpenAi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_anthropic_creation_is_found_past_the_first_page() {
+    a_lost_creation_is_found_past_the_first_page(Provider::Anthropic).await;
+}
+
+/// The pages read are bounded: with more recent batches than they hold,
+/// the run says what to do rather than guess or create a second batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lookup_of_a_lost_creation_reads_a_bounded_number_of_pages() {
+    let (emulator, _) = Emulator::start(1, None).await;
+    let dir = temp_dir("bounded");
+    let client = client(Provider::OpenAi, &emulator.base_url());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            plan_only(
+                Provider::OpenAi,
+                &emulator,
+                &dir,
+                &["#n=0".to_owned(), "#n=1".to_owned()],
+            )
+        });
+    });
+    append_journal(&dir, r#"{"event":"file","chunk":0,"id":"file-x"}"#);
+    append_journal(
+        &dir,
+        &format!(r#"{{"event":"creating","chunk":0,"at":{}}}"#, unix_now()),
+    );
+    for k in 0..30 {
+        emulator.add_batch(false, &[(format!("other-{k}"), format!("#n={k}"))], 9);
+    }
+    emulator.state.lock().unwrap().page_size = 1;
+    let error = client
+        .batch::<Count, _>(&READ_COUNT, &dir, std::iter::empty(), &options(100))
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("20 pages") && text.contains("batch_absent") && text.contains("vox_job="),
+        "{text}"
+    );
+    assert_eq!(emulator.state.lock().unwrap().list_pages.len(), 20);
+    assert_eq!(emulator.batches().len(), 30, "nothing created");
+    // Told there is none, the run creates it.
+    append_journal(&dir, r#"{"event":"batch_absent","chunk":0}"#);
+    emulator.state.lock().unwrap().files.insert(
+        "file-x".into(),
+        (
+            "x".into(),
+            std::fs::read(dir.join("chunk-0.requests.jsonl")).unwrap(),
+        ),
+    );
+    client
+        .batch::<Count, _>(&READ_COUNT, &dir, std::iter::empty(), &options(100))
+        .await
+        .unwrap();
+    assert_eq!(values(&dir), [0, 1]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A batch whose engine names an output file that is not a file id is not
+/// fetched, and the job stays resumable: nothing wrong is recorded, and a
+/// journal holding such a place (an older vox, a hand) is corrected from
+/// the engine.
+#[tokio::test]
+async fn a_bad_output_file_id_is_refused_and_the_job_resumes() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let dir = temp_dir("bad-output");
+    let client = client(Provider::OpenAi, &emulator.base_url());
+    emulator.state.lock().unwrap().output_file_id = Some("../../../etc/passwd".into());
+    let error = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(4), &options(100))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("not a file id") && error.to_string().contains("next run"),
+        "{error}"
+    );
+    let fetched = emulator.state.lock().unwrap().log.clone();
+    assert!(!fetched.iter().any(|l| l.contains("passwd")), "{fetched:?}");
+    emulator.state.lock().unwrap().output_file_id = None;
+    let report = client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(4), &options(100))
+        .await
+        .unwrap();
+    assert!(report.resumed);
+    assert_eq!(values(&dir), [0, 1, 2, 3]);
+
+    // A journal that says the results are at a bad place, not collected.
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let tampered: String = journal
+        .lines()
+        .filter(|l| !l.contains("\"collected\""))
+        .map(|l| {
+            if l.contains("\"ended\"") {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["output"] = "../../../etc/passwd".into();
+                format!("{v}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(dir.join("journal.jsonl"), tampered).unwrap();
+    std::fs::remove_file(dir.join("chunk-0.results.jsonl")).unwrap();
+    client
+        .batch::<Count, _>(&READ_COUNT, &dir, inputs(4), &options(100))
+        .await
+        .unwrap();
+    assert_eq!(values(&dir), [0, 1, 2, 3]);
+    let fetched = emulator.state.lock().unwrap().log.clone();
+    assert!(!fetched.iter().any(|l| l.contains("passwd")), "{fetched:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A result line of another job in this job's batch is not taken.
+#[tokio::test]
+async fn a_foreign_result_line_is_an_error_not_a_value() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let dir = temp_dir("foreign-line");
+    let client = client(Provider::OpenAi, &emulator.base_url());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            plan_only(
+                Provider::OpenAi,
+                &emulator,
+                &dir,
+                &["#n=0".to_owned(), "#n=1".to_owned()],
+            )
+        });
+    });
+    // The engine's batch for this job answers with another job's ids.
+    let foreign = emulator.add_batch(
+        false,
+        &[
+            ("vox-0".into(), "#n=50".into()),
+            ("vox-1".into(), "#n=51".into()),
+        ],
+        9,
+    );
+    append_journal(
+        &dir,
+        &format!(r#"{{"event":"batch","chunk":0,"id":"{foreign}"}}"#),
+    );
+    let error = client
+        .batch::<Count, _>(&READ_COUNT, &dir, std::iter::empty(), &options(100))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("\"vox-0\"") && error.to_string().contains("not this job's"),
+        "{error}"
+    );
+    let items: Vec<_> = batch_results::<Count>(&dir)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(items.iter().all(|i| i.result.is_err()), "{items:?}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -17,6 +17,14 @@
 //!
 //! Normal calls can be made to take a while ([`Emulator::start_slow`]);
 //! the server counts how many are in flight at once.
+//!
+//! Lists are paged as the providers page them (newest first; OpenAI
+//! `limit` and `after`, Anthropic `limit` and `after_id`, both with
+//! `has_more` and `last_id`), at most [`State::page_size`] a page. A test
+//! can make the next batch creation fail after creating the batch
+//! ([`State::lose_next_create`]), make every finished OpenAI batch name
+//! another output file ([`State::output_file_id`]), or add batches of
+//! other jobs ([`Emulator::add_batch`]).
 
 #![allow(dead_code)]
 
@@ -60,6 +68,7 @@ pub struct BatchRec {
     pub polls: u32,
     pub metadata: Value,
     pub created_at: String,
+    pub created_unix: u64,
 }
 
 #[derive(Default)]
@@ -76,6 +85,18 @@ pub struct State {
     /// Normal calls being answered now, and the most there were at once.
     pub calls_in_flight: usize,
     pub max_calls_in_flight: usize,
+    /// The next batch creation makes the batch, then answers HTTP 500.
+    pub lose_next_create: bool,
+    /// What a finished OpenAI batch gives as its `output_file_id`, if not
+    /// its own output file.
+    pub output_file_id: Option<String>,
+    /// The most items a list page holds (0: as many as asked for).
+    pub page_size: usize,
+    /// The list pages read, as "path?query".
+    pub list_pages: Vec<String>,
+    /// Normal calls received, answered or not (a killed process's too):
+    /// what the provider would bill.
+    pub calls_received: usize,
 }
 
 pub struct Emulator {
@@ -144,6 +165,50 @@ impl Emulator {
     /// or in all (Anthropic), and the requests of each.
     pub fn batches(&self) -> Vec<BatchRec> {
         self.state.lock().unwrap().batches.clone()
+    }
+
+    /// Adds a batch of another job: `requests` (custom_id, input text),
+    /// `polls` looks already made (so more than the server's
+    /// `polls_to_end` makes it ended).
+    pub fn add_batch(&self, anthropic: bool, requests: &[(String, String)], polls: u32) -> String {
+        let mut state = self.state.lock().unwrap();
+        state.next_id += 1;
+        let id = if anthropic {
+            format!("msgbatch_{}", state.next_id)
+        } else {
+            format!("batch_{}", state.next_id)
+        };
+        let requests = requests
+            .iter()
+            .map(|(custom_id, text)| {
+                let body = json!({
+                    "model": "m", "tool_choice": {"type": "tool", "name": "respond"},
+                    "messages": [{"role": "user", "content": text}],
+                });
+                (custom_id.clone(), body)
+            })
+            .collect();
+        let (created_at, created_unix) = now();
+        state.batches.push(BatchRec {
+            id: id.clone(),
+            anthropic,
+            requests,
+            polls,
+            metadata: json!({"vox_job": "someone-else", "vox_chunk": "0"}),
+            created_at,
+            created_unix,
+        });
+        if !anthropic {
+            let b = state.batches[state.batches.len() - 1].clone();
+            let (output, errors) = openai_results(&b);
+            state
+                .files
+                .insert(format!("{id}-out"), ("out".into(), output));
+            state
+                .files
+                .insert(format!("{id}-err"), ("err".into(), errors));
+        }
+        id
     }
 }
 
@@ -258,14 +323,17 @@ async fn serve(mut stream: TcpStream, shared: Shared) -> std::io::Result<()> {
         headers,
         body,
     };
+    let call =
+        req.method == "POST" && (req.path == "/v1/chat/completions" || req.path == "/v1/messages");
+    if call {
+        shared.state.lock().unwrap().calls_received += 1;
+    }
     let from_killed = req.headers.values().any(|v| v.contains(CHILD_KEY))
         && shared.state.lock().unwrap().killed.is_some();
     if from_killed {
         // The process is being killed: what it sends now is never answered.
         std::future::pending::<()>().await;
     }
-    let call =
-        req.method == "POST" && (req.path == "/v1/chat/completions" || req.path == "/v1/messages");
     if call && !shared.call_delay.is_zero() {
         {
             let mut state = shared.state.lock().unwrap();
@@ -312,7 +380,13 @@ fn handle(shared: &Shared, req: &Req) -> Handled {
         |point: KillPoint, state: &State| shared.kill == Some(point) && state.killed.is_none();
     let path = req.path.as_str();
     let (route, query) = path.split_once('?').unwrap_or((path, ""));
-    let _ = query;
+    let param = |name: &str| {
+        query
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_owned())
+    };
     match (req.method.as_str(), route) {
         ("POST", "/v1/chat/completions") | ("POST", "/v1/messages") => {
             let anthropic = route == "/v1/messages";
@@ -383,16 +457,21 @@ fn handle(shared: &Shared, req: &Req) -> Handled {
                 .collect();
             state.next_id += 1;
             let id = format!("batch_{}", state.next_id);
+            let (created_at, created_unix) = now();
             state.batches.push(BatchRec {
                 id: id.clone(),
                 anthropic: false,
                 requests,
                 polls: 0,
                 metadata: body["metadata"].clone(),
-                created_at: now_rfc3339(),
+                created_at,
+                created_unix,
             });
             if armed(KillPoint::Create, &state) {
                 return Handled::Stall(KillPoint::Create);
+            }
+            if std::mem::take(&mut state.lose_next_create) {
+                return json_answer(500, json!({"error": {"message": "lost"}}));
             }
             json_answer(
                 200,
@@ -416,31 +495,66 @@ fn handle(shared: &Shared, req: &Req) -> Handled {
                 .unwrap_or_default();
             state.next_id += 1;
             let id = format!("msgbatch_{}", state.next_id);
+            let (created_at, created_unix) = now();
             state.batches.push(BatchRec {
                 id: id.clone(),
                 anthropic: true,
                 requests,
                 polls: 0,
                 metadata: Value::Null,
-                created_at: now_rfc3339(),
+                created_at,
+                created_unix,
             });
             if armed(KillPoint::Create, &state) {
                 return Handled::Stall(KillPoint::Create);
             }
+            if std::mem::take(&mut state.lose_next_create) {
+                return json_answer(
+                    500,
+                    json!({"error": {"type": "api_error", "message": "lost"}}),
+                );
+            }
             json_answer(
                 200,
-                batch_object(&state.batches[state.batches.len() - 1], shared),
+                batch_object(&state.batches[state.batches.len() - 1], shared, None),
             )
         }
         ("GET", "/v1/batches") | ("GET", "/v1/messages/batches") => {
             let anthropic = route == "/v1/messages/batches";
-            let data: Vec<Value> = state
+            state.list_pages.push(path.to_owned());
+            // Newest first, from after the cursor, at most `limit` (and
+            // the server's page size).
+            let newest_first: Vec<&BatchRec> = state
                 .batches
                 .iter()
+                .rev()
                 .filter(|b| b.anthropic == anthropic)
-                .map(|b| batch_object(b, shared))
                 .collect();
-            json_answer(200, json!({"data": data, "has_more": false}))
+            let cursor = param(if anthropic { "after_id" } else { "after" });
+            let start = match cursor {
+                Some(c) => match newest_first.iter().position(|b| b.id == c) {
+                    Some(at) => at + 1,
+                    None => return json_answer(400, json!({"error": {"message": "bad cursor"}})),
+                },
+                None => 0,
+            };
+            let mut take: usize = param("limit").and_then(|l| l.parse().ok()).unwrap_or(20);
+            if state.page_size > 0 {
+                take = take.min(state.page_size);
+            }
+            let page: Vec<Value> = newest_first
+                .iter()
+                .skip(start)
+                .take(take)
+                .map(|b| batch_object(b, shared, state.output_file_id.clone()))
+                .collect();
+            let has_more = start + page.len() < newest_first.len();
+            json_answer(
+                200,
+                json!({"object": "list", "data": page, "has_more": has_more,
+                       "first_id": page.first().map(|b| b["id"].clone()),
+                       "last_id": page.last().map(|b| b["id"].clone())}),
+            )
         }
         ("GET", r) if r.starts_with("/v1/batches/") || r.starts_with("/v1/messages/batches/") => {
             if let Some(id) = r
@@ -465,7 +579,7 @@ fn handle(shared: &Shared, req: &Req) -> Handled {
             };
             b.polls += 1;
             let b = b.clone();
-            let object = batch_object(&b, shared);
+            let object = batch_object(&b, shared, state.output_file_id.clone());
             if !b.anthropic && object["status"] == "completed" {
                 // The output and error files exist from now on.
                 let (output, errors) = openai_results(&b);
@@ -502,7 +616,7 @@ fn fails_whole(b: &BatchRec) -> bool {
 }
 
 /// The batch as its provider describes it after `b.polls` looks.
-fn batch_object(b: &BatchRec, shared: &Shared) -> Value {
+fn batch_object(b: &BatchRec, shared: &Shared, output_file_id: Option<String>) -> Value {
     let end = shared.polls_to_end;
     if b.anthropic {
         let ended = b.polls > end;
@@ -528,10 +642,11 @@ fn batch_object(b: &BatchRec, shared: &Shared) -> Value {
             "completed"
         };
         let done = status == "completed";
+        let output = output_file_id.unwrap_or_else(|| format!("{}-out", b.id));
         json!({
             "id": b.id, "object": "batch", "status": status,
-            "metadata": b.metadata,
-            "output_file_id": if done { Value::from(format!("{}-out", b.id)) } else { Value::Null },
+            "metadata": b.metadata, "created_at": b.created_unix,
+            "output_file_id": if done { Value::from(output) } else { Value::Null },
             "error_file_id": if done { Value::from(format!("{}-err", b.id)) } else { Value::Null },
             "errors": if status == "failed" { json!({"data": [{"code": "invalid_request", "message": "a line is invalid"}]}) } else { Value::Null },
         })
@@ -586,10 +701,14 @@ fn anthropic_results(b: &BatchRec) -> Vec<u8> {
     out
 }
 
-fn now_rfc3339() -> String {
+/// Now, as Anthropic writes it and as Unix seconds (OpenAI).
+fn now() -> (String, u64) {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    format!("{}.123456Z", time::rfc3339_seconds(seconds))
+    (
+        format!("{}.123456Z", time::rfc3339_seconds(seconds)),
+        seconds,
+    )
 }
