@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::Args;
 use vox_runtime::__private::{AiFunction, OutputSchema};
 use vox_runtime::{
-    args_from_json, batch_results, BatchOptions, BatchReport, Client, Config, Progress,
+    args_from_json, batch_results, BatchOptions, BatchReport, Client, Config, Progress, Provider,
 };
 
 use crate::check::check_error_free;
@@ -41,9 +41,17 @@ pub struct BatchArgs {
     /// At most this many requests per batch (the provider's limit otherwise).
     #[arg(long, value_name = "N")]
     pub max_per_batch: Option<u64>,
-    /// Print the cost estimate and stop before submitting anything.
+    /// Print the cost estimate and stop before submitting anything (needs no API key).
     #[arg(long)]
     pub estimate: bool,
+    /// At most this many items re-run as normal calls, at full price, over the job's life
+    /// (default: a tenth of the inputs, at least 10).
+    #[arg(long, value_name = "N")]
+    pub max_reruns: Option<u64>,
+    /// Re-run the items of a batch the engine failed as a whole (at full price, within
+    /// --max-reruns) instead of stopping.
+    #[arg(long)]
+    pub rerun_failed: bool,
     /// Prices in USD per million tokens, `INPUT,OUTPUT`, instead of the built-in table.
     #[arg(long, value_name = "IN,OUT")]
     pub price: Option<String>,
@@ -92,9 +100,10 @@ pub fn price_for(model: &str, over: Option<&str>) -> Result<Option<(f64, f64)>, 
         .map(|&(_, input, output)| (input, output)))
 }
 
-/// Tokens and dollars a planned job may cost: input tokens from the
-/// request bytes (about four bytes a token), output tokens at most
-/// `max_tokens` an item.
+/// Tokens and dollars a planned job may cost: input tokens from the text
+/// of the planned requests ([`request_tokens`]), output tokens at most
+/// `max_tokens` an item; and the worst case of the re-runs, normal calls
+/// at the full price (twice the batch price).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Estimate {
     pub requests: u64,
@@ -104,11 +113,42 @@ pub struct Estimate {
     /// USD, `None` without a price.
     pub input_cost: Option<f64>,
     pub max_output_cost: Option<f64>,
+    /// At most this many items are re-run (`--max-reruns`).
+    pub max_reruns: u64,
+    /// Tokens the re-runs may send and receive at most: each of
+    /// `max_reruns` items with all its attempts, every attempt carrying
+    /// the earlier ones' replies.
+    pub rerun_input_tokens: u64,
+    pub rerun_output_tokens: u64,
+    /// USD at full price, `None` without a price.
+    pub max_rerun_cost: Option<f64>,
+    /// How the input tokens were counted.
+    pub token_count: &'static str,
 }
 
-pub fn estimate(report: &BatchReport, max_tokens: u32, price: Option<(f64, f64)>) -> Estimate {
-    let input_tokens = report.request_bytes.div_ceil(4);
+/// The factor between the full price and the batch price (OpenAI's and
+/// Anthropic's batch discount is 50%).
+const FULL_PRICE_FACTOR: f64 = 2.0;
+
+pub fn estimate(
+    report: &BatchReport,
+    input_tokens: u64,
+    max_tokens: u32,
+    attempts: u32,
+    max_reruns: u64,
+    price: Option<(f64, f64)>,
+) -> Estimate {
     let max_output_tokens = report.inputs.saturating_mul(u64::from(max_tokens));
+    let reruns = max_reruns.min(report.inputs);
+    let per_item = input_tokens.checked_div(report.inputs).unwrap_or(0);
+    let attempts = u64::from(attempts.max(1));
+    // Attempt k (from 0) carries the k replies before it and a correction
+    // of each (counted as long as a reply).
+    let rerun_input = (0..attempts)
+        .map(|k| per_item + 2 * k * u64::from(max_tokens))
+        .sum::<u64>();
+    let rerun_input_tokens = reruns.saturating_mul(rerun_input);
+    let rerun_output_tokens = reruns.saturating_mul(attempts * u64::from(max_tokens));
     Estimate {
         requests: report.inputs,
         batches: report.batches,
@@ -116,6 +156,91 @@ pub fn estimate(report: &BatchReport, max_tokens: u32, price: Option<(f64, f64)>
         max_output_tokens,
         input_cost: price.map(|(p, _)| input_tokens as f64 / 1e6 * p),
         max_output_cost: price.map(|(_, p)| max_output_tokens as f64 / 1e6 * p),
+        max_reruns: reruns,
+        rerun_input_tokens,
+        rerun_output_tokens,
+        max_rerun_cost: price.map(|(i, o)| {
+            FULL_PRICE_FACTOR
+                * (rerun_input_tokens as f64 / 1e6 * i + rerun_output_tokens as f64 / 1e6 * o)
+        }),
+        token_count: TOKEN_COUNT,
+    }
+}
+
+/// How [`request_tokens`] counts, as the estimate says it.
+const TOKEN_COUNT: &str = "about 4 characters a token over the requests' text and schema";
+
+/// The input tokens of one planned request line: its text (messages and
+/// system prompt) and its schema (the response format or tools, as compact
+/// JSON) at about four characters a token, plus four a message; not the
+/// JSON around them, which is not billed. Measured against tiktoken's
+/// o200k_base (docs/runtime.md, "Bulk runs"): within 15% of the exact
+/// count on English text and JSON schemas.
+pub fn request_tokens(line: &[u8]) -> u64 {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {
+        return (line.len() as u64).div_ceil(4);
+    };
+    let body = value
+        .get("body")
+        .or_else(|| value.get("params"))
+        .unwrap_or(&value);
+    let mut chars = 0u64;
+    let mut messages = 0u64;
+    for key in ["system", "messages"] {
+        if let Some(part) = body.get(key) {
+            chars += text_chars(part);
+            messages += part.as_array().map_or(1, |m| m.len() as u64);
+        }
+    }
+    for key in ["response_format", "tools", "tool_choice"] {
+        if let Some(part) = body.get(key) {
+            chars += part.to_string().chars().count() as u64;
+        }
+    }
+    chars.div_ceil(4) + 4 * messages
+}
+
+/// The characters of every string in `value` but its keys and the roles
+/// and types of messages.
+fn text_chars(value: &serde_json::Value) -> u64 {
+    match value {
+        serde_json::Value::String(s) => s.chars().count() as u64,
+        serde_json::Value::Array(items) => items.iter().map(text_chars).sum(),
+        serde_json::Value::Object(fields) => fields
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "role" | "type" | "cache_control"))
+            .map(|(_, v)| text_chars(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
+/// The input tokens of every request planned in the job directory `job`
+/// (its `chunk-K.requests.jsonl` files), read a line at a time.
+fn planned_tokens(job: &Path, batches: usize) -> anyhow::Result<u64> {
+    let mut tokens = 0;
+    for chunk in 0..batches {
+        let path = job.join(format!("chunk-{chunk}.requests.jsonl"));
+        let file = File::open(&path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        for line in BufReader::new(file).split(b'\n') {
+            let line = line.map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+            if !line.is_empty() {
+                tokens += request_tokens(&line);
+            }
+        }
+    }
+    Ok(tokens)
+}
+
+/// The provider an estimate plans for when the environment names none or
+/// has no key: the function's `provider:` prefix, else `anthropic` for a
+/// `claude` model, else `openai`.
+fn estimate_provider(model: &str) -> Provider {
+    match Provider::split_model(model) {
+        (Some(provider), _) => provider,
+        (None, name) if name.trim_start().starts_with("claude") => Provider::Anthropic,
+        _ => Provider::OpenAi,
     }
 }
 
@@ -132,18 +257,66 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
     )?;
     let function = ai_function(&checked, &args.function).map_err(|m| Error::usage(&label, m))?;
     let config = Config::from_env().map_err(|e| Error::failure(&label, e.to_string()))?;
+    // Sending needs a provider and its key; an estimate sends nothing and
+    // needs neither: it plans for the provider named (or the model's),
+    // with a key that is never used.
+    let ready = config.provider() != Provider::Fixture && config.has_api_key();
+    let (config, guessed) = if ready {
+        (config, false)
+    } else if args.estimate {
+        let named = config.provider() != Provider::Fixture;
+        let provider = if named {
+            config.provider()
+        } else {
+            estimate_provider(function.model().unwrap_or(""))
+        };
+        let mut builder = Config::builder(provider)
+            .api_key("unused: an estimate sends nothing")
+            .max_tokens(config.max_tokens());
+        if let Ok(model) = std::env::var("VOX_LLM_MODEL") {
+            if !model.trim().is_empty() {
+                builder = builder.default_model(model.trim());
+            }
+        }
+        let config = builder
+            .build()
+            .map_err(|e| Error::failure(&label, e.to_string()))?;
+        (config, !named)
+    } else if config.provider() == Provider::Fixture {
+        return Err(Error::failure(
+            &label,
+            "no provider to send the batch to: set VOX_LLM_PROVIDER (`openai` or `anthropic`) \
+             and its API key (`--estimate` needs neither)",
+        ));
+    } else {
+        (config, false)
+    };
     let max_tokens = function.max_tokens().unwrap_or(config.max_tokens());
     let model = function
         .model()
         .map(str::to_owned)
         .unwrap_or_else(|| config.default_model().to_owned());
     let price = price_for(&model, args.price.as_deref()).map_err(|m| Error::usage(&label, m))?;
+    let provider_name = config.provider().name();
     let client = Client::new(config).map_err(|e| Error::failure(&label, e.to_string()))?;
     let job = args.job.clone().unwrap_or_else(|| {
         let mut name = args.input.clone().into_os_string();
         name.push(".vox-batch");
         PathBuf::from(name)
     });
+    // A guessed provider's plan is not the job's: it is made in a
+    // directory of its own, removed afterwards.
+    let plan_dir = if guessed {
+        std::env::temp_dir().join(format!(
+            "vox-estimate-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ))
+    } else {
+        job.clone()
+    };
     let bar = progress_bar(ctx.json());
     let options = BatchOptions {
         max_requests_per_batch: args.max_per_batch.unwrap_or(u64::MAX),
@@ -155,6 +328,7 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
             let hook: vox_runtime::ProgressHook = Arc::new(move |p: &Progress| bar.step(p));
             hook
         }),
+        rerun_failed_batches: args.rerun_failed,
         ..BatchOptions::default()
     };
     let input = args.input.clone();
@@ -177,19 +351,47 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
     // Plan first (nothing is sent), to estimate the cost.
     let planned = vox_runtime::block_on(client.batch::<serde_json::Value, _>(
         &function,
-        &job,
+        &plan_dir,
         lines().map_err(|e| Error::usage(&label, format!("{e:#}")))?,
         &BatchOptions {
             plan_only: true,
             ..options.clone()
         },
     ));
+    let tokens = planned
+        .as_ref()
+        .map_err(|e| e.to_string())
+        .and_then(|p| planned_tokens(&plan_dir, p.batches).map_err(|e| format!("{e:#}")));
+    if guessed {
+        let _ = std::fs::remove_dir_all(&plan_dir);
+    }
     let planned = planned.map_err(|e| Error::failure(&label, e.to_string()))?;
-    let estimate = estimate(&planned, max_tokens, price);
-    report_estimate(ctx.json(), &label, &model, &estimate, &job);
+    let input_tokens = tokens.map_err(|e| Error::failure(&label, e))?;
+    // A tenth of the inputs, at least 10: re-runs cost the full price.
+    let max_reruns = args
+        .max_reruns
+        .unwrap_or_else(|| planned.inputs.div_ceil(10).max(10));
+    let estimate = estimate(
+        &planned,
+        input_tokens,
+        max_tokens,
+        function.max_iterations(),
+        max_reruns,
+        price,
+    );
+    let shown_job = if guessed {
+        format!("none written: no provider or key set, planned for `{provider_name}` (the model's)")
+    } else {
+        job.display().to_string()
+    };
+    report_estimate(ctx.json(), &label, &model, &estimate, &shown_job);
     if args.estimate {
         return Ok(exit::SUCCESS);
     }
+    let options = BatchOptions {
+        max_reruns,
+        ..options
+    };
     if let Some(bar) = &bar {
         bar.start(planned.inputs);
     }
@@ -267,7 +469,7 @@ fn ai_function(checked: &vox_codegen::Checked, name: &str) -> Result<AiFunction,
     Ok(function)
 }
 
-fn report_estimate(json: bool, label: &str, model: &str, estimate: &Estimate, job: &Path) {
+fn report_estimate(json: bool, label: &str, model: &str, estimate: &Estimate, job: &str) {
     if json {
         let line = serde_json::json!({
             "envelope_version": ENVELOPE_VERSION,
@@ -276,7 +478,7 @@ fn report_estimate(json: bool, label: &str, model: &str, estimate: &Estimate, jo
             "file_path": label,
             "ok": true,
             "model": model,
-            "job": job.display().to_string(),
+            "job": job,
             "estimate": estimate,
         });
         output::emit_line(&line.to_string());
@@ -288,9 +490,26 @@ fn report_estimate(json: bool, label: &str, model: &str, estimate: &Estimate, jo
         ),
         _ => format!("no price known for `{model}` (--price INPUT,OUTPUT per million tokens)"),
     };
+    let reruns = match estimate.max_rerun_cost {
+        Some(cost) => format!("at most ${cost:.2} more"),
+        None => format!(
+            "at most {} input and {} output tokens more",
+            estimate.rerun_input_tokens, estimate.rerun_output_tokens
+        ),
+    };
     eprintln!(
-        "estimate: {} requests in {} batch(es) to `{model}`: ~{} input tokens, at most {} output tokens; {cost}",
-        estimate.requests, estimate.batches, estimate.input_tokens, estimate.max_output_tokens
+        "estimate: {} requests in {} batch(es) to `{model}`: ~{} input tokens ({}, within about \
+         15%), at most {} output tokens; {cost}",
+        estimate.requests,
+        estimate.batches,
+        estimate.input_tokens,
+        estimate.token_count,
+        estimate.max_output_tokens
+    );
+    eprintln!(
+        "worst case: up to {} item(s) re-run as normal calls at full price (--max-reruns), \
+         {reruns}; job: {job}",
+        estimate.max_reruns
     );
 }
 
@@ -422,18 +641,44 @@ mod tests {
     }
 
     #[test]
-    fn estimates_from_the_planned_bytes() {
+    fn estimates_from_the_planned_tokens_with_the_reruns_worst_case() {
         let report = BatchReport {
             inputs: 1000,
             batches: 1,
             request_bytes: 4_000_000,
             ..BatchReport::default()
         };
-        let e = estimate(&report, 100, Some((1.0, 2.0)));
+        let e = estimate(&report, 1_000_000, 100, 2, 10, Some((1.0, 2.0)));
         assert_eq!(e.input_tokens, 1_000_000);
         assert_eq!(e.max_output_tokens, 100_000);
         assert_eq!(e.input_cost, Some(1.0));
         assert_eq!(e.max_output_cost, Some(0.2));
-        assert_eq!(estimate(&report, 100, None).input_cost, None);
+        // 10 items, 2 attempts each: 1000 + (1000 + 200) input tokens and
+        // 200 output tokens an item, at twice the batch price.
+        assert_eq!(
+            (e.rerun_input_tokens, e.rerun_output_tokens),
+            (22_000, 2_000)
+        );
+        let cost = e.max_rerun_cost.unwrap();
+        assert!((cost - 2.0 * (0.022 + 0.004)).abs() < 1e-9, "{cost}");
+        assert_eq!(estimate(&report, 1, 100, 1, 10, None).input_cost, None);
+        // Never more re-runs than inputs.
+        assert_eq!(estimate(&report, 1, 1, 1, u64::MAX, None).max_reruns, 1000);
+    }
+
+    #[test]
+    fn request_tokens_count_text_and_schema_not_the_json_around_them() {
+        let text = "x".repeat(400);
+        let line = serde_json::json!({"custom_id": "vox-j-0", "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": {"model": "gpt-4o-mini", "max_tokens": 100,
+                     "messages": [{"role": "system", "content": "abcd"},
+                                  {"role": "user", "content": text}]}});
+        // 404 characters of text, two messages.
+        assert_eq!(request_tokens(line.to_string().as_bytes()), 101 + 8);
+        // Escapes in the JSON (a quote is two bytes there) are not text.
+        let quoted = serde_json::json!({"params": {"messages": [
+            {"role": "user", "content": "\"\"\"\""}]}});
+        assert_eq!(request_tokens(quoted.to_string().as_bytes()), 1 + 4);
     }
 }

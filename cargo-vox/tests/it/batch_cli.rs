@@ -125,6 +125,8 @@ async fn a_script_function_runs_over_a_jsonl_file() {
     assert_eq!(summary["ok"], true);
     assert_eq!(summary["report"]["reran"], 2);
     assert_eq!(summary["report"]["from_batch"], 10);
+    // The command's own planning pass wrote job.json: still not a resume.
+    assert_eq!(summary["report"]["resumed"], false, "{summary}");
     assert_eq!(emulator.batches().len(), 3);
 
     // Run again: the job is done, nothing is submitted, the same results.
@@ -249,5 +251,99 @@ async fn results_that_cannot_be_written_end_with_a_failure_envelope() {
         1,
         "{lines:#?}"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--estimate` sends nothing, so it needs neither a provider nor a key;
+/// it plans for the model's provider and writes no job directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_estimate_needs_no_provider_and_no_key() {
+    let dir = setup("keyless", 30);
+    let output = Command::new(BIN)
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args([
+            "batch",
+            "read_count",
+            "count.vox",
+            "--input",
+            "in.jsonl",
+            "--estimate",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("estimate: 30 requests in 1 batch(es) to `gpt-4o-mini`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("4 characters a token"), "{stderr}");
+    assert!(
+        stderr.contains("worst case: up to 10 item(s) re-run"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("none written"), "{stderr}");
+    assert!(!dir.join("in.jsonl.vox-batch").exists());
+    // Under --json too, with the worst case in the envelope.
+    let output = Command::new(BIN)
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args([
+            "batch",
+            "read_count",
+            "count.vox",
+            "--input",
+            "in.jsonl",
+            "--estimate",
+            "--json",
+            "--max-reruns",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let lines = json_lines(&output);
+    let e = &lines[0]["estimate"];
+    assert_eq!(e["max_reruns"], 3, "{e}");
+    assert!(e["max_rerun_cost"].as_f64().unwrap() > 0.0, "{e}");
+    // The text and schema, not the JSON around them: well under a token
+    // for every four bytes of request lines.
+    let tokens = e["input_tokens"].as_u64().unwrap();
+    assert!(tokens > 30 * 50 && tokens < 30 * 200, "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--max-reruns` bounds the full-price re-runs; a fresh run's summary
+/// does not say it resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_reruns_bounds_the_reruns_and_a_fresh_run_is_not_resumed() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let dir = setup("max-reruns", 8);
+    let output = cargo_vox(
+        &dir,
+        "openai",
+        &emulator.base_url(),
+        &["--job", "job", "--max-reruns", "1", "--output", "out.jsonl"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("8 item(s): 6 from 1 batch(es), 1 re-run as normal calls, 1 failed (job"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("resumed"), "{stderr}");
+    assert_eq!(emulator.state.lock().unwrap().calls_received, 1);
+    // Run again: a real resume, and the budget is the job's, not the run's.
+    let again = cargo_vox(
+        &dir,
+        "openai",
+        &emulator.base_url(),
+        &["--job", "job", "--max-reruns", "1", "--output", "out.jsonl"],
+    );
+    assert!(String::from_utf8_lossy(&again.stderr).contains("; resumed"));
+    assert_eq!(emulator.state.lock().unwrap().calls_received, 1);
     std::fs::remove_dir_all(&dir).ok();
 }
