@@ -10,7 +10,7 @@ use lsp_types::{
 use vox_codegen::diagnostic::Applicability;
 use vox_codegen::FileId;
 
-use super::position::{self, Encoding};
+use super::position::Encoding;
 use super::store::Analysis;
 
 // `WorkspaceEdit::changes` is keyed by `Uri`, whose cached parts clippy
@@ -33,7 +33,7 @@ pub fn code_actions(
         for fix in &d.fixes {
             let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
             for e in &fix.edits {
-                let Some(uri) = a.path(e.span.file).and_then(position::path_to_uri) else {
+                let Some(uri) = a.uri(e.span.file) else {
                     continue;
                 };
                 changes.entry(uri).or_default().push(TextEdit {

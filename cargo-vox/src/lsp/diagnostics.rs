@@ -9,7 +9,10 @@ use lsp_types::{
 };
 use vox_codegen::{Diagnostic, FileId, Severity};
 
-use super::position::{self, Encoding};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::position::Encoding;
 use super::store::{Analysis, Module};
 
 /// One LSP diagnostic for a compiler diagnostic.
@@ -28,7 +31,7 @@ pub fn to_lsp(a: &Analysis, d: &Diagnostic, enc: Encoding) -> lsp_types::Diagnos
         .related
         .iter()
         .filter_map(|r| {
-            let uri = position::path_to_uri(a.path(r.span.file)?)?;
+            let uri = a.uri(r.span.file)?;
             Some(DiagnosticRelatedInformation {
                 location: Location {
                     uri,
@@ -64,21 +67,24 @@ pub fn of_file(a: &Analysis, file: FileId, enc: Encoding) -> Vec<lsp_types::Diag
 
 /// `publishDiagnostics` for every file of the module, including files that
 /// had diagnostics last time and have none now.
-pub fn publish(m: &mut Module, enc: Encoding) -> Vec<Message> {
+pub fn publish(m: &mut Module, too_large: &HashMap<PathBuf, u64>, enc: Encoding) -> Vec<Message> {
     let Some(a) = &m.analysis else {
         return Vec::new();
     };
     let mut out = Vec::new();
     let mut now = Vec::new();
     for (i, path) in a.paths.iter().enumerate() {
-        let diags = of_file(a, FileId(i as u32), enc);
+        let diags = match too_large.get(path) {
+            Some(&len) => vec![too_large_diagnostic(path, len)],
+            None => of_file(a, FileId(i as u32), enc),
+        };
         if diags.is_empty() && !m.published.contains(path) {
             continue;
         }
         if !diags.is_empty() {
             now.push(path.clone());
         }
-        let Some(uri) = position::path_to_uri(path) else {
+        let Some(uri) = a.uri(FileId(i as u32)) else {
             continue;
         };
         out.push(super::notification(
@@ -90,6 +96,42 @@ pub fn publish(m: &mut Module, enc: Encoding) -> Vec<Message> {
             },
         ));
     }
+    // Files that left the module (deleted on disk): cleared too.
+    for path in &m.published {
+        if a.file_of(path).is_some() {
+            continue;
+        }
+        if let Some(uri) = super::position::path_to_uri(path) {
+            out.push(super::notification(
+                PublishDiagnostics::METHOD,
+                PublishDiagnosticsParams {
+                    uri,
+                    diagnostics: Vec::new(),
+                    version: None,
+                },
+            ));
+        }
+    }
     m.published = now;
     out
+}
+
+/// Why an open buffer is not checked (README, "Limits of the server").
+pub fn too_large_message(path: &Path, len: u64) -> String {
+    format!(
+        "{} is not checked: its buffer is {len} bytes, over the 8 MiB limit for a Vox source \
+         file (as for files on disk); split it into smaller files",
+        crate::sources::display_path(path)
+    )
+}
+
+fn too_large_diagnostic(path: &Path, len: u64) -> lsp_types::Diagnostic {
+    lsp_types::Diagnostic {
+        range: lsp_types::Range::default(),
+        severity: Some(DiagnosticSeverity::WARNING),
+        code: Some(NumberOrString::String("vox/lsp/too-large".into())),
+        source: Some("vox".into()),
+        message: too_large_message(path, len),
+        ..Default::default()
+    }
 }

@@ -233,9 +233,25 @@ impl Server {
             m.dirty_since = None;
             return;
         }
-        for msg in diagnostics::publish(m, self.enc) {
+        for msg in diagnostics::publish(m, &open.too_large, self.enc) {
             self.send(msg);
         }
+    }
+
+    /// Tells the editor something it should see (`window/showMessage`).
+    fn show(&self, typ: lsp_types::MessageType, message: String) {
+        self.send(notification(
+            lsp_types::notification::ShowMessage::METHOD,
+            lsp_types::ShowMessageParams { typ, message },
+        ));
+    }
+
+    /// Says that the buffer of `path` is over the size limit.
+    fn too_large(&self, path: &std::path::Path, len: u64) {
+        self.show(
+            lsp_types::MessageType::WARNING,
+            diagnostics::too_large_message(path, len),
+        );
     }
 
     fn notification(&mut self, n: Notification) {
@@ -249,9 +265,17 @@ impl Server {
                 let Some(path) = position::uri_to_path(&p.text_document.uri) else {
                     return;
                 };
-                self.store.open.insert(path.clone(), p.text_document.text);
-                let m = self.store.module_for(&path, &self.ctx);
-                self.recheck_and_publish(m);
+                let found = self.store.module_for(&path, &self.ctx);
+                if let Some(note) = found.note {
+                    self.show(lsp_types::MessageType::INFO, note);
+                }
+                let open = &mut self.store.open;
+                open.opened_as
+                    .insert(found.path.clone(), p.text_document.uri);
+                if let Some(len) = open.set(&found.path, p.text_document.text) {
+                    self.too_large(&found.path, len);
+                }
+                self.recheck_and_publish(found.module);
             }
             DidChangeTextDocument::METHOD => {
                 let Ok(p) =
@@ -262,20 +286,34 @@ impl Server {
                 let Some(path) = position::uri_to_path(&p.text_document.uri) else {
                     return;
                 };
-                let text = self.store.open.entry(path.clone()).or_default();
+                let found = self.store.module_for(&path, &self.ctx);
+                let open = &mut self.store.open;
+                let was_too_large = open.too_large.contains_key(&found.path);
+                let mut text = open.text.remove(&found.path).unwrap_or_default();
+                // A buffer over the limit was not kept: only a whole new
+                // text replaces it.
+                let mut known = !was_too_large;
                 for change in p.content_changes {
                     match change.range {
-                        Some(r) => {
-                            let start = position::offset(text, r.start, self.enc);
-                            let end = position::offset(text, r.end, self.enc).max(start);
+                        Some(r) if known => {
+                            let start = position::offset(&text, r.start, self.enc);
+                            let end = position::offset(&text, r.end, self.enc).max(start);
                             text.replace_range(start..end, &change.text);
                         }
-                        None => *text = change.text,
+                        Some(_) => {}
+                        None => {
+                            text = change.text;
+                            known = true;
+                        }
                     }
                 }
-                let m = self.store.module_for(&path, &self.ctx);
-                let module = &mut self.store.modules[m];
-                module.dirty_since.get_or_insert_with(Instant::now);
+                if known {
+                    if let Some(len) = open.set(&found.path, text) {
+                        self.too_large(&found.path, len);
+                    }
+                }
+                // Trailing debounce: the re-check waits for the last edit.
+                self.store.modules[found.module].touch();
             }
             DidSaveTextDocument::METHOD => {
                 let Ok(p) =
@@ -286,7 +324,7 @@ impl Server {
                 let Some(path) = position::uri_to_path(&p.text_document.uri) else {
                     return;
                 };
-                if let Some(m) = self.store.find(&path) {
+                if let Some((m, _)) = self.store.find(&path) {
                     self.recheck_and_publish(m);
                 }
             }
@@ -299,10 +337,10 @@ impl Server {
                 let Some(path) = position::uri_to_path(&p.text_document.uri) else {
                     return;
                 };
-                self.store.open.remove(&path);
-                if let Some(m) = self.store.find(&path) {
+                if let Some((m, listed)) = self.store.find(&path) {
+                    self.store.open.close(&listed);
                     // The file on disk is what counts again.
-                    self.store.modules[m].forget_disk(&path);
+                    self.store.modules[m].forget_disk(&listed);
                     self.recheck_and_publish(m);
                 }
             }
@@ -328,7 +366,7 @@ impl Server {
     /// first if it has unchecked edits, and the file's id in it.
     fn analysis(&mut self, uri: &Uri) -> Option<(&Analysis, vox_codegen::FileId)> {
         let path = position::uri_to_path(uri)?;
-        let m = self.store.find(&path)?;
+        let (m, path) = self.store.find(&path)?;
         if self.store.modules[m].dirty_since.is_some() || self.store.modules[m].analysis.is_none() {
             self.recheck_and_publish(m);
         }

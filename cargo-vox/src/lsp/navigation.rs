@@ -9,8 +9,9 @@ use lsp_types::{
 use vox_codegen::ide::{Occurrence, Symbol};
 use vox_codegen::{FileId, Span};
 
-use super::position::{self, Encoding};
+use super::position::Encoding;
 use super::store::Analysis;
+use crate::source_write::WriteError;
 
 fn occurrence(a: &Analysis, file: FileId, pos: Position, enc: Encoding) -> Option<Occurrence> {
     let at = a.offset(file, pos, enc);
@@ -18,7 +19,7 @@ fn occurrence(a: &Analysis, file: FileId, pos: Position, enc: Encoding) -> Optio
 }
 
 fn location(a: &Analysis, span: Span, enc: Encoding) -> Option<Location> {
-    let uri = position::path_to_uri(a.path(span.file)?)?;
+    let uri = a.uri(span.file)?;
     Some(Location {
         uri,
         range: a.range(span, enc),
@@ -111,8 +112,31 @@ pub fn rename(
     if let Some(why) = vox_codegen::ide::rename_clash(&a.checked, occ.symbol, new_name) {
         return Err(format!("cannot rename to `{new_name}`: {why}"));
     }
+    let refs: Vec<&Occurrence> = a.index.references(occ.symbol).collect();
+    // The editor writes a rename's edits wherever the files really are:
+    // not through a symlink out of the package, where `cargo vox fmt` and
+    // `fix` do not write either (README, "Security notes", "What `fmt` and
+    // `fix` write").
+    let mut files: Vec<FileId> = refs.iter().map(|o| o.span.file).collect();
+    files.sort_by_key(|f| f.0);
+    files.dedup();
+    for f in files {
+        let Some(path) = a.path(f) else { continue };
+        let shown = crate::sources::display_path(path);
+        if let Err(WriteError::Outside { real, roots, .. }) =
+            crate::source_write::plan(path, &shown, &a.roots)
+        {
+            return Err(format!(
+                "not renamed: {shown} leads outside {roots}, to {}, and a rename edits \
+                 every file that uses the name; cargo vox fmt and fix write only inside \
+                 {roots}, and so does rename: replace the symlink with a copy to rename \
+                 across it",
+                real.display()
+            ));
+        }
+    }
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
-    for o in a.index.references(occ.symbol) {
+    for o in refs {
         let Some(loc) = location(a, o.span, enc) else {
             continue;
         };
