@@ -256,6 +256,14 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
         "the module has errors; nothing submitted",
     )?;
     let function = ai_function(&checked, &args.function).map_err(|m| Error::usage(&label, m))?;
+    // An input that cannot be read is a usage error, whatever else is
+    // missing (checked before the provider, which it does not depend on).
+    if let Err(e) = File::open(&args.input) {
+        return Err(Error::usage(
+            &label,
+            format!("cannot read {}: {e}", args.input.display()),
+        ));
+    }
     let config = Config::from_env().map_err(|e| Error::failure(&label, e.to_string()))?;
     // Sending needs a provider and its key; an estimate sends nothing and
     // needs neither: it plans for the provider named (or the model's),
