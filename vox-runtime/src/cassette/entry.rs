@@ -486,15 +486,21 @@ fn difference(recorded: &str, now: &str) -> String {
 /// quoted, `…` where it is cut, quotes, backslashes and control characters
 /// escaped once.
 fn window(text: &str, at: usize) -> String {
+    quoted(text, at, 40)
+}
+
+/// `text` from 20 characters before character `at` to `after` characters
+/// after it, quoted, with `…` where it is cut and quotes, backslashes and
+/// control characters escaped once.
+fn quoted(text: &str, at: usize, after: usize) -> String {
     const BEFORE: usize = 20;
-    const AFTER: usize = 40;
     let from = at.saturating_sub(BEFORE);
     let mut out = String::from("\"");
     if from > 0 {
         out.push('…');
     }
     let mut chars = text.chars().skip(from);
-    for c in chars.by_ref().take(at - from + AFTER) {
+    for c in chars.by_ref().take(at - from + after) {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -513,24 +519,7 @@ fn window(text: &str, at: usize) -> String {
 
 /// At most 60 characters of `text`, quoted, control characters escaped.
 fn excerpt(text: &str) -> String {
-    const MAX: usize = 60;
-    let mut out = String::from("\"");
-    for (i, c) in text.chars().enumerate() {
-        if i == MAX {
-            out.push('…');
-            break;
-        }
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(out, "{}", c.escape_default());
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    quoted(text, 0, 60)
 }
 
 /// `text` as canonical JSON: no whitespace, object keys sorted by their
