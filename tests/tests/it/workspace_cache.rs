@@ -5,7 +5,7 @@
 
 #![cfg(unix)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use vox_e2e::{cargo_bin, lane_with, only_envelope, work_dir, BUILD};
 
@@ -22,19 +22,19 @@ fn member(root: &Path, name: &str, lib: &str) {
     write(&root.join("crates").join(name).join("src/lib.rs"), lib);
 }
 
-#[test]
-fn a_fresh_workspace_is_not_read_again_and_a_new_member_is_seen() {
-    let root = work_dir("workspace-cache");
+/// A workspace of one member `a` in a work directory named `name`, and
+/// beside it (outside the workspace: nothing but the test's edits changes
+/// it) a directory for the cache with a cargo that notes each subcommand it
+/// runs in a log: (workspace, aux directory, log, the logging cargo).
+fn logged_workspace(name: &str) -> (PathBuf, PathBuf, PathBuf, String) {
+    let root = work_dir(name);
     write(
         &root.join("Cargo.toml"),
         "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"2\"\n",
     );
     member(&root, "a", "pub fn a() -> i32 {\n    1\n}\n");
-    // Outside the workspace: nothing but the test's edits changes it.
-    let aux = work_dir("workspace-cache-aux");
-    let cache = aux.join("cache");
+    let aux = work_dir(&format!("{name}-aux"));
     let log = aux.join("cargo.log");
-    // A cargo that notes each subcommand it runs.
     let wrapper = aux.join("logging-cargo");
     vox_e2e::write_executable(
         &wrapper,
@@ -44,7 +44,13 @@ fn a_fresh_workspace_is_not_read_again_and_a_new_member_is_seen() {
             cargo_bin().display()
         ),
     );
-    let wrapper = wrapper.display().to_string();
+    (root, aux, log, wrapper.display().to_string())
+}
+
+#[test]
+fn a_fresh_workspace_is_not_read_again_and_a_new_member_is_seen() {
+    let (root, aux, log, wrapper) = logged_workspace("workspace-cache");
+    let cache = aux.join("cache");
     let cache_dir = cache.display().to_string();
     let build = |cache: &str| {
         let _ = std::fs::remove_file(&log);
@@ -96,25 +102,8 @@ fn a_fresh_workspace_is_not_read_again_and_a_new_member_is_seen() {
 #[test]
 fn a_cache_others_could_plant_in_is_not_read() {
     use std::os::unix::fs::PermissionsExt as _;
-    let root = work_dir("workspace-cache-planted");
-    write(
-        &root.join("Cargo.toml"),
-        "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"2\"\n",
-    );
-    member(&root, "a", "pub fn a() -> i32 {\n    1\n}\n");
-    let aux = work_dir("workspace-cache-planted-aux");
+    let (root, aux, log, wrapper) = logged_workspace("workspace-cache-planted");
     let cache = aux.join("cache");
-    let log = aux.join("cargo.log");
-    let wrapper = aux.join("logging-cargo");
-    vox_e2e::write_executable(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
-            log.display(),
-            cargo_bin().display()
-        ),
-    );
-    let wrapper = wrapper.display().to_string();
     let cache_dir = cache.display().to_string();
     let build = || {
         let _ = std::fs::remove_file(&log);
