@@ -144,20 +144,12 @@ const HEADERS: &[&str] = &[
     "anthropic-ratelimit-output-tokens-reset",
 ];
 
-/// A small deterministic generator (xorshift64*), so a failure names the
-/// seed that found it.
-struct Gen(u64);
+/// Header values of every shape, from the shared generator.
+struct Gen(support::Rng);
 
 impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.below(n)
     }
 
     fn digits(&mut self, max_len: u64) -> String {
@@ -219,7 +211,7 @@ async fn every_documented_rate_and_retry_header_with_any_number_is_read_and_boun
     let cap = Duration::from_secs(3);
     let mut cases = 0;
     for seed in 1..=300u64 {
-        let mut gen = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut gen = Gen(support::Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1));
         let provider = [Provider::OpenAi, Provider::Anthropic][gen.below(2) as usize];
         let status = [200u16, 429, 503][gen.below(3) as usize];
         let mut first = if status == 200 {
@@ -264,7 +256,7 @@ async fn every_documented_rate_and_retry_header_with_any_number_is_read_and_boun
 async fn gemini_retry_delay_of_any_size_is_read_and_bounded() {
     let cap = Duration::from_secs(3);
     for seed in 1..=100u64 {
-        let mut gen = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut gen = Gen(support::Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1));
         let delay = format!("{}s", gen.number());
         let transport = MemoryTransport::new()
             .reply(ScriptedReply::json(
