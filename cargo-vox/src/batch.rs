@@ -403,12 +403,41 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
     if let Some(bar) = &bar {
         bar.start(planned.inputs);
     }
-    let report = vox_runtime::block_on(client.batch::<serde_json::Value, _>(
-        &function,
-        &job,
-        std::iter::empty(),
-        &options,
-    ));
+    // `check = f` is Vox code: a program built from the module runs it on
+    // each value, as the generated `f_batch` would (docs/runtime.md,
+    // "Bulk runs").
+    let checker = match checked
+        .ai_functions()
+        .into_iter()
+        .find(|f| f.name == args.function)
+        .and_then(|f| f.check)
+    {
+        Some(_) => {
+            match crate::lane::script::check_program(&label, &files, &checked, &args.function, ctx)?
+            {
+                Ok(exe) => Some(Checker::start(&exe).map_err(|e| {
+                    Error::failure(&label, format!("cannot start the check program: {e}"))
+                })?),
+                Err(code) => return Ok(code),
+            }
+        }
+        None => None,
+    };
+    let report = match &checker {
+        Some(checker) => vox_runtime::block_on(client.batch_checked::<serde_json::Value, _, _>(
+            &function,
+            &job,
+            std::iter::empty(),
+            &options,
+            |value: &serde_json::Value| checker.check(value),
+        )),
+        None => vox_runtime::block_on(client.batch::<serde_json::Value, _>(
+            &function,
+            &job,
+            std::iter::empty(),
+            &options,
+        )),
+    };
     if let Some(bar) = &bar {
         bar.finish();
     }
@@ -436,12 +465,6 @@ fn ai_function(checked: &vox_codegen::Checked, name: &str) -> Result<AiFunction,
             format!("no function `{name}` in the module")
         });
     };
-    if let Some(check) = &f.check {
-        return Err(format!(
-            "`{name}` has `check = {check}`, Vox code cargo vox batch cannot run; call the \
-             generated `{name}_batch` from the package's Rust instead, which runs the check"
-        ));
-    }
     // Arguments come from JSON, which holds no media: a path would reach
     // the model as text, not as the file (docs/language.md, "Images,
     // documents and audio").
@@ -688,5 +711,86 @@ mod tests {
         let quoted = serde_json::json!({"params": {"messages": [
             {"role": "user", "content": "\"\"\"\""}]}});
         assert_eq!(request_tokens(quoted.to_string().as_bytes()), 1 + 4);
+    }
+}
+
+/// The check program of a function with `check = f`
+/// (`lane::script::check_program`), running for the length of a batch:
+/// one JSON value per line in, one `{"problems":[…]}` line out.
+struct Checker {
+    pipes: std::sync::Mutex<CheckerPipes>,
+}
+
+struct CheckerPipes {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Checker {
+    fn start(exe: &std::path::Path) -> std::io::Result<Checker> {
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(exe)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            return Err(std::io::Error::other("the check program has no pipes"));
+        };
+        Ok(Checker {
+            pipes: std::sync::Mutex::new(CheckerPipes {
+                child,
+                stdin: Some(stdin),
+                stdout: BufReader::new(stdout),
+            }),
+        })
+    }
+
+    /// The check's problems with `value`. A check program that stopped
+    /// answering is a problem of each value, so nothing is accepted
+    /// unchecked (each such item is re-run as a normal call, and fails).
+    fn check(&self, value: &serde_json::Value) -> Vec<String> {
+        use std::io::Write as _;
+        let mut pipes = match self.pipes.lock() {
+            Ok(p) => p,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let pipes = &mut *pipes;
+        let mut line = String::new();
+        let Some(stdin) = pipes.stdin.as_mut() else {
+            return vec!["the check program did not answer: it stopped".to_owned()];
+        };
+        let asked = writeln!(stdin, "{value}")
+            .and_then(|()| stdin.flush())
+            .and_then(|()| pipes.stdout.read_line(&mut line));
+        let answer = match asked {
+            Ok(0) => Err("it stopped".to_owned()),
+            Ok(_) => serde_json::from_str::<CheckAnswer>(&line)
+                .map_err(|e| format!("its answer is not understood: {e}")),
+            Err(e) => Err(e.to_string()),
+        };
+        match answer {
+            Ok(answer) => answer.problems,
+            Err(why) => vec![format!("the check program did not answer: {why}")],
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct CheckAnswer {
+    problems: Vec<String>,
+}
+
+impl Drop for Checker {
+    fn drop(&mut self) {
+        let pipes = match self.pipes.get_mut() {
+            Ok(p) => p,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // Closing its input ends the program; wait, so no zombie is left.
+        drop(pipes.stdin.take());
+        let _ = pipes.child.wait();
     }
 }

@@ -69,6 +69,15 @@ impl Checked {
         emit::emit(&self.module, &self.info, opts)
     }
 
+    /// The program `cargo vox batch` runs to apply `check = f` of the
+    /// `@ai` function `function` to each value of a batch: the module
+    /// emitted as for a package, and a `main` serving checks over standard
+    /// input and output (docs/runtime.md, "Bulk runs"). `None` when
+    /// `function` has no check. Only meaningful for a module without errors.
+    pub fn check_program(&self, function: &str, opts: &emit::EmitOptions) -> Option<String> {
+        emit::check_program(&self.module, &self.info, opts, function)
+    }
+
     pub fn error_count(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }

@@ -400,45 +400,130 @@ fn prepare(file: &Path, ctx: &Context, test: bool) -> Result<ScriptCrate> {
         code.push_str("\nfn main() {}\n");
     }
 
-    let dirs = private_dir(&cache_root()).and_then(|root| {
-        let crate_dir = private_dir(&root.join(format!(
-            "{:016x}",
-            fnv(&[canonical.to_string_lossy().as_bytes()])
-        )))?;
-        let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => private_dir(&root.join("target"))?,
-        };
-        Ok((crate_dir, target_dir))
-    });
-    let (crate_dir, target_dir) = dirs.map_err(|message| Error::failure(&label, message))?;
-    // A package (so binary) name of its own: scripts sharing a target
-    // directory must not overwrite each other's program.
-    let package = format!(
-        "vox-script-{:016x}",
-        fnv(&[crate_dir.to_string_lossy().as_bytes()])
-    );
-    let manifest = script_manifest(&canonical, &package, &runtime_dependency());
-    let stamp = format!(
-        "{:016x}",
-        fnv(&[
-            code.as_bytes(),
-            manifest.as_bytes(),
-            target_dir.to_string_lossy().as_bytes()
-        ])
-    );
-    Ok(ScriptCrate {
+    ScriptCrate::new(
         label,
         code,
-        manifest,
-        crate_dir,
-        target_dir,
-        package,
-        stamp,
-    })
+        &canonical,
+        fnv(&[canonical.to_string_lossy().as_bytes()]),
+    )
 }
 
 impl ScriptCrate {
+    /// The crate of `code` in the script cache, in the directory named by
+    /// `key`; `script` is the file the manifest records it was made from.
+    fn new(label: String, code: String, script: &Path, key: u64) -> Result<ScriptCrate> {
+        let dirs = private_dir(&cache_root()).and_then(|root| {
+            let crate_dir = private_dir(&root.join(format!("{key:016x}")))?;
+            let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
+                Some(dir) => PathBuf::from(dir),
+                None => private_dir(&root.join("target"))?,
+            };
+            Ok((crate_dir, target_dir))
+        });
+        let (crate_dir, target_dir) = dirs.map_err(|message| Error::failure(&label, message))?;
+        // A package (so binary) name of its own: scripts sharing a target
+        // directory must not overwrite each other's program.
+        let package = format!(
+            "vox-script-{:016x}",
+            fnv(&[crate_dir.to_string_lossy().as_bytes()])
+        );
+        let manifest = script_manifest(script, &package, &runtime_dependency());
+        let stamp = format!(
+            "{:016x}",
+            fnv(&[
+                code.as_bytes(),
+                manifest.as_bytes(),
+                target_dir.to_string_lossy().as_bytes()
+            ])
+        );
+        Ok(ScriptCrate {
+            label,
+            code,
+            manifest,
+            crate_dir,
+            target_dir,
+            package,
+            stamp,
+        })
+    }
+
+    /// The crate's program: the stamped one when nothing changed, else
+    /// built with cargo. `Ok(Err(code))`: the build failed, and rustc's
+    /// messages (or the envelope under `--json`) were reported.
+    fn build(&self, ctx: &Context) -> Result<std::result::Result<PathBuf, i32>> {
+        let label = &self.label;
+        let crate_dir = &self.crate_dir;
+        let target_dir = &self.target_dir;
+        let package = self.package.as_str();
+        let stamp_path = crate_dir.join("vox-stamp");
+
+        // Warm path: same generated code and manifest, the same binary still there.
+        if let Some(exe) = stamped_program(&stamp_path, &self.stamp, target_dir, package) {
+            return Ok(Ok(exe));
+        }
+
+        self.write()
+            .map_err(|e| Error::failure(label, format!("cannot write the script crate: {e:#}")))?;
+        let mut cargo_args: Vec<OsString> = vec![
+            "build".into(),
+            "--message-format=json".into(),
+            "--manifest-path".into(),
+        ];
+        cargo_args.push(crate_dir.join("Cargo.toml").into());
+        cargo_args.push("--target-dir".into());
+        cargo_args.push(target_dir.clone().into());
+        let run = run_cargo(&cargo_args, crate_dir.as_path(), true);
+        if !ctx.json() {
+            // rustc's own rendering of what failed to compile (the generated
+            // crate's problems are this tool's bugs: the reader needs them whole).
+            for r in &run.outcome.rendered {
+                eprint!("{r}");
+            }
+        }
+        let mut env = Envelope::new(ctx.command, label.clone(), run.outcome.diagnostics.clone());
+        if !run.status.success() || env.error_count > 0 {
+            env.ok = false;
+            if env.error_count == 0 {
+                env.message = Some(
+                    super::failure_summary(&run.stderr_tail)
+                        .unwrap_or_else(|| run.status.describe("cargo")),
+                );
+            }
+            ctx.reporter().finish(&env, "script");
+            return Ok(Err(exit::FAILURE));
+        }
+        let Some(exe) = run
+            .outcome
+            .executables
+            .iter()
+            .find(|e| !e.test)
+            .map(|e| e.path.clone())
+        else {
+            return Err(Error::failure(
+                label,
+                "cargo built the script but reported no executable",
+            ));
+        };
+        let Some(exe) = script_program(&exe, target_dir, package) else {
+            return Err(Error::failure(
+                label,
+                format!(
+                    "cargo reported the script's program at {}, not {package} in its target directory {}: not running it",
+                    exe.display(),
+                    target_dir.display()
+                ),
+            ));
+        };
+        // Without a stamp the next run rebuilds (a no-op for cargo): not an error.
+        if let Ok(hash) = program_hash(&exe) {
+            let _ = vox_build::write_if_changed(
+                &stamp_path,
+                stamp_text(&self.stamp, &exe, &hash).as_bytes(),
+            );
+        }
+        Ok(Ok(exe))
+    }
+
     /// Writes the crate's manifest and code (only what changed), and a
     /// lockfile resolved offline when it has none.
     fn write(&self) -> anyhow::Result<()> {
@@ -495,76 +580,53 @@ pub fn test(file: &Path, args: &super::commands::TestArgs, ctx: &Context) -> Res
 
 pub fn run(file: &Path, args: &[OsString], ctx: &Context) -> Result<i32> {
     let script = prepare(file, ctx, false)?;
-    let label = script.label.clone();
-    let crate_dir = script.crate_dir.clone();
-    let target_dir = script.target_dir.clone();
-    let package = script.package.as_str();
-    let stamp = script.stamp.as_str();
-    let stamp_path = crate_dir.join("vox-stamp");
+    match script.build(ctx)? {
+        Ok(exe) => run_program(&exe, args),
+        Err(code) => Ok(code),
+    }
+}
 
-    // Warm path: same generated code and manifest, the same binary still there.
-    if let Some(exe) = stamped_program(&stamp_path, stamp, &target_dir, package) {
-        return run_program(&exe, args);
-    }
-
-    script
-        .write()
-        .map_err(|e| Error::failure(&label, format!("cannot write the script crate: {e:#}")))?;
-    let mut cargo_args: Vec<OsString> = vec![
-        "build".into(),
-        "--message-format=json".into(),
-        "--manifest-path".into(),
-    ];
-    cargo_args.push(crate_dir.join("Cargo.toml").into());
-    cargo_args.push("--target-dir".into());
-    cargo_args.push(target_dir.clone().into());
-    let run = run_cargo(&cargo_args, crate_dir.as_path(), true);
-    if !ctx.json() {
-        // rustc's own rendering of what failed to compile (the generated
-        // crate's problems are this tool's bugs: the reader needs them whole).
-        for r in &run.outcome.rendered {
-            eprint!("{r}");
-        }
-    }
-    let mut env = Envelope::new(ctx.command, label.clone(), run.outcome.diagnostics.clone());
-    if !run.status.success() || env.error_count > 0 {
-        env.ok = false;
-        if env.error_count == 0 {
-            env.message = Some(
-                super::failure_summary(&run.stderr_tail)
-                    .unwrap_or_else(|| run.status.describe("cargo")),
-            );
-        }
-        ctx.reporter().finish(&env, "script");
-        return Ok(exit::FAILURE);
-    }
-    let Some(exe) = run
-        .outcome
-        .executables
+/// The program that runs `check = f` of the `@ai` function `function` of
+/// the module in `files` for `cargo vox batch` (vox-codegen's
+/// `Checked::check_program`), built in the script cache like a script
+/// (one crate per module and function, warm runs reuse the stamped
+/// program). `Ok(Err(code))`: it did not build, and what rustc said is
+/// reported.
+pub(crate) fn check_program(
+    label: &str,
+    files: &[PathBuf],
+    checked: &vox_codegen::Checked,
+    function: &str,
+    ctx: &Context,
+) -> Result<std::result::Result<PathBuf, i32>> {
+    let canonical: Vec<PathBuf> = files
         .iter()
-        .find(|e| !e.test)
-        .map(|e| e.path.clone())
-    else {
-        return Err(Error::failure(
-            &label,
-            "cargo built the script but reported no executable",
+        .map(|f| f.canonicalize().unwrap_or_else(|_| f.clone()))
+        .collect();
+    let Some(first) = canonical.first() else {
+        return Err(Error::usage(label, "no .vox files"));
+    };
+    let Some(code) = checked.check_program(
+        function,
+        &vox_codegen::emit::EmitOptions {
+            script: false,
+            source_names: files.iter().map(|f| display_path(f)).collect(),
+            cassettes: Some(script_cassettes(first)),
+        },
+    ) else {
+        return Err(Error::usage(
+            label,
+            format!("`{function}` has no `check = f`"),
         ));
     };
-    let Some(exe) = script_program(&exe, &target_dir, package) else {
-        return Err(Error::failure(
-            &label,
-            format!(
-                "cargo reported the script's program at {}, not {package} in its target directory {}: not running it",
-                exe.display(),
-                target_dir.display()
-            ),
-        ));
-    };
-    // Without a stamp the next run rebuilds (a no-op for cargo): not an error.
-    if let Ok(hash) = program_hash(&exe) {
-        let _ = vox_build::write_if_changed(&stamp_path, stamp_text(stamp, &exe, &hash).as_bytes());
-    }
-    run_program(&exe, args)
+    let mut key: Vec<&[u8]> = vec![b"check", function.as_bytes()];
+    let names: Vec<String> = canonical
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    key.extend(names.iter().map(|n| n.as_bytes()));
+    let program = ScriptCrate::new(label.to_owned(), code, first, fnv(&key))?;
+    program.build(ctx)
 }
 
 #[cfg(test)]

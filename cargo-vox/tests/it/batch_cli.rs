@@ -28,6 +28,20 @@ fn not_ai(x: int) to int {
     return x
 }
 
+/// Read the number after the hash sign; it must be even.
+@ai(structured_output = Count, max_iterations = 2, model = "gpt-4o-mini", check = even)
+@uses(net)
+fn read_even(text: str) to Count {
+    return Count { value: 0 }
+}
+
+fn even(c: Count) to list[str] {
+    if c.value % 2 == 1 {
+        return [f"{c.value} is odd: the even count is #n={c.value + 1}"]
+    }
+    return []
+}
+
 /// Read the count on the scan.
 @ai(structured_output = Count, model = "gpt-4o-mini")
 @uses(net)
@@ -345,5 +359,62 @@ async fn max_reruns_bounds_the_reruns_and_a_fresh_run_is_not_resumed() {
     );
     assert!(String::from_utf8_lossy(&again.stderr).contains("; resumed"));
     assert_eq!(emulator.state.lock().unwrap().calls_received, 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `check = f` is Vox code: `cargo vox batch` builds a program from the
+/// module that runs it on every batch value, as the generated `f_batch`
+/// does. A rejected value is re-run as a normal call whose correction
+/// carries the check's problem (here it names the right number, which the
+/// emulated model then answers), and an accepted one is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_function_with_a_check_has_each_batch_value_checked() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let dir = setup("check", 6);
+    // Items 3 (~bad) and 5 (~expire) are re-run anyway; 1 is odd.
+    let output = Command::new(BIN)
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("VOX_SCRIPT_CACHE", dir.join("cache"))
+        // The workspace's target directory (this binary's): the check
+        // program's dependencies are built once for every test.
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(BIN).parent().unwrap().parent().unwrap(),
+        )
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("VOX_LLM_PROVIDER", "openai")
+        .env("VOX_LLM_BASE_URL", emulator.base_url())
+        .env("OPENAI_API_KEY", "sk-cli-test")
+        .envs(std::env::var_os("CARGO_HOME").map(|d| ("CARGO_HOME", d)))
+        .envs(std::env::var_os("RUSTUP_HOME").map(|d| ("RUSTUP_HOME", d)))
+        .args([
+            "--json",
+            "batch",
+            "read_even",
+            "count.vox",
+            "--input",
+            "in.jsonl",
+        ])
+        .args(["--poll", "0.001", "--job", "job"])
+        .output()
+        .unwrap();
+    let lines = json_lines(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{lines:#?}\n{stderr}");
+    let values: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "item")
+        .map(|l| &l["value"]["value"])
+        .collect();
+    // 0, 2 and 4 as read; 1, 3 and 5 corrected to the next even number
+    // (3 and 5 were re-run as normal calls, whose replies the check
+    // rejected too).
+    assert_eq!(values, [0, 2, 2, 4, 4, 6], "{lines:#?}");
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["report"]["reran"], 3, "{summary}");
+    assert_eq!(summary["report"]["from_batch"], 3, "{summary}");
     std::fs::remove_dir_all(&dir).ok();
 }

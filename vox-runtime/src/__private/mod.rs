@@ -86,6 +86,46 @@ pub fn judge_reply<T: serde::de::DeserializeOwned>(
     crate::repair::parse_reply::<T>(content, output, repair).map(|(value, _)| value)
 }
 
+/// The loop of the check program `cargo vox batch` builds for an `@ai`
+/// function with `check = f` (docs/runtime.md, "Bulk runs"): each line of
+/// standard input is one value of the function's return type as JSON, and
+/// each gets one line of standard output, `{"problems":[…]}` — the check's
+/// problems (none: accepted), a value that is not of the type, or a panic
+/// in the check, each as a problem. Returns when standard input ends.
+pub fn serve_checks<T, C>(check: C)
+where
+    T: serde::de::DeserializeOwned,
+    C: Fn(T) -> Vec<String>,
+{
+    use std::io::{BufRead as _, Write as _};
+    // A panic in the check is reported as a problem, not printed.
+    std::panic::set_hook(Box::new(|_| {}));
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return };
+        let problems = match serde_json::from_str::<T>(&line) {
+            Ok(value) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(value)))
+                .unwrap_or_else(|panic| {
+                    let text = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "it panicked".to_owned());
+                    vec![format!("the check failed: {text}")]
+                }),
+            Err(e) => vec![format!("the value is not of the function's type: {e}")],
+        };
+        let reply = serde_json::json!({ "problems": problems });
+        if writeln!(stdout, "{reply}")
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
