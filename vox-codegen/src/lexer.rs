@@ -178,6 +178,11 @@ pub enum FPiece {
 /// How deeply f-strings may nest inside each other's `{…}`.
 const MAX_FSTRING_NESTING: usize = 8;
 
+/// Whether `word` is a keyword.
+pub(crate) fn is_keyword(word: &str) -> bool {
+    keyword(word).is_some()
+}
+
 fn keyword(word: &str) -> Option<TokenKind> {
     use TokenKind::*;
     Some(match word {

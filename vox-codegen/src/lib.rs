@@ -34,6 +34,84 @@ pub mod source;
 mod test_support;
 mod types;
 
+/// Facts the docs state that the tables here decide, for the doc-drift test
+/// (tests/tests/it/doc_drift.rs). Not a stable API.
+#[doc(hidden)]
+pub mod facts {
+    use crate::check::{Builtin, Kind};
+    use crate::lexer::TokenKind;
+
+    /// Whether `word` is a Vox keyword (`while`, `break`, `match`, …).
+    pub fn is_keyword(word: &str) -> bool {
+        crate::lexer::is_keyword(word)
+    }
+
+    /// The names of the builtin functions (`len`, `range`, `insert`, …).
+    pub fn builtins() -> Vec<&'static str> {
+        Builtin::ALL.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// The names of the builtin types (`int`, `map`, `Option`, …).
+    pub fn builtin_types() -> &'static [&'static str] {
+        &crate::types::BUILTIN_TYPE_NAMES
+    }
+
+    /// The literals and comments the lexer reads, as messages name them
+    /// (`f-string`, `string literal`, …).
+    pub fn literals() -> Vec<&'static str> {
+        [
+            TokenKind::Int,
+            TokenKind::Float,
+            TokenKind::Str,
+            TokenKind::FStr,
+            TokenKind::Doc,
+        ]
+        .iter()
+        .map(|k| k.describe())
+        .collect()
+    }
+
+    /// One row of the slips table.
+    #[derive(Debug, Clone, Copy)]
+    pub struct SlipRow {
+        /// The foreign tokens, separated by spaces (`$a` any lowercase name,
+        /// `$T` any uppercase one, `$s` a string literal, `$n` an integer).
+        pub pattern: &'static str,
+        /// The machine-applicable replacement, when there is one.
+        pub fix: Option<&'static str>,
+        /// The hint.
+        pub hint: &'static str,
+    }
+
+    /// The slips table, in order (the first row that matches wins).
+    pub fn slips() -> Vec<SlipRow> {
+        crate::slips::SLIPS
+            .iter()
+            .map(|s| SlipRow {
+                pattern: s.pattern,
+                fix: s.vox,
+                hint: s.say,
+            })
+            .collect()
+    }
+
+    /// What a builtin's first argument may be (type names: `int`,
+    /// `Decimal`, `list`, `map`, …), where the checker takes a fixed set.
+    pub fn builtin_accepts(name: &str) -> Option<Vec<&'static str>> {
+        names(Builtin::lookup(name)?.accepts()?)
+    }
+
+    /// What the elements of the list a builtin takes may be (`sum`, `sort`,
+    /// `min`, `max`).
+    pub fn builtin_elements(name: &str) -> Option<Vec<&'static str>> {
+        names(Builtin::lookup(name)?.elements()?)
+    }
+
+    fn names(kinds: &[Kind]) -> Option<Vec<&'static str>> {
+        Some(kinds.iter().map(|k| k.name()).collect())
+    }
+}
+
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use source::{FileId, SourceFile, SourceMap, Span};
 

@@ -6,7 +6,7 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::source::Span;
 use crate::types::*;
 
-use super::{suggest, Builtin, Callee, Checker, Want};
+use super::{suggest, Builtin, Callee, Checker, Kind, Want};
 
 /// Whether `text` is a `Decimal` as Vox writes one: an optional `-`, digits,
 /// and optionally `.` and more digits (docs/language.md, "Decimal"; the same
@@ -360,18 +360,19 @@ impl Checker<'_> {
                     .types(want_ty.to_string(), c.show(t)),
             );
         };
+        // What the first argument may be (the table docs/language.md states).
+        let accepts = b.accepts().unwrap_or(&[]);
+        let takes = |t: &Ty| t.is_error() || Kind::any_holds(accepts, t);
+        let bad_kind = |c: &mut Self, t: &Ty| {
+            bad(c, t, &Kind::prose(accepts), &Kind::alternatives(accepts));
+        };
         match b {
             Builtin::Len => {
                 let t = self.check_expr(a0, Want::Any);
                 if matches!(t, Ty::Unknown) {
                     self.open_uses.push((a0.id, a0.span, "measured with `len`"));
-                } else if !matches!(t, Ty::Str | Ty::List(_) | Ty::Map(_) | Ty::Error) {
-                    bad(
-                        self,
-                        &t,
-                        "a `str`, a `list` or a `map`",
-                        "str | list[_] | map[str, _]",
-                    );
+                } else if !takes(&t) {
+                    bad_kind(self, &t);
                 }
                 Ty::Int
             }
@@ -381,25 +382,15 @@ impl Checker<'_> {
             }
             Builtin::Int => {
                 let t = self.check_expr(a0, Want::Any);
-                if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Decimal | Ty::Error) {
-                    bad(
-                        self,
-                        &t,
-                        "an `int`, `float`, `bool` or `Decimal`",
-                        "int | float | bool | Decimal",
-                    );
+                if !takes(&t) {
+                    bad_kind(self, &t);
                 }
                 Ty::Int
             }
             Builtin::Float => {
                 let t = self.check_expr(a0, Want::Any);
-                if !matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error) {
-                    bad(
-                        self,
-                        &t,
-                        "an `int`, `float` or `Decimal`",
-                        "int | float | Decimal",
-                    );
+                if !takes(&t) {
+                    bad_kind(self, &t);
                 }
                 Ty::Float
             }
@@ -416,14 +407,14 @@ impl Checker<'_> {
                             .hint("a `Decimal` is written like \"12.50\" or \"-3\": an optional `-`, digits, and optionally `.` and more digits"),
                         );
                     }
-                    (Ty::Str | Ty::Int | Ty::Decimal | Ty::Error, _) => {}
+                    (t, _) if takes(t) => {}
                     (Ty::Float, _) => {
                         let mut d = Diagnostic::error(
                             Code::Mismatch,
                             a0.span,
-                            "`decimal` needs a `str`, `int` or `Decimal`",
+                            format!("`decimal` needs {}", Kind::prose(accepts)),
                         )
-                        .types("str | int | Decimal", "float")
+                        .types(Kind::alternatives(accepts), "float")
                         .hint("a `float` is binary and holds most decimals only approximately: write the number as text, `decimal(\"0.1\")`, or convert its shortest text, `decimal(str(x))`");
                         let written = self.source_text(a0.span).to_string();
                         if matches!(a0.kind, ExprKind::Float(_)) && is_decimal_text(&written) {
@@ -435,12 +426,7 @@ impl Checker<'_> {
                         }
                         self.err(d);
                     }
-                    _ => bad(
-                        self,
-                        &t,
-                        "a `str`, `int` or `Decimal`",
-                        "str | int | Decimal",
-                    ),
+                    _ => bad_kind(self, &t),
                 }
                 Ty::Decimal
             }
@@ -499,13 +485,8 @@ impl Checker<'_> {
             }
             Builtin::Fixed => {
                 let t = self.check_expr(a0, Want::Any);
-                if !matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error) {
-                    bad(
-                        self,
-                        &t,
-                        "an `int`, `float` or `Decimal`",
-                        "int | float | Decimal",
-                    );
+                if !takes(&t) {
+                    bad_kind(self, &t);
                 }
                 self.check_expr(&args[1].value, Want::Type(&Ty::Int));
                 Ty::Str
@@ -528,12 +509,7 @@ impl Checker<'_> {
                         self.check_expr(&args[1].value, Want::Any);
                     }
                     other => {
-                        bad(
-                            self,
-                            &other,
-                            "a `str`, a `list` or a `map`",
-                            "str | list[_] | map[str, _]",
-                        );
+                        bad_kind(self, &other);
                         self.check_expr(&args[1].value, Want::Any);
                     }
                 }
@@ -578,31 +554,23 @@ impl Checker<'_> {
                     },
                     Ty::Error => None,
                     other => {
-                        bad(self, &other, "a `list`", "list[_]");
+                        bad_kind(self, &other);
                         None
                     }
                 };
                 let Some(elem) = elem else {
                     return Ty::Error;
                 };
-                let ordered =
-                    matches!(elem, Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::Decimal);
+                let elements = b.elements().unwrap_or(&[]);
                 match b {
-                    Builtin::Sort | Builtin::Min | Builtin::Max if !ordered => {
+                    Builtin::Sort | Builtin::Min | Builtin::Max | Builtin::Sum
+                        if !Kind::any_holds(elements, &elem) =>
+                    {
                         bad(
                             self,
                             &Ty::List(Box::new(elem)),
-                            "a list of `int`, `float`, `str`, `bool` or `Decimal`",
-                            "list[int | float | str | bool | Decimal]",
-                        );
-                        Ty::Error
-                    }
-                    Builtin::Sum if !matches!(elem, Ty::Int | Ty::Float | Ty::Decimal) => {
-                        bad(
-                            self,
-                            &Ty::List(Box::new(elem)),
-                            "a list of `int`, `float` or `Decimal`",
-                            "list[int | float | Decimal]",
+                            &format!("a list of {}", Kind::element_prose(elements)),
+                            &format!("list[{}]", Kind::alternatives(elements)),
                         );
                         Ty::Error
                     }
@@ -632,9 +600,14 @@ impl Checker<'_> {
             Ty::Error => (None, Ty::Error),
             Ty::Unknown => (None, Ty::Error),
             other => {
+                let accepts = Builtin::Get.accepts().unwrap_or(&[]);
                 self.err(
-                    Diagnostic::error(Code::Mismatch, a0.span, "`get` needs a `list` or a `map`")
-                        .types("list[_] | map[str, _]", self.show(other)),
+                    Diagnostic::error(
+                        Code::Mismatch,
+                        a0.span,
+                        format!("`get` needs {}", Kind::prose(accepts)),
+                    )
+                    .types(Kind::alternatives(accepts), self.show(other)),
                 );
                 (None, Ty::Error)
             }
@@ -729,9 +702,13 @@ impl Checker<'_> {
                 None
             }
             other => {
-                let mut d =
-                    Diagnostic::error(Code::Mismatch, a0.span, format!("`{name}` needs a `map`"))
-                        .types("map[str, _]", self.show(other));
+                let accepts = b.accepts().unwrap_or(&[]);
+                let mut d = Diagnostic::error(
+                    Code::Mismatch,
+                    a0.span,
+                    format!("`{name}` needs {}", Kind::prose(accepts)),
+                )
+                .types(Kind::alternatives(accepts), self.show(other));
                 if matches!(other, Ty::List(_)) && b == Builtin::Insert {
                     d = d.hint("a list grows with `+`: `xs = xs + [x]`");
                 }

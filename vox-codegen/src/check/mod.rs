@@ -142,8 +142,139 @@ impl Builtin {
         })
     }
 
-    fn lookup(name: &str) -> Option<Builtin> {
+    pub(crate) fn lookup(name: &str) -> Option<Builtin> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    }
+
+    /// The kinds of type the first argument may have, where the checker
+    /// takes a fixed set (`int(x)`: an `int`, `float`, `bool` or `Decimal`);
+    /// `None` where any type goes or the type is checked against one other
+    /// type. docs/language.md and README state these sets; the doc-drift test
+    /// (tests/tests/it/doc_drift.rs) reads them from here.
+    pub fn accepts(self) -> Option<&'static [Kind]> {
+        use Kind::*;
+        Some(match self {
+            Builtin::Len | Builtin::Contains => &[Str, List, Map],
+            Builtin::Int => &[Int, Float, Bool, Decimal],
+            Builtin::Float | Builtin::Fixed => &[Int, Float, Decimal],
+            Builtin::Decimal => &[Str, Int, Decimal],
+            Builtin::Get => &[List, Map],
+            Builtin::First
+            | Builtin::Last
+            | Builtin::Sort
+            | Builtin::Reverse
+            | Builtin::Sum
+            | Builtin::Min
+            | Builtin::Max => &[List],
+            Builtin::Insert | Builtin::Remove | Builtin::Keys | Builtin::Values => &[Map],
+            _ => return None,
+        })
+    }
+
+    /// The kinds of element the list argument of `sum`, `sort`, `min` and
+    /// `max` may hold.
+    pub fn elements(self) -> Option<&'static [Kind]> {
+        use Kind::*;
+        Some(match self {
+            Builtin::Sum => &[Int, Float, Decimal],
+            Builtin::Sort | Builtin::Min | Builtin::Max => &[Int, Float, Str, Bool, Decimal],
+            _ => return None,
+        })
+    }
+}
+
+/// A type as the builtin table ([`Builtin::accepts`]) names it: a plain
+/// type, or any list or map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Int,
+    Float,
+    Bool,
+    Decimal,
+    Str,
+    List,
+    Map,
+}
+
+impl Kind {
+    /// The name Vox writes (`list` and `map` without their arguments).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Int => "int",
+            Kind::Float => "float",
+            Kind::Bool => "bool",
+            Kind::Decimal => "Decimal",
+            Kind::Str => "str",
+            Kind::List => "list",
+            Kind::Map => "map",
+        }
+    }
+
+    /// Whether `t` is of this kind.
+    pub fn holds(self, t: &Ty) -> bool {
+        matches!(
+            (self, t),
+            (Kind::Int, Ty::Int)
+                | (Kind::Float, Ty::Float)
+                | (Kind::Bool, Ty::Bool)
+                | (Kind::Decimal, Ty::Decimal)
+                | (Kind::Str, Ty::Str)
+                | (Kind::List, Ty::List(_))
+                | (Kind::Map, Ty::Map(_))
+        )
+    }
+
+    /// `t` is one of `kinds`.
+    pub fn any_holds(kinds: &[Kind], t: &Ty) -> bool {
+        kinds.iter().any(|k| k.holds(t))
+    }
+
+    /// `kinds` as a message says them: "an `int`, `float` or `Decimal`",
+    /// "a `str`, a `list` or a `map`" (each with its article when a
+    /// container is among them).
+    pub fn prose(kinds: &[Kind]) -> String {
+        let article = |k: Kind| if k == Kind::Int { "an" } else { "a" };
+        let each = kinds.iter().any(|k| matches!(k, Kind::List | Kind::Map));
+        let words: Vec<String> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                if each || i == 0 {
+                    format!("{} `{}`", article(*k), k.name())
+                } else {
+                    format!("`{}`", k.name())
+                }
+            })
+            .collect();
+        or_list(&words)
+    }
+
+    /// `kinds` as the bare list after "a list of": "`int`, `float` or `Decimal`".
+    pub fn element_prose(kinds: &[Kind]) -> String {
+        let words: Vec<String> = kinds.iter().map(|k| format!("`{}`", k.name())).collect();
+        or_list(&words)
+    }
+
+    /// `kinds` as a type alternative: "int | float | Decimal", "list[_] | map[str, _]".
+    pub fn alternatives(kinds: &[Kind]) -> String {
+        kinds
+            .iter()
+            .map(|k| match k {
+                Kind::List => "list[_]",
+                Kind::Map => "map[str, _]",
+                k => k.name(),
+            })
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+}
+
+/// "a, b or c".
+fn or_list(words: &[String]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
     }
 }
 
