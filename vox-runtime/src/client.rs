@@ -34,7 +34,9 @@ use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
 use crate::reply::{parse_response, Answer, RejectedReply, Usage};
-use crate::transport::{is_retryable_failure, HttpTransport, Sender, Transport};
+use crate::stream::call::{AiStream, Tap};
+use crate::stream::{Events, Streamed};
+use crate::transport::{is_retryable_failure, HttpTransport, Sender, StreamLimits, Transport};
 use crate::validator::{FnCheck, NoCheck, ValueCheck};
 use crate::wire::{Backend, Wire};
 
@@ -230,6 +232,9 @@ struct Target<'a> {
 struct Route<'a> {
     network: Option<&'a Network>,
     recorder: Option<&'a Recorder>,
+    /// A streamed call's tap: attempts stream, and report partial values
+    /// and retries to it (docs/runtime.md, "Streaming").
+    tap: Option<&'a Tap>,
 }
 
 impl Client {
@@ -269,7 +274,8 @@ impl Client {
         T: DeserializeOwned + Send,
         F: Future<Output = Result<T, Error>>,
     {
-        self.call_with(function, args, fixture, &NoCheck).await
+        self.call_with(function, args, fixture, &NoCheck, None, |_: &T| {})
+            .await
     }
 
     /// Like [`Client::call_ai`], with a check of the value (what
@@ -304,8 +310,85 @@ impl Client {
         F: Future<Output = Result<T, Error>>,
         C: Fn(&T) -> Vec<String> + Sync,
     {
-        self.call_with(function, args, fixture, &FnCheck(check))
+        self.call_with(function, args, fixture, &FnCheck(check), None, |_: &T| {})
             .await
+    }
+
+    /// [`Client::call_ai`], streamed (what `f_stream` generates;
+    /// docs/runtime.md, "Streaming"): an [`AiStream`] of partial values
+    /// (`P`, the return type's partial type), retries, and finally the
+    /// value or error `call_ai` would give for the same replies. Under the
+    /// `fixture` provider the fixture body's value is streamed in pieces.
+    /// Nothing runs until the stream is polled.
+    pub fn call_ai_stream<P, T, F>(
+        &self,
+        function: &'static AiFunction,
+        args: Args,
+        fixture: F,
+    ) -> AiStream<P, T>
+    where
+        P: DeserializeOwned,
+        T: DeserializeOwned + serde::Serialize + Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        self.stream_with(function, args, fixture, NoCheck)
+    }
+
+    /// [`Client::call_ai_stream`] with a check of the value, as
+    /// [`Client::call_ai_checked`]: it runs once per attempt, on the
+    /// completed reply, never on a partial.
+    pub fn call_ai_stream_checked<P, T, F, C>(
+        &self,
+        function: &'static AiFunction,
+        args: Args,
+        fixture: F,
+        check: C,
+    ) -> AiStream<P, T>
+    where
+        P: DeserializeOwned,
+        T: DeserializeOwned + serde::Serialize + Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+        C: Fn(&T) -> Vec<String> + Send + Sync + 'static,
+    {
+        self.stream_with(function, args, fixture, FnCheck(check))
+    }
+
+    fn stream_with<P, T, F, C>(
+        &self,
+        function: &'static AiFunction,
+        args: Args,
+        fixture: F,
+        check: C,
+    ) -> AiStream<P, T>
+    where
+        P: DeserializeOwned,
+        T: DeserializeOwned + serde::Serialize + Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+        C: ValueCheck<T> + Send + 'static,
+    {
+        let output = function.output();
+        let wrapped = output.is_wrapped();
+        let tap = Arc::new(Tap::new(output.json_text(), wrapped));
+        let client = self.clone();
+        let call_tap = Arc::clone(&tap);
+        let call = async move {
+            let tap = &*call_tap;
+            client
+                .call_with(function, args, fixture, &check, Some(tap), |value: &T| {
+                    // The fixture's value, in pieces, as a server would
+                    // stream it.
+                    if let Ok(text) = serde_json::to_string(value) {
+                        let text = if wrapped {
+                            format!("{{\"value\":{text}}}")
+                        } else {
+                            text
+                        };
+                        tap.replay(&text, FIXTURE_PIECE);
+                    }
+                })
+                .await
+        };
+        AiStream::new(Box::pin(call), tap)
     }
 
     async fn call_with<T, F, C>(
@@ -314,6 +397,8 @@ impl Client {
         args: Args,
         fixture: F,
         check: &C,
+        tap: Option<&Tap>,
+        fixture_shown: impl FnOnce(&T),
     ) -> Result<T, Error>
     where
         T: DeserializeOwned + Send,
@@ -335,13 +420,16 @@ impl Client {
             if untaped_test && network.is_some() {
                 note_test_fixture();
             }
-            return check.check_fixture(function, fixture.await?);
+            let value = check.check_fixture(function, fixture.await?)?;
+            fixture_shown(&value);
+            return Ok(value);
         }
         drop(fixture);
         let target = self.primary_target(function);
         let route = Route {
             network,
             recorder: recorder.as_ref(),
+            tap,
         };
         self.ask_model(route, function, &args, target, check).await
     }
@@ -473,6 +561,9 @@ impl Client {
                         error = %previous.error,
                         "vox.provider_fallback"
                     );
+                    if let Some(tap) = route.tap {
+                        tap.retry(&format!("falling back to `{next}`: {}", previous.error));
+                    }
                     let named = next.to_string();
                     let target = Target {
                         provider: next.provider,
@@ -542,25 +633,60 @@ impl Client {
             };
             let body: Bytes;
             let replayed: Recorded;
+            let mut streamed: Streamed;
             let answer = match &taped {
                 Some((_, _, Lookup::Hit(recorded))) => {
                     if let Some(failure) = recorded.as_error() {
                         return Err(failure);
                     }
                     replayed = recorded.clone();
+                    if let (Some(tap), Some(content)) = (route.tap, replayed.content.as_deref()) {
+                        // A recorded reply streams in pieces, as it came.
+                        tap.replay(content, REPLAY_PIECE);
+                    }
                     Answer::replayed(&replayed)
+                }
+                _ if route.tap.is_some() => {
+                    let transport = match sender {
+                        Some(sender) => sender,
+                        None => {
+                            let built = self.network_sender(route, target)?;
+                            sender = Some(built);
+                            built
+                        }
+                    };
+                    let recording = taped
+                        .as_ref()
+                        .map(|(recorder, request, _)| (*recorder, request));
+                    streamed = Streamed::default();
+                    if let Some(tap) = route.tap {
+                        tap.begin();
+                    }
+                    let asked = call
+                        .ask_stream(transport, config, route.tap, &mut streamed)
+                        .await
+                        .map_err(|e| transport.redact_malformed(e));
+                    if let Err(error) = asked {
+                        if let (Some((recorder, request)), Some(failure)) = (
+                            recording,
+                            Recorded::failure(&error).filter(|_| falls_back(&error)),
+                        ) {
+                            recorder.save(request, failure)?;
+                        }
+                        return Err(error);
+                    }
+                    let answer = streamed.answer();
+                    if let Some((recorder, request)) = recording {
+                        recorder
+                            .save(request, answer.recorded(&|text| self.redact_recorded(text)))?;
+                    }
+                    answer
                 }
                 _ => {
                     let transport = match sender {
                         Some(sender) => sender,
                         None => {
-                            let network = route.network.ok_or_else(|| {
-                                Error::Config(
-                                    "internal error: a call without a provider went to the network"
-                                        .into(),
-                                )
-                            })?;
-                            let built = network.sender(config, target.provider)?;
+                            let built = self.network_sender(route, target)?;
                             sender = Some(built);
                             built
                         }
@@ -614,10 +740,28 @@ impl Client {
                             correction: self.redact_recorded(&rejection.error),
                         });
                     }
-                    call.reject(rejection, redactor)?
+                    let reason = route.tap.map(|_| rejection.error.clone());
+                    call.reject(rejection, redactor)?;
+                    // Another attempt follows: what this one showed is void.
+                    if let (Some(tap), Some(reason)) = (route.tap, reason) {
+                        tap.retry(&redactor.shown_message(&reason, LAST_ERROR_CHARS));
+                    }
                 }
             }
         }
+    }
+
+    /// The sender of `target`'s provider, for an attempt that goes to the
+    /// network.
+    fn network_sender<'c>(
+        &'c self,
+        route: Route<'c>,
+        target: Target<'_>,
+    ) -> Result<&'c Sender, Error> {
+        let network = route.network.ok_or_else(|| {
+            Error::Config("internal error: a call without a provider went to the network".into())
+        })?;
+        network.sender(&self.inner.config, target.provider)
     }
 
     /// The provider and model `function`'s calls go to first (the batch
@@ -653,6 +797,7 @@ impl Client {
         let route = Route {
             network: self.inner.network.as_ref(),
             recorder: recorder.as_ref(),
+            tap: None,
         };
         let target = self.primary_target(function);
         self.ask_model(route, function, args, target, check).await
@@ -802,6 +947,69 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// Sends this attempt as a streamed request through `transport`,
+    /// reading the events into `streamed` and the content so far into
+    /// `tap` as each chunk arrives (docs/runtime.md, "Streaming").
+    async fn ask_stream(
+        &self,
+        transport: &Sender,
+        config: &Config,
+        tap: Option<&Tap>,
+        streamed: &mut Streamed,
+    ) -> Result<(), Error> {
+        let wire = self.parts.wire();
+        let protocol = wire.protocol();
+        let body = Bytes::from(protocol.stream_body(&self.parts.request_body(&self.conversation)));
+        let url = transport.stream_url(wire, self.parts.model())?;
+        let redactor = transport.redactor();
+        let mut events = Events::new(protocol.framing());
+        let mut saw_event = false;
+        // The body's start, while no event was seen: a server that ignored
+        // the request to stream answers with a whole response instead.
+        let mut head: Vec<u8> = Vec::new();
+        {
+            let streamed = &mut *streamed;
+            let mut sink = |chunk: &[u8]| -> Result<(), Error> {
+                events.push(chunk, &mut |event| {
+                    saw_event = true;
+                    protocol.read_event(&event, streamed, redactor)
+                })?;
+                if !saw_event && head.len() < WHOLE_ANSWER_PROBE {
+                    head.extend_from_slice(chunk);
+                } else if saw_event {
+                    head = Vec::new();
+                }
+                if let Some(tap) = tap {
+                    tap.content(&streamed.content);
+                }
+                Ok(())
+            };
+            let post = transport.post_stream(
+                self.parts.model(),
+                &url,
+                body,
+                StreamLimits::of(config),
+                &mut sink,
+            );
+            if self.span.is_disabled() {
+                post.await?;
+            } else {
+                post.instrument(self.span.clone()).await?;
+            }
+        }
+        let whole = !saw_event && head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if whole {
+            let answer = parse_response(wire, &head, redactor)?;
+            streamed.take_whole(&answer);
+        } else {
+            events.finish(&mut |event| protocol.read_event(&event, streamed, redactor))?;
+        }
+        if let Some(tap) = tap {
+            tap.content(&streamed.content);
+        }
+        Ok(())
+    }
+
     fn record_usage(&self, usage: &Usage) {
         self.span.in_scope(|| {
             tracing::info!(
@@ -869,6 +1077,16 @@ impl<'a> Call<'a> {
         })
     }
 }
+
+/// A streamed request answered by a whole response (a server that does
+/// not stream) is recognised in a body of at most this many bytes
+/// without an event.
+const WHOLE_ANSWER_PROBE: usize = 16 * 1024 * 1024;
+
+/// A fixture's value streams in pieces of this many bytes.
+const FIXTURE_PIECE: usize = 8;
+/// A recorded reply replays as a stream in pieces of this many bytes.
+const REPLAY_PIECE: usize = 16;
 
 /// The process-wide client: `Ok` once configured, or the configuration
 /// error every call reports.

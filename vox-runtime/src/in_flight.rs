@@ -57,6 +57,14 @@ impl InFlight {
         }
     }
 
+    /// Waits for a slot and holds it until the permit is dropped, without
+    /// the request timeout: a streamed answer keeps its own timers
+    /// (docs/runtime.md, "Streaming"). `None` only were the semaphore
+    /// closed, which it never is.
+    pub async fn permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.permits.acquire().await.ok()
+    }
+
     /// Waits for a permit, then runs `future` to completion, or returns
     /// `None` once the timeout has passed since it got the permit.
     pub async fn run<F: Future>(&self, future: F) -> Option<F::Output> {

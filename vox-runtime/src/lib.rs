@@ -41,6 +41,7 @@ mod redact;
 mod repair;
 mod reply;
 mod server_text;
+mod stream;
 pub mod transport;
 mod validator;
 mod wire;
@@ -61,8 +62,12 @@ pub use config::{
     MAX_CONCURRENT_REQUESTS_LIMIT, MAX_REDIRECTS,
 };
 pub use error::{CassetteField, Error, ProviderFailure, TransportErrorKind};
+/// The `Stream` trait [`AiStream`] implements, re-exported for generated
+/// code and for programs without a futures crate of their own.
+pub use futures_core;
 pub use media::{Audio, Document, Image};
 pub use reply::strip_code_fences;
+pub use stream::call::{AiStream, StreamEvent};
 
 /// Re-exported so generated code can write
 /// `#[serde(crate = "vox_runtime::serde")]` without its own dependency.
@@ -75,7 +80,7 @@ pub use tokio;
 /// Version of the contract between the code vox-build generates and this
 /// crate. Also recorded as `[package.metadata.vox] contract` in this crate's
 /// manifest, where `cargo vox doctor` reads it.
-pub const CONTRACT_VERSION: u32 = 7;
+pub const CONTRACT_VERSION: u32 = 8;
 
 /// Runs `future` to completion on a new current-thread tokio runtime (with
 /// I/O and timers), for generated `#[test]` functions and script `main`s.

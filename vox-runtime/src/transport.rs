@@ -59,6 +59,12 @@ const ERROR_BODY_READ_LIMIT: usize = 64 * 1024;
 /// Gemini URLs kept per model, at most this many (more are parsed per call).
 const MAX_CACHED_URLS: usize = 64;
 
+/// The body of a streamed answer ([`Response::streaming`]): its chunks as
+/// they arrive, each `Ok` with the bytes or `Err` when the connection
+/// failed. A `futures_core::Stream`; dropping it closes the connection.
+pub type BodyChunks =
+    Pin<Box<dyn futures_core::Stream<Item = Result<Bytes, TransportError>> + Send + 'static>>;
+
 /// What [`Transport::send`] returns: a boxed future, so that transports can
 /// be used as trait objects.
 pub type SendFuture<'a> =
@@ -115,9 +121,18 @@ pub struct Request<'a> {
     headers: &'a HeaderMap,
     body: Bytes,
     max_body_bytes: usize,
+    stream: bool,
 }
 
 impl<'a> Request<'a> {
+    /// Whether the runtime asked for a streamed answer (a call of
+    /// `f_stream`; docs/runtime.md, "Streaming"): a transport should then
+    /// answer a success with [`Response::streaming`], chunk by chunk as
+    /// they arrive. A whole body is accepted too (read as one chunk).
+    pub fn streams(&self) -> bool {
+        self.stream
+    }
+
     /// The method: `POST` for every call, `GET` for the batch engines'
     /// status and result downloads.
     pub fn method(&self) -> &Method {
@@ -175,7 +190,24 @@ pub struct Response {
     status: u16,
     headers: HeaderMap,
     body: Result<Bytes, BodyError>,
+    chunks: Option<Chunks>,
     url: Option<Url>,
+}
+
+/// A streamed body, in a [`Response`] (which is `Debug` and `Clone`: a
+/// clone of a streamed response has no body to read).
+struct Chunks(Mutex<Option<BodyChunks>>);
+
+impl fmt::Debug for Chunks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Chunks(..)")
+    }
+}
+
+impl Clone for Chunks {
+    fn clone(&self) -> Chunks {
+        Chunks(Mutex::new(None))
+    }
 }
 
 impl Response {
@@ -185,8 +217,33 @@ impl Response {
             status,
             headers: HeaderMap::new(),
             body: Ok(body.into()),
+            chunks: None,
             url: None,
         }
+    }
+
+    /// A streamed answer with `status`: its body is `chunks`, read as they
+    /// arrive (the answer to a request that [`Request::streams`]).
+    pub fn streaming(status: u16, chunks: BodyChunks) -> Response {
+        Response {
+            status,
+            headers: HeaderMap::new(),
+            body: Ok(Bytes::new()),
+            chunks: Some(Chunks(Mutex::new(Some(chunks)))),
+            url: None,
+        }
+    }
+
+    /// Whether the body is streamed ([`Response::streaming`]).
+    pub fn is_streaming(&self) -> bool {
+        self.chunks.is_some()
+    }
+
+    /// Takes the streamed body, once; `None` for a whole body.
+    pub fn take_chunks(&mut self) -> Option<BodyChunks> {
+        self.chunks
+            .as_ref()
+            .and_then(|c| c.0.lock().unwrap_or_else(PoisonError::into_inner).take())
     }
 
     /// An answer with `status` whose body could not be read whole.
@@ -195,6 +252,7 @@ impl Response {
             status,
             headers: HeaderMap::new(),
             body: Err(error),
+            chunks: None,
             url: None,
         }
     }
@@ -235,7 +293,8 @@ impl Response {
         &self.headers
     }
 
-    /// The body, or why it could not be read.
+    /// The body, or why it could not be read (empty for a streamed answer,
+    /// whose body is [`Response::take_chunks`]).
     pub fn body(&self) -> Result<&Bytes, &BodyError> {
         self.body.as_ref()
     }
@@ -513,6 +572,190 @@ impl Sender {
         self.send(&exchange, body).await
     }
 
+    /// POSTs `body` (a request for `model` asking for a streamed answer)
+    /// to `url` and hands each chunk of a 2xx answer's body to `sink` as it
+    /// arrives (docs/runtime.md, "Streaming"). Failures before the first
+    /// chunk are retried as for [`Sender::post`]; once a chunk has been
+    /// handed on, a failure ends the stream with the error. The time to the
+    /// first chunk, between chunks and for the whole answer are bounded by
+    /// `limits`, and the body by `max_body_bytes`; the concurrency slot is
+    /// held until the body ends (or the future is dropped, which closes
+    /// the connection).
+    pub async fn post_stream(
+        &self,
+        model: &str,
+        url: &Url,
+        body: Bytes,
+        limits: StreamLimits,
+        sink: &mut (dyn FnMut(&[u8]) -> Result<(), Error> + Send),
+    ) -> Result<(), Error> {
+        let mut retries_done = 0;
+        loop {
+            let failure = match self
+                .stream_once(model, url, body.clone(), limits, sink)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(failure) => failure,
+            };
+            if !failure.retryable || retries_done >= self.retry.max_retries {
+                return Err(failure.error);
+            }
+            let delay = retry_delay(
+                &self.retry,
+                retries_done,
+                failure.retry_after,
+                jitter_unit(),
+            );
+            tracing::warn!(
+                retry = retries_done + 1,
+                max_retries = self.retry.max_retries,
+                delay_ms = delay.as_millis() as u64,
+                error = %failure.error,
+                "vox.transport_retry"
+            );
+            tokio::time::sleep(delay).await;
+            retries_done += 1;
+        }
+    }
+
+    /// One try of [`Sender::post_stream`]. A failure is retryable only
+    /// while nothing has been handed to `sink`.
+    async fn stream_once(
+        &self,
+        model: &str,
+        url: &Url,
+        body: Bytes,
+        limits: StreamLimits,
+        sink: &mut (dyn FnMut(&[u8]) -> Result<(), Error> + Send),
+    ) -> Result<(), FailedTry> {
+        use tokio::time::{timeout_at, Instant};
+        let request = Request {
+            method: Method::POST,
+            provider: self.provider,
+            model,
+            url,
+            headers: &self.headers,
+            body,
+            max_body_bytes: self.max_body_bytes,
+            stream: true,
+        };
+        let _permit = loop {
+            let pass = self.gate.wait().await;
+            let permit = self.in_flight.permit().await;
+            if self.gate.recheck(pass) {
+                break permit;
+            }
+        };
+        let start = Instant::now();
+        let first_byte = start + limits.first_byte;
+        let whole = start + limits.whole;
+        let timed_out = |what: &str, limit: Duration| FailedTry {
+            error: Error::Transport {
+                kind: TransportErrorKind::Timeout,
+                message: format!("{what} ({limit:?})"),
+            },
+            retryable: false,
+            retry_after: None,
+        };
+        let mut response =
+            match timeout_at(first_byte.min(whole), self.transport.send(request)).await {
+                Ok(Ok(response)) => response,
+                Ok(Err(error)) => return Err(self.transport_failure(error)),
+                Err(_) => {
+                    let mut failure = timed_out(
+                        "no answer to the streamed request within its first-byte timeout",
+                        limits.first_byte,
+                    );
+                    failure.retryable = true;
+                    return Err(failure);
+                }
+            };
+        let status = response.status;
+        let Some(mut chunks) = response
+            .take_chunks()
+            .filter(|_| (200..300).contains(&status))
+        else {
+            // An error status, or a whole body: judged as a plain answer's.
+            let response = collect(response, self.max_body_bytes).await;
+            let body = self.judge(url, response, self.max_body_bytes)?;
+            return sink(&body).map_err(FailedTry::fatal);
+        };
+        self.gate.observe(status, &response.headers);
+        let mut received = 0usize;
+        loop {
+            let deadline = if received == 0 {
+                first_byte.min(whole)
+            } else {
+                (Instant::now() + limits.idle).min(whole)
+            };
+            let next = timeout_at(
+                deadline,
+                std::future::poll_fn(|cx| chunks.as_mut().poll_next(cx)),
+            )
+            .await;
+            let chunk = match next {
+                Ok(Some(Ok(chunk))) => chunk,
+                Ok(None) => return Ok(()),
+                Ok(Some(Err(error))) => {
+                    let mut failure = self.transport_failure(error);
+                    if received > 0 {
+                        failure.retryable = false;
+                        failure.error = Error::Transport {
+                            kind: TransportErrorKind::Other,
+                            message: format!(
+                                "the connection failed after {received} bytes of the streamed \
+                                 answer: {}",
+                                failure.error
+                            ),
+                        };
+                    }
+                    return Err(failure);
+                }
+                Err(_) if Instant::now() >= whole => {
+                    return Err(timed_out(
+                        "the streamed answer did not end within its timeout",
+                        limits.whole,
+                    ))
+                }
+                Err(_) if received == 0 => {
+                    let mut failure = timed_out(
+                        "no byte of the streamed answer within its first-byte timeout",
+                        limits.first_byte,
+                    );
+                    failure.retryable = true;
+                    return Err(failure);
+                }
+                Err(_) => {
+                    return Err(timed_out(
+                        &format!(
+                            "the streamed answer stalled after {received} bytes: no chunk within \
+                             its idle timeout"
+                        ),
+                        limits.idle,
+                    ))
+                }
+            };
+            received += chunk.len();
+            if received > self.max_body_bytes {
+                return Err(FailedTry::fatal(Error::ResponseTooLarge {
+                    limit_bytes: self.max_body_bytes,
+                }));
+            }
+            if !chunk.is_empty() {
+                sink(&chunk).map_err(FailedTry::fatal)?;
+            }
+        }
+    }
+
+    /// The URL a streamed request for `model` goes to.
+    pub fn stream_url(&self, wire: Wire, model: &str) -> Result<Url, Error> {
+        parse_url(
+            &format!("{}{}", self.base_url, wire.protocol().stream_path(model)),
+            &self.base_url,
+        )
+    }
+
     /// `path` under the endpoint's base URL.
     pub fn url_at(&self, path: &str) -> Result<Url, Error> {
         parse_url(&format!("{}{path}", self.base_url), &self.base_url)
@@ -594,6 +837,7 @@ impl Sender {
             headers: exchange.headers,
             body,
             max_body_bytes: exchange.max_body_bytes,
+            stream: false,
         };
         // The slot is held until the body is read, so at most
         // `max_concurrent_requests` requests (and so connections) are in
@@ -624,6 +868,12 @@ impl Sender {
             }
         };
         match sent {
+            Some(Ok(response)) if response.is_streaming() => {
+                // A transport that streamed an answer not asked to stream:
+                // read whole, held to the same limit.
+                let response = collect(response, exchange.max_body_bytes).await;
+                self.judge(exchange.url, response, exchange.max_body_bytes)
+            }
             Some(Ok(response)) => self.judge(exchange.url, response, exchange.max_body_bytes),
             Some(Err(error)) => Err(self.transport_failure(error)),
             None => Err(FailedTry {
@@ -713,6 +963,54 @@ impl Sender {
             }),
             BodyError::Failed(e) => self.transport_failure(e),
         }
+    }
+}
+
+/// The time limits of one streamed answer (docs/runtime.md, "Streaming").
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamLimits {
+    /// From sending the request to the first byte of the body.
+    pub first_byte: Duration,
+    /// Between two chunks.
+    pub idle: Duration,
+    /// From sending the request to the end of the body.
+    pub whole: Duration,
+}
+
+impl StreamLimits {
+    pub fn of(config: &Config) -> StreamLimits {
+        StreamLimits {
+            first_byte: config.stream_first_byte_timeout,
+            idle: config.stream_idle_timeout,
+            whole: config.stream_timeout,
+        }
+    }
+}
+
+/// `response` with its streamed body (if any) read whole, at most
+/// `limit` bytes of it (an error body: at most 64 KiB).
+async fn collect(mut response: Response, limit: usize) -> Response {
+    let Some(mut chunks) = response.take_chunks() else {
+        return response;
+    };
+    let limit = if (200..300).contains(&response.status) {
+        limit
+    } else {
+        ERROR_BODY_READ_LIMIT.min(limit)
+    };
+    let mut body = Vec::new();
+    let read = loop {
+        match std::future::poll_fn(|cx| chunks.as_mut().poll_next(cx)).await {
+            None => break Ok(Bytes::from(body)),
+            Some(Ok(chunk)) if body.len() + chunk.len() > limit => break Err(BodyError::TooLarge),
+            Some(Ok(chunk)) => body.extend_from_slice(&chunk),
+            Some(Err(e)) => break Err(BodyError::Failed(e)),
+        }
+    };
+    Response {
+        body: read,
+        chunks: None,
+        ..response
     }
 }
 

@@ -142,6 +142,8 @@ fn invoice_app_runs_offline() {
         // The image variant: its fixture body runs, the scan is not read.
         "scan: ACME Corp: 2 lines, due 2026-12-31",
         "triage \"hi\": low",
+        // Streamed under `fixture`: the fixture's value, in pieces.
+        "streamed: ACME Corp: 2 lines, due 2026-12-31, open (",
     ] {
         assert!(
             r.stdout.contains(needle),

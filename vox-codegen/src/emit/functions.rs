@@ -175,6 +175,13 @@ impl Emitter<'_> {
                 ai.check.as_ref().map(|c| c.name.as_str()),
                 &mut out,
             );
+            self.stream_entry(
+                f,
+                d,
+                &ai_static,
+                ai.check.as_ref().map(|c| c.name.as_str()),
+                &mut out,
+            );
         } else {
             out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 1));
             out.push_str("}\n\n");
@@ -258,6 +265,67 @@ impl Emitter<'_> {
             }
             None => out.push_str(
                 "    ::vox_runtime::__private::batch_ai(&VOX_AI, job_dir.as_ref(), VOX_INPUTS, options).await\n}\n\n",
+            ),
+        }
+    }
+
+    /// `<name>_stream`: the `@ai` function `f` as a stream of partial
+    /// values, retries and its outcome (docs/runtime.md, "Streaming"). Not
+    /// `async`: the stream is returned at once and runs when polled; the
+    /// fixture body is the same as `f`'s.
+    fn stream_entry(
+        &mut self,
+        f: &FnInfo,
+        d: &FnDecl,
+        ai_static: &str,
+        check: Option<&str>,
+        out: &mut String,
+    ) {
+        let ret = self.rust_type(&f.ret);
+        let partial = self.partial_rust_type(&f.ret);
+        let name = rust_ident(&format!("{}_stream", f.name));
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "/// `{}`, streamed: partial values (`{}`) while the reply arrives, a\n\
+             /// retry when an attempt is rejected, then the same outcome `{}` gives\n\
+             /// (vox-runtime: docs/runtime.md, \"Streaming\").",
+            f.name,
+            partial.rsplit("::").next().unwrap_or(&partial),
+            f.name
+        );
+        out.push_str(FN_ALLOWS);
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "pub fn {name}({}) -> ::vox_runtime::AiStream<{partial}, {ret}> {{",
+            params.join(", ")
+        );
+        out.push_str(ai_static);
+        out.push_str(
+            "    let VOX_ARGS = match (|| ::std::result::Result::<_, ::vox_runtime::Error>::Ok(::vox_runtime::__private::Args::new()",
+        );
+        for (p, _) in &f.params {
+            let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));
+        }
+        out.push_str(")) () {\n        ::std::result::Result::Ok(args) => args,\n        ::std::result::Result::Err(e) => return ::vox_runtime::AiStream::failed(e),\n    };\n");
+        out.push_str("    let VOX_FIXTURE = async move {\n");
+        out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
+        out.push_str("    };\n");
+        match check {
+            Some(check) => {
+                let _ = writeln!(
+                    out,
+                    "    ::vox_runtime::__private::call_ai_stream_checked(&VOX_AI, VOX_ARGS, VOX_FIXTURE, |vox_value: &{ret}| self::{}(::std::clone::Clone::clone(vox_value)))\n}}\n",
+                    rust_ident(check)
+                );
+            }
+            None => out.push_str(
+                "    ::vox_runtime::__private::call_ai_stream(&VOX_AI, VOX_ARGS, VOX_FIXTURE)\n}\n\n",
             ),
         }
     }

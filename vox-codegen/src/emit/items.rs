@@ -238,3 +238,176 @@ pub(super) fn boxed_fields(info: &ModuleInfo) -> HashMap<(TypeId, usize, String)
     }
     out
 }
+
+/// Partial types: what a streamed call shows while the reply arrives
+/// (vox-runtime's docs/runtime.md, "Streaming"). One `Partial<Name>` per
+/// record and tagged sum type reachable from an `@ai` function's return
+/// type: every field optional (absent until seen; an `Option` field is
+/// `Option<Option<_>>`, `Some(None)` once `null` was seen), nested records
+/// and sums partial too. Plain enums, numbers, `bool` and `Decimal` keep
+/// their own types: they appear only when complete.
+impl Emitter<'_> {
+    /// The records and tagged sums reachable from `@ai` return types, in
+    /// declaration order.
+    pub(super) fn partial_ids(&self) -> Vec<TypeId> {
+        let mut seen: HashSet<TypeId> = HashSet::new();
+        let mut todo: Vec<Ty> = self
+            .info
+            .fns
+            .iter()
+            .filter(|f| f.ai.is_some())
+            .map(|f| f.ret.clone())
+            .collect();
+        while let Some(ty) = todo.pop() {
+            match ty {
+                Ty::List(t) | Ty::Map(t) | Ty::Option(t) | Ty::Result(t) => todo.push(*t),
+                Ty::Named(id) => {
+                    let Some(def) = self.info.types.get(id) else {
+                        continue;
+                    };
+                    if def.is_plain_enum() || !seen.insert(id) {
+                        continue;
+                    }
+                    match &def.kind {
+                        TypeDefKind::Record(fields) => {
+                            todo.extend(fields.iter().map(|f| f.ty.clone()))
+                        }
+                        TypeDefKind::Sum(variants) => todo.extend(
+                            variants
+                                .iter()
+                                .flat_map(|v| v.fields.iter().map(|f| f.ty.clone())),
+                        ),
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.info
+            .types
+            .ids()
+            .filter(|id| seen.contains(id))
+            .collect()
+    }
+
+    /// The Rust name of `id`'s partial type: `Partial<Name>`, or
+    /// `VoxPartial<Name>` when the module has a type of that name.
+    pub(super) fn partial_type_name(&self, id: TypeId) -> String {
+        let name = self
+            .info
+            .types
+            .get(id)
+            .map_or_else(String::new, |d| rust_type_ident(&d.name));
+        let plain = format!("Partial{name}");
+        let taken = self
+            .info
+            .types
+            .ids()
+            .filter_map(|i| self.info.types.get(i))
+            .any(|d| rust_type_ident(&d.name) == plain);
+        if taken {
+            format!("VoxPartial{name}")
+        } else {
+            plain
+        }
+    }
+
+    /// The partial Rust type of a value of `ty` that has started to show.
+    pub(super) fn partial_rust_type(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::List(t) => format!("::std::vec::Vec<{}>", self.partial_rust_type(t)),
+            Ty::Map(t) => format!(
+                "::std::collections::BTreeMap<::std::string::String, {}>",
+                self.partial_rust_type(t)
+            ),
+            Ty::Option(t) => format!("::std::option::Option<{}>", self.partial_rust_type(t)),
+            Ty::Named(id) => match self.info.types.get(*id) {
+                Some(def) if !def.is_plain_enum() => self.partial_type_name(*id),
+                _ => self.rust_type(ty),
+            },
+            _ => self.rust_type(ty),
+        }
+    }
+
+    /// A field of a partial type: optional, boxed where the full type's
+    /// field is (recursion), with the serde attributes that tell "not
+    /// seen" from `null`.
+    fn partial_field(
+        &self,
+        out: &mut String,
+        id: TypeId,
+        variant: usize,
+        f: &crate::types::FieldDef,
+        indent: &str,
+        public: bool,
+    ) {
+        let ident = rust_ident(&f.name);
+        let mut attrs = vec!["default".to_owned()];
+        if needs_rename(&f.name, &ident) {
+            attrs.push(format!("rename = {}", rust_str(&f.name)));
+        }
+        let mut ty = self.partial_rust_type(&f.ty);
+        if self.boxed.contains_key(&(id, variant, f.name.clone())) {
+            ty = match &f.ty {
+                Ty::Option(inner) => format!(
+                    "::std::option::Option<::std::boxed::Box<{}>>",
+                    self.partial_rust_type(inner)
+                ),
+                _ => format!("::std::boxed::Box<{ty}>"),
+            };
+        }
+        if matches!(f.ty, Ty::Option(_)) {
+            attrs.push("deserialize_with = \"::vox_runtime::__private::seen\"".to_owned());
+        }
+        attrs.push("skip_serializing_if = \"::std::option::Option::is_none\"".to_owned());
+        let _ = writeln!(out, "{indent}#[serde({})]", attrs.join(", "));
+        let vis = if public { "pub " } else { "" };
+        let _ = writeln!(out, "{indent}{vis}{ident}: ::std::option::Option<{ty}>,");
+    }
+
+    pub(super) fn partial_type_def(&mut self, id: TypeId) {
+        let Some(def) = self.info.types.get(id) else {
+            return;
+        };
+        let name = self.partial_type_name(id);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "/// `{}` as far as a streamed reply shows it (`f_stream`): each field is\n/// `None` until seen (vox-runtime: docs/runtime.md, \"Streaming\").",
+            def.name
+        );
+        out.push_str(TYPE_ALLOWS);
+        match &def.kind {
+            TypeDefKind::Record(fields) => {
+                out.push_str("#[derive(Debug, Clone, PartialEq, Default, ::vox_runtime::serde::Serialize, ::vox_runtime::serde::Deserialize)]\n");
+                out.push_str("#[serde(crate = \"::vox_runtime::serde\")]\n");
+                let _ = writeln!(out, "pub struct {name} {{");
+                for f in fields {
+                    self.partial_field(&mut out, id, usize::MAX, f, "    ", true);
+                }
+                out.push_str("}\n\n");
+            }
+            TypeDefKind::Sum(variants) => {
+                out.push_str("#[derive(Debug, Clone, PartialEq, ::vox_runtime::serde::Serialize, ::vox_runtime::serde::Deserialize)]\n");
+                out.push_str("#[serde(crate = \"::vox_runtime::serde\", tag = \"kind\")]\n");
+                let _ = writeln!(out, "pub enum {name} {{");
+                for (vi, v) in variants.iter().enumerate() {
+                    let vident = rust_type_ident(&v.name);
+                    if vident != v.name {
+                        let _ = writeln!(out, "    #[serde(rename = {})]", rust_str(&v.name));
+                    }
+                    if v.fields.is_empty() {
+                        let _ = writeln!(out, "    {vident} {{}},");
+                        continue;
+                    }
+                    let _ = writeln!(out, "    {vident} {{");
+                    for f in &v.fields {
+                        self.partial_field(&mut out, id, vi, f, "        ", false);
+                    }
+                    out.push_str("    },\n");
+                }
+                out.push_str("}\n\n");
+            }
+        }
+        self.out.push_str(&out);
+    }
+}

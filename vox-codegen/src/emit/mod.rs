@@ -51,7 +51,7 @@ pub(crate) use walk::calls_anything;
 
 /// Version of the contract between generated code and vox-runtime; the
 /// generated code asserts it at compile time (see `vox_runtime::__private::assert_contract`).
-pub const CONTRACT_VERSION: u32 = 7;
+pub const CONTRACT_VERSION: u32 = 8;
 
 #[derive(Debug, Clone, Default)]
 pub struct EmitOptions {
@@ -172,6 +172,9 @@ impl<'a> Emitter<'a> {
         for id in self.info.types.ids() {
             self.type_def(id);
             self.show_impl(id);
+        }
+        for id in self.partial_ids() {
+            self.partial_type_def(id);
         }
         self.collect_schemas();
         for (_, static_name, s) in &self.schemas {

@@ -76,6 +76,54 @@ where
         .await
 }
 
+/// `f_stream`: [`call_ai`] streamed, through the default client (see
+/// [`crate::Client::call_ai_stream`]).
+pub fn call_ai_stream<P, T, F>(
+    function: &'static AiFunction,
+    args: Args,
+    fixture: F,
+) -> crate::AiStream<P, T>
+where
+    P: serde::de::DeserializeOwned,
+    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    match default_client() {
+        Ok(client) => client.call_ai_stream(function, args, fixture),
+        Err(e) => crate::AiStream::failed(e),
+    }
+}
+
+/// `f_stream` of a function with `check = f`.
+pub fn call_ai_stream_checked<P, T, F, C>(
+    function: &'static AiFunction,
+    args: Args,
+    fixture: F,
+    check: C,
+) -> crate::AiStream<P, T>
+where
+    P: serde::de::DeserializeOwned,
+    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+    C: Fn(&T) -> Vec<String> + Send + Sync + 'static,
+{
+    match default_client() {
+        Ok(client) => client.call_ai_stream_checked(function, args, fixture, check),
+        Err(e) => crate::AiStream::failed(e),
+    }
+}
+
+/// A partial type's `Option` field: absent is `None` (not seen yet),
+/// `null` is `Some(None)`, a value `Some(Some(v))` (docs/runtime.md,
+/// "Streaming").
+pub fn seen<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
+
 /// Judges one reply's content as a call does — parse, repair (when
 /// `repair`), correction — for the `correction` bench.
 pub fn judge_reply<T: serde::de::DeserializeOwned>(

@@ -14,6 +14,9 @@ impl Config {
                 api_key: None,
                 default_model: None,
                 request_timeout: DEFAULT_REQUEST_TIMEOUT,
+                stream_first_byte_timeout: DEFAULT_STREAM_FIRST_BYTE_TIMEOUT,
+                stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
+                stream_timeout: DEFAULT_STREAM_TIMEOUT,
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
                 max_transport_retries: DEFAULT_MAX_TRANSPORT_RETRIES,
                 max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -93,6 +96,22 @@ impl ConfigBuilder {
     /// Total time allowed for one HTTP request (default 60 s).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.config.request_timeout = timeout;
+        self
+    }
+    /// Time a streamed attempt may take to the first byte of its body
+    /// (default 60 s; docs/runtime.md, "Streaming").
+    pub fn stream_first_byte_timeout(mut self, timeout: Duration) -> Self {
+        self.config.stream_first_byte_timeout = timeout;
+        self
+    }
+    /// Time a streamed attempt may go without a chunk (default 30 s).
+    pub fn stream_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.config.stream_idle_timeout = timeout;
+        self
+    }
+    /// Total time of one streamed attempt (default 600 s).
+    pub fn stream_timeout(mut self, timeout: Duration) -> Self {
+        self.config.stream_timeout = timeout;
         self
     }
     /// Time allowed to establish a connection (default 10 s).
@@ -262,7 +281,12 @@ impl ConfigBuilder {
         if config.max_tokens == 0 {
             return Err(Error::Config("max_tokens must be greater than zero".into()));
         }
-        if config.request_timeout.is_zero() || config.connect_timeout.is_zero() {
+        if config.request_timeout.is_zero()
+            || config.connect_timeout.is_zero()
+            || config.stream_first_byte_timeout.is_zero()
+            || config.stream_idle_timeout.is_zero()
+            || config.stream_timeout.is_zero()
+        {
             return Err(Error::Config("timeouts must be greater than zero".into()));
         }
         if config.max_body_bytes == 0 || config.max_concurrent_requests == 0 {

@@ -115,7 +115,21 @@ impl Config {
             builder = builder.default_model(model.trim());
         }
         if let Some(secs) = var("VOX_LLM_TIMEOUT_SECS") {
-            builder = builder.request_timeout(parse_timeout_secs(&secs)?);
+            builder = builder.request_timeout(parse_timeout_secs("VOX_LLM_TIMEOUT_SECS", &secs)?);
+        }
+        if let Some(secs) = var("VOX_LLM_STREAM_FIRST_BYTE_SECS") {
+            builder = builder.stream_first_byte_timeout(parse_timeout_secs(
+                "VOX_LLM_STREAM_FIRST_BYTE_SECS",
+                &secs,
+            )?);
+        }
+        if let Some(secs) = var("VOX_LLM_STREAM_IDLE_SECS") {
+            builder =
+                builder.stream_idle_timeout(parse_timeout_secs("VOX_LLM_STREAM_IDLE_SECS", &secs)?);
+        }
+        if let Some(secs) = var("VOX_LLM_STREAM_TIMEOUT_SECS") {
+            builder =
+                builder.stream_timeout(parse_timeout_secs("VOX_LLM_STREAM_TIMEOUT_SECS", &secs)?);
         }
         if let Some(retries) = var("VOX_LLM_MAX_RETRIES") {
             let retries = retries.trim().parse::<u32>().map_err(|_| {
@@ -237,7 +251,7 @@ fn clean_key(key: Option<String>) -> Option<String> {
         .map(|k| k.trim().to_owned())
 }
 
-fn parse_timeout_secs(text: &str) -> Result<Duration, Error> {
+fn parse_timeout_secs(name: &str, text: &str) -> Result<Duration, Error> {
     text.trim()
         .parse::<f64>()
         .ok()
@@ -245,7 +259,7 @@ fn parse_timeout_secs(text: &str) -> Result<Duration, Error> {
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .ok_or_else(|| {
             Error::Config(format!(
-                "VOX_LLM_TIMEOUT_SECS must be a positive number of seconds, got `{}`",
+                "{name} must be a positive number of seconds, got `{}`",
                 text.trim()
             ))
         })

@@ -35,6 +35,13 @@ pub const DEFAULT_MODEL: &str = vox_metadata::providers::DEFAULT_MODEL;
 
 /// Default total time allowed for one HTTP request (connect, send, read).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default time a streamed attempt may take to its first byte of body
+/// (docs/runtime.md, "Streaming").
+pub const DEFAULT_STREAM_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default time a streamed attempt may go without a chunk.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default total time of one streamed attempt.
+pub const DEFAULT_STREAM_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default time allowed to establish a connection.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default number of transport retries (429, 5xx, connect errors, timeouts).
@@ -144,6 +151,9 @@ pub struct Config {
     pub(crate) api_key: Option<String>,
     pub(crate) default_model: Option<String>,
     pub(crate) request_timeout: Duration,
+    pub(crate) stream_first_byte_timeout: Duration,
+    pub(crate) stream_idle_timeout: Duration,
+    pub(crate) stream_timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) max_transport_retries: u32,
     pub(crate) max_body_bytes: usize,
@@ -198,6 +208,9 @@ impl fmt::Debug for Config {
             .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
             .field("default_model", &self.default_model)
             .field("request_timeout", &self.request_timeout)
+            .field("stream_first_byte_timeout", &self.stream_first_byte_timeout)
+            .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("stream_timeout", &self.stream_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("max_transport_retries", &self.max_transport_retries)
             .field("max_body_bytes", &self.max_body_bytes)
@@ -258,6 +271,18 @@ impl Config {
     /// Total time allowed for one HTTP request.
     pub fn request_timeout(&self) -> Duration {
         self.request_timeout
+    }
+    /// Time a streamed attempt may take to the first byte of its body.
+    pub fn stream_first_byte_timeout(&self) -> Duration {
+        self.stream_first_byte_timeout
+    }
+    /// Time a streamed attempt may go without receiving a chunk.
+    pub fn stream_idle_timeout(&self) -> Duration {
+        self.stream_idle_timeout
+    }
+    /// Total time of one streamed attempt.
+    pub fn stream_timeout(&self) -> Duration {
+        self.stream_timeout
     }
     /// Time allowed to establish a connection.
     pub fn connect_timeout(&self) -> Duration {

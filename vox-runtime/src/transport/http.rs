@@ -31,6 +31,7 @@ impl HttpTransport {
 
     async fn exchange(&self, request: Request<'_>) -> Result<Response, TransportError> {
         let limits = (request.body_limit(200), request.body_limit(500));
+        let stream = request.streams();
         let url = request.url;
         let method = request.method().clone();
         let sent = if url.username().is_empty() && url.password().is_none() {
@@ -58,6 +59,14 @@ impl HttpTransport {
         };
         // Taken, not copied: the body's length comes from the body itself.
         let headers = std::mem::take(response.headers_mut());
+        if stream && (200..300).contains(&status) {
+            // Chunk by chunk as hyper yields them; the runtime holds the
+            // stream to the size cap and its timeouts.
+            return Ok(
+                Response::streaming(status, Box::pin(ChunkStream::new(response)))
+                    .with_headers(headers),
+            );
+        }
         // Only a redirect's `Location` is resolved against it.
         let url = super::is_redirect_status(status).then(|| response.url().clone());
         let body = read_capped(response, limit).await;
@@ -65,6 +74,7 @@ impl HttpTransport {
             status,
             headers,
             body,
+            chunks: None,
             url,
         })
     }
@@ -73,6 +83,67 @@ impl HttpTransport {
 impl Transport for HttpTransport {
     fn send<'a>(&'a self, request: Request<'a>) -> SendFuture<'a> {
         Box::pin(self.exchange(request))
+    }
+}
+
+/// A streamed reqwest body as a `futures_core::Stream` of chunks. Dropping
+/// it drops the response, which closes the connection (a body not read to
+/// its end is never put back in the pool).
+struct ChunkStream {
+    next: Option<ChunkFuture>,
+}
+
+type ChunkFuture = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = (reqwest::Response, Result<Option<Bytes>, reqwest::Error>)>
+            + Send,
+    >,
+>;
+
+impl ChunkStream {
+    fn new(response: reqwest::Response) -> ChunkStream {
+        ChunkStream {
+            next: Some(Self::read(response)),
+        }
+    }
+
+    fn read(mut response: reqwest::Response) -> ChunkFuture {
+        Box::pin(async move {
+            let chunk = response.chunk().await;
+            (response, chunk)
+        })
+    }
+}
+
+impl futures_core::Stream for ChunkStream {
+    type Item = Result<Bytes, TransportError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let Some(next) = self.next.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let (response, chunk) = match next.as_mut().poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(done) => done,
+        };
+        match chunk {
+            Ok(Some(bytes)) => {
+                self.next = Some(Self::read(response));
+                Poll::Ready(Some(Ok(bytes)))
+            }
+            Ok(None) => {
+                self.next = None;
+                Poll::Ready(None)
+            }
+            Err(e) => {
+                self.next = None;
+                Poll::Ready(Some(Err(failure(&e))))
+            }
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future as _;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -110,6 +111,7 @@ impl MemoryTransport {
             url: request.url().clone(),
             headers: request.headers().clone(),
             body: request.body().clone(),
+            stream: request.streams(),
         };
         let scripted = lock(&self.inner.script).pop_front();
         let reply = scripted.unwrap_or_else(|| {
@@ -148,6 +150,14 @@ impl Transport for MemoryTransport {
                 tokio::time::sleep(reply.delay).await;
             }
             let response = reply.outcome?;
+            if let Some(chunks) = reply.chunks {
+                let stream = ScriptedStream {
+                    chunks: chunks.into(),
+                    sleep: None,
+                };
+                return Ok(Response::streaming(response.status, Box::pin(stream))
+                    .with_headers(response.headers));
+            }
             Ok(match response.body {
                 Ok(body) if body.len() > request.body_limit(response.status) => Response {
                     body: Err(BodyError::TooLarge),
@@ -165,6 +175,16 @@ impl Transport for MemoryTransport {
 pub struct ScriptedReply {
     outcome: Result<Response, TransportError>,
     delay: Duration,
+    chunks: Option<Vec<ScriptedChunk>>,
+}
+
+/// One step of a streamed [`ScriptedReply`]: after a delay, bytes, a
+/// failure of the connection, or nothing ever again.
+#[derive(Debug, Clone)]
+enum ScriptedChunk {
+    Data(Duration, Bytes),
+    Fail(Duration, TransportError),
+    Hang,
 }
 
 impl ScriptedReply {
@@ -184,6 +204,7 @@ impl ScriptedReply {
         ScriptedReply {
             outcome: Ok(response),
             delay: Duration::ZERO,
+            chunks: None,
         }
     }
 
@@ -193,6 +214,7 @@ impl ScriptedReply {
         ScriptedReply {
             outcome: Err(error),
             delay: Duration::ZERO,
+            chunks: None,
         }
     }
 
@@ -201,6 +223,64 @@ impl ScriptedReply {
     pub fn header(mut self, name: &str, value: &str) -> ScriptedReply {
         self.outcome = self.outcome.map(|response| response.header(name, value));
         self
+    }
+
+    /// A streamed answer with `status` ([`Response::streaming`]): its body
+    /// is `chunks`, one after another, each after the delay of
+    /// [`ScriptedReply::chunk_delay`] (none by default). Scripts the
+    /// answers of a server that streams (docs/runtime.md, "Streaming").
+    pub fn chunks<B: Into<Bytes>>(
+        status: u16,
+        chunks: impl IntoIterator<Item = B>,
+    ) -> ScriptedReply {
+        ScriptedReply {
+            outcome: Ok(Response::new(status, Bytes::new())),
+            delay: Duration::ZERO,
+            chunks: Some(
+                chunks
+                    .into_iter()
+                    .map(|c| ScriptedChunk::Data(Duration::ZERO, c.into()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Waits `delay` on tokio's clock before each chunk of a streamed
+    /// answer (the first included).
+    pub fn chunk_delay(mut self, delay: Duration) -> ScriptedReply {
+        for chunk in self.chunks.iter_mut().flatten() {
+            match chunk {
+                ScriptedChunk::Data(d, _) | ScriptedChunk::Fail(d, _) => *d = delay,
+                ScriptedChunk::Hang => {}
+            }
+        }
+        self
+    }
+
+    /// Ends a streamed answer with a failure of the connection, after the
+    /// chunks so far (a connection dropped mid-stream).
+    pub fn then_fail(mut self, error: TransportError) -> ScriptedReply {
+        let delay = self.last_delay();
+        self.chunks
+            .get_or_insert_with(Vec::new)
+            .push(ScriptedChunk::Fail(delay, error));
+        self
+    }
+
+    /// Ends a streamed answer with silence: after the chunks so far, the
+    /// body neither grows nor ends (a server that stalls).
+    pub fn then_hang(mut self) -> ScriptedReply {
+        self.chunks
+            .get_or_insert_with(Vec::new)
+            .push(ScriptedChunk::Hang);
+        self
+    }
+
+    fn last_delay(&self) -> Duration {
+        match self.chunks.as_ref().and_then(|c| c.last()) {
+            Some(ScriptedChunk::Data(d, _) | ScriptedChunk::Fail(d, _)) => *d,
+            _ => Duration::ZERO,
+        }
     }
 
     /// Answers (or fails) only after `delay` on tokio's clock.
@@ -224,6 +304,8 @@ pub struct RecordedRequest {
     pub headers: HeaderMap,
     /// Its body.
     pub body: Bytes,
+    /// Whether a streamed answer was asked for ([`Request::streams`]).
+    pub stream: bool,
 }
 
 impl RecordedRequest {
@@ -253,5 +335,41 @@ impl fmt::Debug for RecordedRequest {
             .field("headers", &self.headers)
             .field("body", &String::from_utf8_lossy(&self.body))
             .finish()
+    }
+}
+
+/// A scripted streamed body: each chunk after its delay.
+struct ScriptedStream {
+    chunks: VecDeque<ScriptedChunk>,
+    sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl futures_core::Stream for ScriptedStream {
+    type Item = Result<Bytes, TransportError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let delay = match self.chunks.front() {
+            None => return Poll::Ready(None),
+            Some(ScriptedChunk::Hang) => return Poll::Pending,
+            Some(ScriptedChunk::Data(d, _) | ScriptedChunk::Fail(d, _)) => *d,
+        };
+        if !delay.is_zero() {
+            let sleep = self
+                .sleep
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(delay)));
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.sleep = None;
+        }
+        Poll::Ready(match self.chunks.pop_front() {
+            Some(ScriptedChunk::Data(_, bytes)) => Some(Ok(bytes)),
+            Some(ScriptedChunk::Fail(_, error)) => Some(Err(error)),
+            Some(ScriptedChunk::Hang) | None => None,
+        })
     }
 }

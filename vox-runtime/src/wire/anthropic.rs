@@ -18,6 +18,7 @@ use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::server_text::REFUSAL_CHARS;
+use crate::stream::{Event, Streamed};
 
 /// Anthropic's Messages API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +90,122 @@ impl Protocol for Anthropic {
         )
     }
 
+    // Messages streaming ("Streaming Messages"): `message_start` (input
+    // usage), `content_block_start` (the forced `tool_use` block's id and
+    // name), `content_block_delta` (`input_json_delta.partial_json`, or
+    // `text_delta`), `message_delta` (`stop_reason`, output usage),
+    // `message_stop`; `ping` is skipped and `error` fails the request.
+    // Fine-grained tool streaming (`eager_input_streaming`) is not asked
+    // for: it sends tool input unvalidated, so a cut-off reply could end
+    // in input that is not JSON, and the default streaming already sends
+    // the input in pieces.
+    fn read_event(
+        &self,
+        event: &Event,
+        streamed: &mut Streamed,
+        redactor: &Redactor,
+    ) -> Result<(), Error> {
+        let data: StreamEvent<'_> = read_object(&event.data)?;
+        match data.kind.as_ref() {
+            "message_start" => {
+                if let Some(usage) = data.message.and_then(|m| m.usage) {
+                    streamed.usage.prompt_tokens = usage.input_tokens;
+                    if usage.output_tokens.is_some() {
+                        streamed.usage.completion_tokens = usage.output_tokens;
+                    }
+                }
+            }
+            "content_block_start" => {
+                if let Some(block) = data.content_block {
+                    match block.kind.as_ref() {
+                        "tool_use" if streamed.tool.is_none() => {
+                            // The tool's input is the answer: text before
+                            // it is not.
+                            streamed.content.clear();
+                            streamed.has_content = true;
+                            streamed.tool = Some((
+                                block.id.unwrap_or_default().into_owned(),
+                                block.name.unwrap_or_default().into_owned(),
+                            ));
+                            tool_block_open(streamed, data.index);
+                        }
+                        "text" if streamed.tool.is_none() => {
+                            if let Some(text) = block.text {
+                                streamed.push_content(&text);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "content_block_delta" => {
+                if let Some(delta) = data.delta {
+                    match delta.kind.as_deref() {
+                        Some("input_json_delta") if tool_block_is(streamed, data.index) => {
+                            if let Some(json) = delta.partial_json {
+                                streamed.push_content(&json);
+                            }
+                        }
+                        Some("text_delta") if streamed.tool.is_none() => {
+                            if let Some(text) = delta.text {
+                                streamed.push_content(&text);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(usage) = data.usage {
+                    if usage.output_tokens.is_some() {
+                        streamed.usage.completion_tokens = usage.output_tokens;
+                    }
+                    if usage.input_tokens.is_some() {
+                        streamed.usage.prompt_tokens = usage.input_tokens;
+                    }
+                }
+                match data.delta.and_then(|d| d.stop_reason).as_deref() {
+                    Some("max_tokens") => streamed.truncated = Some("stop_reason = \"max_tokens\""),
+                    Some("model_context_window_exceeded") => {
+                        streamed.truncated = Some("stop_reason = \"model_context_window_exceeded\"")
+                    }
+                    Some("refusal") => {
+                        let said = Some(streamed.content.as_str())
+                            .filter(|t| !t.trim().is_empty())
+                            .map(|t| format!(": {}", redactor.shown(t, REFUSAL_CHARS)))
+                            .unwrap_or_default();
+                        streamed.refused = Some(format!(
+                            "the model refused (stop_reason = \"refusal\"){said}"
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            "message_stop" => streamed.finished = true,
+            "error" => {
+                let error = data.error.unwrap_or_default();
+                let status = match error.kind.as_deref() {
+                    Some("invalid_request_error") => 400,
+                    Some("authentication_error") => 401,
+                    Some("permission_error") => 403,
+                    Some("not_found_error") => 404,
+                    Some("request_too_large") => 413,
+                    Some("rate_limit_error") => 429,
+                    Some("overloaded_error") => 529,
+                    _ => 500,
+                };
+                let message = format!(
+                    "{}: {}",
+                    error.kind.as_deref().unwrap_or("error"),
+                    error.message.as_deref().unwrap_or_default()
+                );
+                return Err(super::stream_error(status, &message, redactor));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
         let response: AnthropicResponse<'_> = read_object(body)?;
         let usage = response.usage.unwrap_or_default();
@@ -140,6 +257,60 @@ impl Protocol for Anthropic {
     }
 }
 
+/// Notes the index of the forced tool's block: its deltas are the input.
+fn tool_block_open(streamed: &mut Streamed, index: Option<u64>) {
+    streamed.tool_index = index;
+}
+
+fn tool_block_is(streamed: &Streamed, index: Option<u64>) -> bool {
+    streamed.tool.is_some() && index == streamed.tool_index
+}
+
+/// One event of a streamed Messages answer.
+#[derive(Debug, Deserialize)]
+struct StreamEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    message: Option<StreamMessage>,
+    #[serde(default, borrow)]
+    content_block: Option<AnthropicBlock<'a>>,
+    #[serde(default, borrow)]
+    delta: Option<StreamDelta<'a>>,
+    #[serde(default)]
+    usage: Option<AnthropicUsage>,
+    #[serde(default)]
+    error: Option<StreamError>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StreamMessage {
+    #[serde(default)]
+    usage: Option<AnthropicUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StreamDelta<'a> {
+    #[serde(rename = "type", default, borrow, deserialize_with = "borrowed")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct StreamError {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
 /// An Anthropic Messages API response ("Messages" API reference: `content`
 /// blocks, `stop_reason`, `usage.input_tokens`/`output_tokens`).
 #[derive(Debug, Deserialize)]
@@ -160,6 +331,8 @@ struct AnthropicBlock<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(default, borrow, deserialize_with = "borrowed")]
     id: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    name: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     input: Option<&'a RawValue>,
 }

@@ -19,6 +19,7 @@ use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::server_text::REFUSAL_CHARS;
+use crate::stream::{Event, Streamed};
 
 /// The chat-completions wire of one provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +92,77 @@ impl Protocol for Chat {
         map.end()
     }
 
+    // Chat completions streaming: `stream: true`, and the usage in a last
+    // chunk with `stream_options.include_usage` ("Streaming" in the API
+    // reference; compatible servers that ignore it simply send no usage).
+    fn stream_body(&self, body: &[u8]) -> Vec<u8> {
+        super::with_fields(
+            body,
+            r#""stream":true,"stream_options":{"include_usage":true}"#,
+        )
+    }
+
+    // Each `data:` is a `chat.completion.chunk` (`choices[].delta.content`,
+    // `delta.refusal`, `finish_reason`, and with `include_usage` a last
+    // chunk whose `choices` is empty and `usage` set), then `[DONE]`. An
+    // `{"error": …}` object instead is the request's failure.
+    fn read_event(
+        &self,
+        event: &Event,
+        streamed: &mut Streamed,
+        redactor: &Redactor,
+    ) -> Result<(), Error> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            streamed.finished = true;
+            return Ok(());
+        }
+        let chunk: ChatChunk<'_> = read_object(data)?;
+        if let Some(error) = chunk.error {
+            let message = error.message.as_deref().unwrap_or("an error");
+            return Err(super::stream_error(500, message, redactor));
+        }
+        if let Some(usage) = chunk.usage {
+            streamed.usage = Usage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+            };
+        }
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            return Ok(());
+        };
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content {
+                streamed.push_content(&text);
+            }
+            if let Some(refusal) = delta.refusal {
+                streamed
+                    .refusal_text
+                    .get_or_insert_with(String::new)
+                    .push_str(&refusal);
+            }
+        }
+        if let Some(reason) = choice.finish_reason.as_deref() {
+            streamed.finished = true;
+            match reason {
+                "length" => streamed.truncated = Some("finish_reason = \"length\""),
+                "content_filter" => {
+                    streamed.refused = Some(
+                        "the reply was blocked (finish_reason = \"content_filter\")".to_owned(),
+                    )
+                }
+                _ => {}
+            }
+        }
+        if let Some(refusal) = &streamed.refusal_text {
+            streamed.refused = Some(format!(
+                "the model refused: {}",
+                redactor.shown(refusal, REFUSAL_CHARS)
+            ));
+        }
+        Ok(())
+    }
+
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error> {
         let response: ChatResponse<'_> = read_object(body)?;
         let usage = response.usage.unwrap_or_default();
@@ -135,6 +207,31 @@ struct ChatResponse<'a> {
     choices: Vec<Choice<'a>>,
     #[serde(default)]
     usage: Option<ChatUsage>,
+}
+
+/// One `chat.completion.chunk` of a streamed answer.
+#[derive(Debug, Deserialize)]
+struct ChatChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<ChunkChoice<'a>>,
+    #[serde(default)]
+    usage: Option<ChatUsage>,
+    #[serde(default, borrow)]
+    error: Option<ChunkError<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChunkChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<ReplyMessage<'a>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChunkError<'a> {
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    message: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -21,6 +21,7 @@ use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::server_text::REASON_CHARS;
+use crate::stream::{Event, Streamed};
 
 /// Gemini's `generateContent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,52 @@ impl Protocol for Gemini {
     fn path(&self, model: &str) -> Cow<'static, str> {
         let model = model.strip_prefix("models/").unwrap_or(model);
         Cow::Owned(format!("/models/{model}:generateContent"))
+    }
+
+    // "Generating content": `streamGenerateContent`, as Server-Sent Events
+    // with `alt=sse`; the body is the same request.
+    fn stream_path(&self, model: &str) -> Cow<'static, str> {
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        Cow::Owned(format!("/models/{model}:streamGenerateContent?alt=sse"))
+    }
+
+    fn stream_body(&self, body: &[u8]) -> Vec<u8> {
+        body.to_vec()
+    }
+
+    // Each event is a `GenerateContentResponse` holding the next piece of
+    // the text; the last has `finishReason` and the usage. Read by `parse`,
+    // so a block or finish reason means what it does in a whole answer.
+    fn read_event(
+        &self,
+        event: &Event,
+        streamed: &mut Streamed,
+        redactor: &Redactor,
+    ) -> Result<(), Error> {
+        if let Some(error) = gemini_error(&event.data) {
+            return Err(super::stream_error(error.0, &error.1, redactor));
+        }
+        let answer = self.parse(&event.data, redactor)?;
+        if let Some(text) = answer.content.as_deref() {
+            streamed.push_content(text);
+        }
+        if answer.usage.prompt_tokens.is_some() {
+            streamed.usage.prompt_tokens = answer.usage.prompt_tokens;
+        }
+        if answer.usage.completion_tokens.is_some() {
+            streamed.usage.completion_tokens = answer.usage.completion_tokens;
+        }
+        if answer.refused.is_some() {
+            streamed.refused = answer.refused;
+            streamed.finished = true;
+        }
+        if answer.truncated.is_some() {
+            streamed.truncated = answer.truncated;
+        }
+        if gemini_finished(&event.data) {
+            streamed.finished = true;
+        }
+        Ok(())
     }
 
     // Gemini API reference: the key in `x-goog-api-key`.
@@ -143,6 +190,45 @@ impl Protocol for Gemini {
         }
         Ok(answer)
     }
+}
+
+/// The status and message of an `{"error": {"code", "message"}}` event.
+fn gemini_error(data: &str) -> Option<(u16, String)> {
+    #[derive(Deserialize)]
+    struct Failed {
+        error: Detail,
+    }
+    #[derive(Deserialize)]
+    struct Detail {
+        #[serde(default)]
+        code: Option<u16>,
+        #[serde(default)]
+        message: Option<String>,
+    }
+    let failed: Failed = serde_json::from_str(data).ok()?;
+    Some((
+        failed.error.code.unwrap_or(500),
+        failed.error.message.unwrap_or_default(),
+    ))
+}
+
+/// Whether a streamed `GenerateContentResponse` is the last: a candidate
+/// with a `finishReason`.
+fn gemini_finished(data: &str) -> bool {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Chunk {
+        #[serde(default)]
+        candidates: Vec<Candidate>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Candidate {
+        #[serde(default)]
+        finish_reason: Option<String>,
+    }
+    serde_json::from_str::<Chunk>(data)
+        .is_ok_and(|c| c.candidates.iter().any(|c| c.finish_reason.is_some()))
 }
 
 /// A Gemini `GenerateContentResponse` (Gemini API reference, "Generating

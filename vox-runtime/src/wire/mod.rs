@@ -31,6 +31,7 @@ use crate::media::load::{Content, Loaded};
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::Answer;
+use crate::stream::{Event, Framing, Streamed};
 
 /// Where one provider's calls go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,10 +255,67 @@ pub(crate) trait Protocol: Send + Sync {
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()>;
 
+    /// The path a streamed request for `model` is POSTed to
+    /// (docs/runtime.md, "Streaming").
+    fn stream_path(&self, model: &str) -> Cow<'static, str> {
+        self.path(model)
+    }
+
+    /// The body of a streamed request, made from the plain request's.
+    fn stream_body(&self, body: &[u8]) -> Vec<u8> {
+        with_fields(body, r#""stream":true"#)
+    }
+
+    /// How the API frames a streamed answer.
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
+    /// Reads one event of a streamed answer into `streamed`. An event
+    /// saying the request failed is an error; anything the runtime does
+    /// not use is skipped.
+    fn read_event(
+        &self,
+        event: &Event,
+        streamed: &mut Streamed,
+        redactor: &Redactor,
+    ) -> Result<(), Error>;
+
     /// Reads a successful response body. What the server says instead of
     /// an answer (a refusal, a finish or block reason) is quoted through
     /// `redactor` ([`Redactor::shown`]): redacted, bounded, escaped.
     fn parse<'b>(&self, body: &'b str, redactor: &Redactor) -> Result<Answer<'b>, Error>;
+}
+
+/// `body`, a JSON object, with `fields` (`"key":value,…`) added at its end.
+pub(crate) fn with_fields(body: &[u8], fields: &str) -> Vec<u8> {
+    let end = body.iter().rposition(|b| *b == b'}').unwrap_or(body.len());
+    let head = &body[..end];
+    let empty = head
+        .iter()
+        .rev()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_none_or(|b| *b == b'{');
+    let mut out = Vec::with_capacity(body.len() + fields.len() + 2);
+    out.extend_from_slice(head);
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(fields.as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// An `error` a stream carries instead of the rest of the answer, as the
+/// HTTP error it stands for: `status` as the API's error type implies.
+pub(crate) fn stream_error(status: u16, message: &str, redactor: &Redactor) -> Error {
+    Error::Http {
+        status,
+        body_excerpt: redactor.shown(
+            &format!("(in the streamed answer) {}", message.trim()),
+            crate::error::BODY_EXCERPT_CHARS,
+        ),
+    }
 }
 
 /// An error reading a response body.

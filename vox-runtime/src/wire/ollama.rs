@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
+use crate::stream::{Event, Framing, Streamed};
 
 /// Ollama's `/api/chat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,52 @@ impl Protocol for Ollama {
                 },
             },
         )
+    }
+
+    // `stream` is the request's last field: the streamed body says `true`.
+    fn stream_body(&self, body: &[u8]) -> Vec<u8> {
+        let plain = br#""stream":false}"#;
+        match body.strip_suffix(plain.as_slice()) {
+            Some(head) => [head, br#""stream":true}"#.as_slice()].concat(),
+            None => super::with_fields(body, r#""stream":true"#),
+        }
+    }
+
+    fn framing(&self) -> Framing {
+        Framing::Ndjson
+    }
+
+    // NDJSON: each line a response whose `message.content` is the next
+    // piece, `done: false` until the last, which has `done_reason` and the
+    // counts; `{"error": "…"}` is the request's failure.
+    fn read_event(
+        &self,
+        event: &Event,
+        streamed: &mut Streamed,
+        redactor: &Redactor,
+    ) -> Result<(), Error> {
+        #[derive(Deserialize)]
+        struct Failed {
+            error: String,
+        }
+        if let Ok(failed) = serde_json::from_str::<Failed>(&event.data) {
+            return Err(super::stream_error(500, &failed.error, redactor));
+        }
+        let line: OllamaResponse<'_> = read_object(&event.data)?;
+        if let Some(text) = line.message.and_then(|m| m.content) {
+            streamed.push_content(&text);
+        }
+        if line.done == Some(true) {
+            streamed.finished = true;
+            if line.done_reason.as_deref() == Some("length") {
+                streamed.truncated = Some("done_reason = \"length\"");
+            }
+            streamed.usage = Usage {
+                prompt_tokens: line.prompt_eval_count,
+                completion_tokens: line.eval_count,
+            };
+        }
+        Ok(())
     }
 
     fn parse<'b>(&self, body: &'b str, _redactor: &Redactor) -> Result<Answer<'b>, Error> {
@@ -101,10 +148,11 @@ struct OllamaResponse<'a> {
 #[derive(Serialize)]
 struct OllamaRequest<'a> {
     model: &'a str,
-    stream: bool,
     messages: ChatMessages<'a>,
     format: &'a RawValue,
     options: Options,
+    /// Last: a streamed request's body changes only its end.
+    stream: bool,
 }
 
 #[derive(Serialize)]

@@ -25,6 +25,7 @@ mod reply_repairs;
 mod reprompt_loop;
 mod security;
 mod server_text;
+mod streaming;
 mod tracing_span;
 mod transport_seam;
 mod wire_snapshots;

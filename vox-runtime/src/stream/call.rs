@@ -1,0 +1,312 @@
+//! A streamed `@ai` call as the program sees it: [`AiStream`], a
+//! `futures_core::Stream` of [`StreamEvent`]s, and the [`Tap`] the call
+//! path reports to while it runs.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use serde::de::DeserializeOwned;
+
+use super::partial::PartialParser;
+use crate::error::Error;
+
+/// What a streamed call ([`AiStream`]) yields: partial values while a
+/// reply arrives, a retry when an attempt was rejected, and at the end the
+/// call's outcome — the same value or error the plain call gives for the
+/// same replies (docs/runtime.md, "Streaming").
+#[derive(Debug)]
+pub enum StreamEvent<P, T> {
+    /// The value as far as the reply of attempt `attempt` (1, 2, …,
+    /// counted across fallbacks) shows it: `P` is the return type's
+    /// generated partial type (`Partial<Name>`), whose fields are absent
+    /// until seen. Each partial of an attempt is a state of the next one.
+    Partial { attempt: u32, value: P },
+    /// Attempt `attempt` was rejected (`reason` is what the correction
+    /// tells the model) or its provider failed over: what its partials
+    /// showed is void, and the next attempt streams afresh.
+    Retry { attempt: u32, reason: String },
+    /// The call's outcome; the stream ends after it.
+    Done(Result<T, Error>),
+}
+
+/// Events the call path queued, before they are typed.
+#[derive(Debug)]
+enum RawEvent {
+    Partial {
+        attempt: u32,
+        value: serde_json::Value,
+    },
+    Retry {
+        attempt: u32,
+        reason: String,
+    },
+}
+
+/// Where a streamed call reports what it sees: each attempt's content so
+/// far becomes partial values (one event each time the value changes),
+/// and each rejected attempt a retry.
+pub(crate) struct Tap {
+    schema: serde_json::Value,
+    /// Whether the value is wrapped in `{"value": …}` (a return type that
+    /// is not a record).
+    wrapped: bool,
+    state: Mutex<TapState>,
+}
+
+struct TapState {
+    queue: VecDeque<RawEvent>,
+    attempt: u32,
+    parser: Option<PartialParser>,
+    /// How much of the attempt's content the parser has been given.
+    fed: usize,
+    last: Option<serde_json::Value>,
+}
+
+impl Tap {
+    pub fn new(schema_json: &str, wrapped: bool) -> Tap {
+        Tap {
+            schema: serde_json::from_str(schema_json).unwrap_or(serde_json::Value::Null),
+            wrapped,
+            state: Mutex::new(TapState {
+                queue: VecDeque::new(),
+                attempt: 0,
+                parser: None,
+                fed: 0,
+                last: None,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, TapState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new attempt begins: its partials start from nothing.
+    pub fn begin(&self) {
+        let mut state = self.state();
+        state.attempt += 1;
+        state.parser = Some(PartialParser::new(&self.schema));
+        state.fed = 0;
+        state.last = None;
+    }
+
+    /// The current attempt's content is now `content` (what came before
+    /// and more): the new text is parsed, and a changed partial queued.
+    pub fn content(&self, content: &str) {
+        let mut state = self.state();
+        let state = &mut *state;
+        if content.len() < state.fed || !content.is_char_boundary(state.fed) {
+            // The content was replaced (a tool block after text): anew.
+            state.parser = Some(PartialParser::new(&self.schema));
+            state.fed = 0;
+            state.last = None;
+        }
+        let Some(parser) = state.parser.as_mut() else {
+            return;
+        };
+        if content.len() == state.fed {
+            return;
+        }
+        parser.push(&content[state.fed..]);
+        state.fed = content.len();
+        let value = parser.value().and_then(|v| {
+            if self.wrapped {
+                match v {
+                    serde_json::Value::Object(mut map) => map.remove("value"),
+                    _ => None,
+                }
+            } else {
+                Some(v)
+            }
+        });
+        if let Some(value) = value {
+            if state.last.as_ref() != Some(&value) {
+                state.last = Some(value.clone());
+                state.queue.push_back(RawEvent::Partial {
+                    attempt: state.attempt,
+                    value,
+                });
+            }
+        }
+    }
+
+    /// `text` as if it arrived in pieces of about `piece` bytes (a replayed
+    /// or fixture answer, which has no chunks of its own).
+    pub fn replay(&self, text: &str, piece: usize) {
+        self.begin();
+        let mut end = 0;
+        while end < text.len() {
+            end = (end + piece.max(1)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            self.content(&text[..end]);
+        }
+    }
+
+    /// The current attempt was rejected (or failed over) for `reason`.
+    pub fn retry(&self, reason: &str) {
+        let mut state = self.state();
+        let attempt = state.attempt;
+        if attempt == 0 {
+            return;
+        }
+        state.queue.push_back(RawEvent::Retry {
+            attempt,
+            reason: reason.to_owned(),
+        });
+        state.last = None;
+    }
+
+    fn pop(&self) -> Option<RawEvent> {
+        self.state().queue.pop_front()
+    }
+}
+
+/// A call's future, boxed so that [`AiStream`] is one type for every
+/// function.
+type CallFuture<T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'static>>;
+
+/// A streamed `@ai` call: what `f_stream(…)` returns. A
+/// `futures_core::Stream` of [`StreamEvent`]s — partial values while the
+/// reply arrives, retries, then [`StreamEvent::Done`] with the outcome —
+/// that does nothing until polled (no `await` is needed to get it).
+/// Dropping it cancels the call: the connection is closed and its
+/// concurrency slot freed at once.
+///
+/// ```no_run
+/// # async fn show(mut stream: vox_runtime::AiStream<serde_json::Value, i64>) -> Result<i64, vox_runtime::Error> {
+/// use vox_runtime::StreamEvent;
+/// while let Some(event) = stream.next().await {
+///     match event {
+///         StreamEvent::Partial { value, .. } => println!("so far: {value:?}"),
+///         StreamEvent::Retry { reason, .. } => println!("(starting over: {reason})"),
+///         StreamEvent::Done(result) => return result,
+///     }
+/// }
+/// # unreachable!()
+/// # }
+/// ```
+pub struct AiStream<P, T> {
+    call: Option<CallFuture<T>>,
+    tap: Option<Arc<Tap>>,
+    result: Option<Result<T, Error>>,
+    done: bool,
+    _partial: PhantomData<fn() -> P>,
+}
+
+// Nothing in an `AiStream` is pinned but the boxed call future.
+impl<P, T> Unpin for AiStream<P, T> {}
+
+impl<P, T> std::fmt::Debug for AiStream<P, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AiStream")
+            .field("running", &self.call.is_some())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: DeserializeOwned, T> AiStream<P, T> {
+    pub(crate) fn new(call: CallFuture<T>, tap: Arc<Tap>) -> AiStream<P, T> {
+        AiStream {
+            call: Some(call),
+            tap: Some(tap),
+            result: None,
+            done: false,
+            _partial: PhantomData,
+        }
+    }
+
+    /// A stream whose only event is `Done(Err(error))` (the call could not
+    /// start: an argument that does not serialize, no client).
+    pub fn failed(error: Error) -> AiStream<P, T> {
+        AiStream {
+            call: None,
+            tap: None,
+            result: Some(Err(error)),
+            done: false,
+            _partial: PhantomData,
+        }
+    }
+
+    /// The next event (`None` after [`StreamEvent::Done`]): the stream's
+    /// `poll_next` as a future, so no extension trait is needed.
+    pub async fn next(&mut self) -> Option<StreamEvent<P, T>> {
+        std::future::poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut *self), cx)).await
+    }
+
+    /// Runs the call to its end, skipping the partials: the outcome.
+    pub async fn finish(mut self) -> Result<T, Error> {
+        while let Some(event) = self.next().await {
+            if let StreamEvent::Done(result) = event {
+                return result;
+            }
+        }
+        Err(Error::MalformedResponse(
+            "internal error: a streamed call ended without an outcome".into(),
+        ))
+    }
+
+    fn typed(raw: RawEvent) -> Option<StreamEvent<P, T>> {
+        match raw {
+            RawEvent::Partial { attempt, value } => match serde_json::from_value::<P>(value) {
+                Ok(value) => Some(StreamEvent::Partial { attempt, value }),
+                // The partial rules keep every partial within the partial
+                // type; one that is not is skipped, never shown wrong.
+                Err(e) => {
+                    tracing::debug!(error = %e, "vox.ai_stream_partial_skipped");
+                    None
+                }
+            },
+            RawEvent::Retry { attempt, reason } => Some(StreamEvent::Retry { attempt, reason }),
+        }
+    }
+}
+
+impl<P: DeserializeOwned, T> futures_core::Stream for AiStream<P, T> {
+    type Item = StreamEvent<P, T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(raw) = this.tap.as_ref().and_then(|t| t.pop()) {
+                match Self::typed(raw) {
+                    Some(event) => return Poll::Ready(Some(event)),
+                    None => continue,
+                }
+            }
+            if let Some(result) = this.result.take() {
+                this.done = true;
+                this.tap = None;
+                return Poll::Ready(Some(StreamEvent::Done(result)));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let Some(call) = this.call.as_mut() else {
+                this.done = true;
+                return Poll::Ready(None);
+            };
+            match call.as_mut().poll(cx) {
+                Poll::Ready(result) => {
+                    this.call = None;
+                    this.result = Some(result);
+                }
+                Poll::Pending => {
+                    let queued = this
+                        .tap
+                        .as_ref()
+                        .is_some_and(|t| !t.state().queue.is_empty());
+                    if !queued {
+                        return Poll::Pending;
+                    }
+                }
+            }
+        }
+    }
+}
