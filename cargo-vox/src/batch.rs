@@ -457,7 +457,10 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
 }
 
 /// The `@ai` function `name` of the module, as generated code declares it.
-fn ai_function(checked: &vox_codegen::Checked, name: &str) -> Result<AiFunction, String> {
+pub(crate) fn ai_function(
+    checked: &vox_codegen::Checked,
+    name: &str,
+) -> std::result::Result<AiFunction, String> {
     let Some(f) = checked.ai_functions().into_iter().find(|f| f.name == name) else {
         return Err(if checked.has_function(name) {
             format!("`{name}` is not an @ai function: only @ai functions run in batches")

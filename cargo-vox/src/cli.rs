@@ -14,7 +14,7 @@ pub use crate::context::GlobalArgs;
     name = "cargo-vox",
     bin_name = "cargo vox",
     version,
-    about = "Typed LLM functions for Cargo: check, fmt, fix, build, test, run, schema, batch, doctor, lsp"
+    about = "Typed LLM functions for Cargo: check, fmt, fix, build, test, run, schema, call, batch, doctor, lsp"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -50,6 +50,9 @@ pub enum Command {
     /// Print the strict JSON Schema the model is given for a type (`response_format`, or with
     /// `--provider` the request fields that carry it to that provider).
     Schema(crate::schema::SchemaArgs),
+    /// Call an @ai function once with JSON arguments and print the value (`--stream`: as it
+    /// arrives; `--dry-run`: the request, not sent).
+    Call(crate::call::CallArgs),
     /// Run an @ai function over a JSONL file of arguments on the provider's batch engine
     /// (resumable; README, "Bulk runs").
     Batch(crate::batch::BatchArgs),
@@ -70,6 +73,7 @@ impl Command {
             Command::Test(_) => "test",
             Command::Run(_) => "run",
             Command::Schema(_) => "schema",
+            Command::Call(_) => "call",
             Command::Batch(_) => "batch",
             Command::Doctor(_) => "doctor",
             Command::Lsp(_) => "lsp",

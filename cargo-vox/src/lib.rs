@@ -10,6 +10,7 @@
 //! Machine output lives in [`envelope`]; exit codes in [`exit`].
 
 pub mod batch;
+pub mod call;
 pub mod cargo;
 pub mod check;
 pub mod cli;
@@ -53,6 +54,7 @@ fn run_command(command: &cli::Command, ctx: &Context) -> error::Result<i32> {
         cli::Command::Test(args) => lane::commands::test(args, ctx),
         cli::Command::Run(args) => lane::commands::run(args, ctx),
         cli::Command::Schema(args) => schema::run(args, ctx),
+        cli::Command::Call(args) => call::run(args, ctx),
         cli::Command::Batch(args) => batch::run(args, ctx),
         cli::Command::Doctor(args) => doctor::run(args, ctx),
         cli::Command::Lsp(args) => lsp::run(args, ctx),

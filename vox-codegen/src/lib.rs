@@ -147,6 +147,15 @@ impl Checked {
         emit::emit(&self.module, &self.info, opts)
     }
 
+    /// The program `cargo vox call` runs for one call of the `@ai`
+    /// function `function` (docs/runtime.md, "Streaming"): the module
+    /// emitted as for a package, and a `main` that takes the arguments as
+    /// JSON and prints the call's events. `None` when `function` is not an
+    /// `@ai` function. Only meaningful for a module without errors.
+    pub fn call_program(&self, function: &str, opts: &emit::EmitOptions) -> Option<String> {
+        emit::call_program(&self.module, &self.info, opts, function)
+    }
+
     /// The program `cargo vox batch` runs to apply `check = f` of the
     /// `@ai` function `function` to each value of a batch: the module
     /// emitted as for a package, and a `main` serving checks over standard

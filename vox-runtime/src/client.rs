@@ -215,6 +215,16 @@ impl fmt::Debug for Client {
     }
 }
 
+/// A request as it would be sent ([`Client::preview_request`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RequestPreview {
+    pub method: &'static str,
+    pub url: String,
+    /// Name and value of each header; the API key's value is `[redacted]`.
+    pub headers: Vec<(String, String)>,
+    pub body: serde_json::Value,
+}
+
 /// One provider and model to ask.
 #[derive(Debug, Clone, Copy)]
 struct Target<'a> {
@@ -762,6 +772,40 @@ impl Client {
             Error::Config("internal error: a call without a provider went to the network".into())
         })?;
         network.sender(&self.inner.config, target.provider)
+    }
+
+    /// The first request a call of `function` with `args` would send —
+    /// method, URL, headers (the key `[redacted]`) and JSON body, streamed
+    /// or not — without sending anything (`cargo vox call --dry-run`). A
+    /// configuration error under the `fixture` provider, which sends none.
+    pub fn preview_request(
+        &self,
+        function: &AiFunction,
+        args: &Args,
+        stream: bool,
+    ) -> Result<RequestPreview, Error> {
+        let config = &self.inner.config;
+        let target = self.primary_target(function);
+        let network = self.inner.network.as_ref().filter(|_| target.provider != Provider::Fixture).ok_or_else(|| {
+            Error::Config(
+                "the `fixture` provider sends no request: set VOX_LLM_PROVIDER (and a key) to see the one a provider would get".into(),
+            )
+        })?;
+        let sender = network.sender(config, target.provider)?;
+        let call = Call::start(config, function, args, target)?;
+        let wire = call.parts.wire();
+        let mut body = call.parts.request_body(&call.conversation).to_vec();
+        if stream {
+            body = wire.protocol().stream_body(&body);
+        }
+        let (url, headers) = sender.preview(wire, call.parts.model(), stream)?;
+        Ok(RequestPreview {
+            method: "POST",
+            url: url.to_string(),
+            headers,
+            body: serde_json::from_slice(&body)
+                .map_err(|e| Error::MalformedResponse(e.to_string()))?,
+        })
     }
 
     /// The provider and model `function`'s calls go to first (the batch

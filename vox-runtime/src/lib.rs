@@ -53,7 +53,7 @@ pub use batch::{
     Progress, ProgressHook,
 };
 pub use cassette::CassetteMode;
-pub use client::{configure, default_client, Client, ClientBuilder};
+pub use client::{configure, default_client, Client, ClientBuilder, RequestPreview};
 pub use config::{
     Config, ConfigBuilder, ModelRef, Provider, RedirectPolicy, ResponseFormat,
     DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES,

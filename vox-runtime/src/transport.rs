@@ -748,6 +748,35 @@ impl Sender {
         }
     }
 
+    /// The URL and headers of a request for `model` (streamed or not), the
+    /// key's value shown as `[redacted]`: what `cargo vox call --dry-run`
+    /// prints.
+    pub fn preview(
+        &self,
+        wire: Wire,
+        model: &str,
+        stream: bool,
+    ) -> Result<(Url, Vec<(String, String)>), Error> {
+        let url = if stream {
+            self.stream_url(wire, model)?
+        } else {
+            self.url_for(model)?.into_owned()
+        };
+        let headers = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if value.is_sensitive() {
+                    "[redacted]".to_owned()
+                } else {
+                    String::from_utf8_lossy(value.as_bytes()).into_owned()
+                };
+                (name.as_str().to_owned(), shown)
+            })
+            .collect();
+        Ok((url, headers))
+    }
+
     /// The URL a streamed request for `model` goes to.
     pub fn stream_url(&self, wire: Wire, model: &str) -> Result<Url, Error> {
         parse_url(

@@ -588,16 +588,45 @@ pub fn run(file: &Path, args: &[OsString], ctx: &Context) -> Result<i32> {
 
 /// The program that runs `check = f` of the `@ai` function `function` of
 /// the module in `files` for `cargo vox batch` (vox-codegen's
-/// `Checked::check_program`), built in the script cache like a script
-/// (one crate per module and function, warm runs reuse the stamped
-/// program). `Ok(Err(code))`: it did not build, and what rustc said is
-/// reported.
+/// `Checked::check_program`). `Ok(Err(code))`: it did not build, and what
+/// rustc said is reported.
 pub(crate) fn check_program(
     label: &str,
     files: &[PathBuf],
     checked: &vox_codegen::Checked,
     function: &str,
     ctx: &Context,
+) -> Result<std::result::Result<PathBuf, i32>> {
+    module_program(label, files, "check", function, ctx, |opts| {
+        checked.check_program(function, opts)
+    })
+}
+
+/// The program `cargo vox call` runs for one call of the `@ai` function
+/// `function` of the module in `files` (vox-codegen's
+/// `Checked::call_program`).
+pub(crate) fn call_program(
+    label: &str,
+    files: &[PathBuf],
+    checked: &vox_codegen::Checked,
+    function: &str,
+    ctx: &Context,
+) -> Result<std::result::Result<PathBuf, i32>> {
+    module_program(label, files, "call", function, ctx, |opts| {
+        checked.call_program(function, opts)
+    })
+}
+
+/// A program made from the module in `files` for `function` (`kind`:
+/// what it does), built in the script cache like a script: one crate per
+/// module, function and kind; a warm run reuses the stamped program.
+fn module_program(
+    label: &str,
+    files: &[PathBuf],
+    kind: &str,
+    function: &str,
+    ctx: &Context,
+    code: impl FnOnce(&vox_codegen::emit::EmitOptions) -> Option<String>,
 ) -> Result<std::result::Result<PathBuf, i32>> {
     let canonical: Vec<PathBuf> = files
         .iter()
@@ -606,20 +635,17 @@ pub(crate) fn check_program(
     let Some(first) = canonical.first() else {
         return Err(Error::usage(label, "no .vox files"));
     };
-    let Some(code) = checked.check_program(
-        function,
-        &vox_codegen::emit::EmitOptions {
-            script: false,
-            source_names: files.iter().map(|f| display_path(f)).collect(),
-            cassettes: Some(script_cassettes(first)),
-        },
-    ) else {
+    let Some(code) = code(&vox_codegen::emit::EmitOptions {
+        script: false,
+        source_names: files.iter().map(|f| display_path(f)).collect(),
+        cassettes: Some(script_cassettes(first)),
+    }) else {
         return Err(Error::usage(
             label,
-            format!("`{function}` has no `check = f`"),
+            format!("`{function}` is not an @ai function that can be run this way"),
         ));
     };
-    let mut key: Vec<&[u8]> = vec![b"check", function.as_bytes()];
+    let mut key: Vec<&[u8]> = vec![kind.as_bytes(), function.as_bytes()];
     let names: Vec<String> = canonical
         .iter()
         .map(|p| p.to_string_lossy().into_owned())

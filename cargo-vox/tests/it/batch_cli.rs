@@ -4,7 +4,7 @@
 //! a batch API. No request leaves 127.0.0.1: the environment is cleared.
 
 #[path = "../../../vox-runtime/tests/it/batch_emulator/mod.rs"]
-mod batch_emulator;
+pub(crate) mod batch_emulator;
 
 use std::path::Path;
 use std::process::{Command, Output};

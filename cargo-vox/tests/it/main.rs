@@ -1,6 +1,7 @@
 //! cargo-vox's integration tests, one module per area, linked as one binary.
 
 mod batch_cli;
+mod call_cli;
 mod doctor;
 mod lsp;
 mod lsp_hostile;

@@ -113,6 +113,110 @@ where
     }
 }
 
+/// The argument `name` of a `cargo vox call` program's JSON arguments, as
+/// the parameter's type (a missing one is read as `null`, so an `Option`
+/// may be left out).
+pub fn call_arg<T: serde::de::DeserializeOwned>(
+    args: &serde_json::Value,
+    name: &str,
+) -> Result<T, Error> {
+    let value = args.get(name).cloned().unwrap_or(serde_json::Value::Null);
+    serde_json::from_value(value).map_err(|e| Error::Serialize {
+        argument: name.to_owned(),
+        message: format!("the argument does not fit the parameter's type: {e}"),
+    })
+}
+
+/// The line prefix of the events a `cargo vox call` program writes on
+/// standard output (what the program's own `print`s write has none).
+pub const CALL_EVENT_PREFIX: &str = "\u{1e}vox-call ";
+
+/// The `main` of the program `cargo vox call` builds (docs/runtime.md,
+/// "Streaming"): the first argument is the call's arguments as a JSON
+/// object, the second `stream` or `plain`; `start` makes the function's
+/// stream from them. Writes one [`CALL_EVENT_PREFIX`]ed JSON line per event
+/// (`partial`s and `retry`s only when streaming; one `final`) and exits 0
+/// when the call succeeded, 1 when it failed, 2 when the arguments did not
+/// fit.
+pub fn call_main<P, T>(
+    start: impl FnOnce(&serde_json::Value) -> Result<crate::AiStream<P, T>, Error>,
+) where
+    P: serde::de::DeserializeOwned + serde::Serialize,
+    T: serde::Serialize,
+{
+    use std::io::Write as _;
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let stream = argv.get(1).is_some_and(|m| m == "stream");
+    let emit = |event: serde_json::Value| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{CALL_EVENT_PREFIX}{event}");
+        let _ = out.flush();
+    };
+    let failed = |message: String, attempts: u32, code: i32| -> ! {
+        emit(
+            serde_json::json!({"kind": "final", "ok": false, "attempts": attempts, "message": message}),
+        );
+        std::process::exit(code)
+    };
+    let args: serde_json::Value = match argv.first().map(|a| serde_json::from_str(a)) {
+        Some(Ok(v @ serde_json::Value::Object(_))) => v,
+        Some(Ok(_)) => failed("--args must be a JSON object".into(), 0, 2),
+        Some(Err(e)) => failed(format!("--args is not JSON: {e}"), 0, 2),
+        None => failed("no arguments given".into(), 0, 2),
+    };
+    let mut calls = match start(&args) {
+        Ok(stream) => stream,
+        Err(e) => failed(e.to_string(), 0, 2),
+    };
+    let outcome = crate::block_on(async {
+        let mut attempts = 1;
+        while let Some(event) = calls.next().await {
+            match event {
+                crate::StreamEvent::Partial { attempt, value } => {
+                    attempts = attempts.max(attempt);
+                    if stream {
+                        emit(serde_json::json!({"kind": "partial", "attempt": attempt,
+                            "value": serde_json::to_value(&value).unwrap_or_default()}));
+                    }
+                }
+                crate::StreamEvent::Retry { attempt, reason } => {
+                    attempts = attempts.max(attempt + 1);
+                    if stream {
+                        emit(
+                            serde_json::json!({"kind": "retry", "attempt": attempt, "reason": reason}),
+                        );
+                    }
+                }
+                crate::StreamEvent::Done(result) => return (result, attempts),
+            }
+        }
+        (
+            Err(Error::MalformedResponse(
+                "the call ended without an outcome".into(),
+            )),
+            attempts,
+        )
+    });
+    match outcome {
+        (Ok(value), attempts) => {
+            match serde_json::to_value(&value) {
+                Ok(value) => emit(
+                    serde_json::json!({"kind": "final", "ok": true, "attempts": attempts, "value": value}),
+                ),
+                Err(e) => failed(format!("the value does not serialize: {e}"), attempts, 1),
+            }
+            std::process::exit(0)
+        }
+        (Err(error), attempts) => {
+            let attempts = match &error {
+                Error::InvalidOutput { attempts, .. } => *attempts,
+                _ => attempts,
+            };
+            failed(error.to_string(), attempts, 1)
+        }
+    }
+}
+
 /// A partial type's `Option` field: absent is `None` (not seen yet),
 /// `null` is `Some(None)`, a value `Some(Some(v))` (docs/runtime.md,
 /// "Streaming").
