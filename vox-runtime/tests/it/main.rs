@@ -26,6 +26,7 @@ mod reprompt_loop;
 mod security;
 mod server_text;
 mod streaming;
+mod streaming_http;
 mod tracing_span;
 mod transport_seam;
 mod wire_snapshots;
