@@ -15,8 +15,8 @@
 //! requests, the request timeout, classifying the answer (redirect not
 //! followed, error status, body too large) and transport retries (429,
 //! 5xx, connect errors, timeouts) with exponential backoff, jitter and
-//! `Retry-After`, waited on tokio's clock (the request timeout is kept on
-//! the real clock, see `in_flight`). Retries here are invisible to the
+//! `Retry-After`, waited on tokio's clock (as the request timeout is, see
+//! `in_flight`). Retries here are invisible to the
 //! re-prompt loop: they never consume attempts. The retry policy (what is
 //! retryable, how long to wait) is made of pure functions, unit-tested
 //! below.

@@ -22,9 +22,9 @@ use crate::redact::redact_url_passwords;
 ///
 /// Delays are slept on tokio's clock, as are the runtime's retry waits:
 /// under a paused clock (`#[tokio::test(start_paused = true)]`) a test of
-/// backoff and `Retry-After` takes no real time. (The request timeout is
-/// kept on the real clock: a scripted delay longer than it times out only
-/// on an unpaused clock.) Bodies longer than the request's
+/// backoff and `Retry-After` takes no real time, and neither does the
+/// request timeout (a tokio timer: under a paused clock, a scripted delay
+/// longer than it times out at once). Bodies longer than the request's
 /// [`Request::body_limit`] are [`BodyError::TooLarge`], as the default
 /// transport reports them. A request with nothing left to answer it fails
 /// as a connection error.
