@@ -481,3 +481,55 @@ async fn the_fixture_provider_streams_the_fixture_value_in_pieces() {
         assert!(is_state_of(p, &want), "{p}");
     }
 }
+
+#[tokio::test]
+async fn a_streamed_reply_records_the_server_s_usage_and_replays_to_both_calls() {
+    let dir = std::env::temp_dir().join(format!(
+        "vox-stream-cassette-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let cassette_client = |transport: &MemoryTransport, mode: vox_runtime::CassetteMode| {
+        let config = Config::builder(Provider::OpenAi)
+            .api_key("sk-stream-test")
+            .max_transport_retries(0)
+            .cassette(&dir)
+            .cassette_mode(mode)
+            .build()
+            .unwrap();
+        Client::builder(config)
+            .transport(transport.clone())
+            .build()
+            .unwrap()
+    };
+    let body = streamed_body(Wire::Chat, &fragments(REPLY, 7), None);
+    let transport = MemoryTransport::new().reply(ScriptedReply::chunks(200, byte_chunks(&body, 5)));
+    let recording = cassette_client(&transport, vox_runtime::CassetteMode::Record);
+    let (_, _, recorded) = drain(stream(&recording)).await;
+    let recorded = recorded.unwrap();
+    // The usage is the stream's own (`include_usage`'s last chunk).
+    let text = std::fs::read_to_string(dir.join("read.jsonl")).unwrap();
+    let entry: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        entry["reply"]["usage"],
+        json!({"prompt_tokens": 11, "completion_tokens": 22}),
+        "{entry}"
+    );
+    // Replayed with no server: the streamed call streams the recording in
+    // pieces, and the plain call gets the same value from the same entry.
+    let silent = MemoryTransport::new();
+    let replaying = cassette_client(&silent, vox_runtime::CassetteMode::Replay);
+    let (partials, _, replayed) = drain(stream(&replaying)).await;
+    assert_eq!(replayed.unwrap(), recorded);
+    assert!(partials.len() >= 4, "{partials:?}");
+    let plain: Out = replaying
+        .call_ai(&READ, args(), async { panic!("no fixture") })
+        .await
+        .unwrap();
+    assert_eq!(plain, recorded);
+    assert_eq!(silent.request_count(), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
