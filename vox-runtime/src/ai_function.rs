@@ -285,9 +285,11 @@ impl AiFunction {
         wire: Wire,
         model: &str,
         max_tokens: u32,
+        stated: Option<bool>,
     ) -> Result<Cow<'_, RequestParts>, Error> {
-        let fits = |parts: &RequestParts| parts.is_for(wire, model, max_tokens);
-        let build = || RequestParts::new(self, wire, model, max_tokens);
+        let stated = stated.unwrap_or_else(|| wire.protocol().states_shape());
+        let fits = |parts: &RequestParts| parts.is_for(wire, model, max_tokens, stated);
+        let build = || RequestParts::build(self, wire, model, max_tokens, stated);
         if let Some(parts) = self.request_parts.get() {
             if fits(parts) {
                 return Ok(Cow::Borrowed(parts));

@@ -954,7 +954,12 @@ impl<'a> Call<'a> {
             function,
             named: target.named,
             turns: Vec::new(),
-            parts: function.request_parts(wire, target.model, max_tokens)?,
+            parts: function.request_parts(
+                wire,
+                target.model,
+                max_tokens,
+                Some(config.state_shape.decide(wire.protocol().states_shape())),
+            )?,
             conversation,
             keyed_arguments: None,
             attempt: 0,

@@ -55,7 +55,7 @@ pub use batch::{
 pub use cassette::CassetteMode;
 pub use client::{configure, default_client, Client, ClientBuilder, RequestPreview};
 pub use config::{
-    Config, ConfigBuilder, ModelRef, Provider, RedirectPolicy, ResponseFormat,
+    Config, ConfigBuilder, ModelRef, Provider, RedirectPolicy, ResponseFormat, StateShape,
     DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_RETRY_AFTER, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TRANSPORT_RETRIES, DEFAULT_MODEL, DEFAULT_REQUEST_TIMEOUT,

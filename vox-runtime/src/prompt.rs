@@ -21,6 +21,8 @@ pub(crate) struct PartsKey {
     pub wire: Wire,
     pub model: Box<str>,
     pub max_tokens: u32,
+    /// Whether the system message states the schema's shape.
+    pub stated: bool,
 }
 
 /// The parts of one function's requests to one model that are the same for
@@ -240,16 +242,36 @@ impl<'s> Picture<'s, '_> {
 impl RequestParts {
     /// The constant parts of `function`'s requests to `model` with at most
     /// `max_tokens` completion tokens, in the shape of `wire`.
+    #[cfg(test)]
     pub fn new(
         function: &AiFunction,
         wire: Wire,
         model: &str,
         max_tokens: u32,
     ) -> Result<RequestParts, Error> {
+        RequestParts::build(
+            function,
+            wire,
+            model,
+            max_tokens,
+            wire.protocol().states_shape(),
+        )
+    }
+
+    /// [`RequestParts::new`], stating the schema's shape in the system
+    /// message when `stated` (docs/runtime.md, "What the model sees").
+    pub fn build(
+        function: &AiFunction,
+        wire: Wire,
+        model: &str,
+        max_tokens: u32,
+        stated: bool,
+    ) -> Result<RequestParts, Error> {
         let output = function.output();
         let schema = output.raw()?;
         let protocol = wire.protocol();
-        let stated = if protocol.states_shape() {
+        let shape_stated = stated;
+        let stated = if stated {
             Some(stated_shape(function)?)
         } else {
             None
@@ -258,6 +280,7 @@ impl RequestParts {
             function: function.name(),
             task: &task_text(function),
             system: system_text(function, stated.as_deref()),
+            shape: stated.as_deref(),
             schema: schema.get(),
             schema_name: output.name(),
         })?;
@@ -266,6 +289,7 @@ impl RequestParts {
                 wire,
                 model: model.into(),
                 max_tokens,
+                stated: shape_stated,
             },
             temperature: function.temperature(),
             // A JSON string of any text can be written; were it not, the
@@ -286,9 +310,13 @@ impl RequestParts {
         })
     }
 
-    /// Whether these parts were built for `wire`, `model` and `max_tokens`.
-    pub fn is_for(&self, wire: Wire, model: &str, max_tokens: u32) -> bool {
-        self.key.wire == wire && self.key.max_tokens == max_tokens && &*self.key.model == model
+    /// Whether these parts were built for `wire`, `model`, `max_tokens`
+    /// and stating the shape or not.
+    pub fn is_for(&self, wire: Wire, model: &str, max_tokens: u32, stated: bool) -> bool {
+        self.key.wire == wire
+            && self.key.max_tokens == max_tokens
+            && self.key.stated == stated
+            && &*self.key.model == model
     }
 
     /// The model these parts are for.
@@ -744,15 +772,15 @@ mod tests {
     #[test]
     fn constant_parts_are_rendered_once_per_function_for_its_model() {
         static ONCE: AiFunction = AiFunction::new("once", "Do it.", &INVOICE);
-        let first = ONCE.request_parts(CHAT, "model-a", 4096).unwrap();
-        let again = ONCE.request_parts(CHAT, "model-a", 4096).unwrap();
+        let first = ONCE.request_parts(CHAT, "model-a", 4096, None).unwrap();
+        let again = ONCE.request_parts(CHAT, "model-a", 4096, None).unwrap();
         match (&first, &again) {
             (Cow::Borrowed(a), Cow::Borrowed(b)) => assert!(std::ptr::eq(*a, *b)),
             other => panic!("kept parts expected: {other:?}"),
         }
         // Another model (a second client with another default) gets its
         // own parts, built for that call.
-        let other = ONCE.request_parts(CHAT, "model-b", 4096).unwrap();
+        let other = ONCE.request_parts(CHAT, "model-b", 4096, None).unwrap();
         assert!(matches!(other, Cow::Owned(_)));
         let body: serde_json::Value = serde_json::from_slice(
             &other.request_body(&Conversation::text_only(CHAT, &Args::new())),
@@ -760,7 +788,9 @@ mod tests {
         .unwrap();
         assert_eq!(body["model"], "model-b");
         assert_eq!(
-            ONCE.request_parts(CHAT, "model-a", 4096).unwrap().model(),
+            ONCE.request_parts(CHAT, "model-a", 4096, None)
+                .unwrap()
+                .model(),
             "model-a"
         );
 
@@ -769,7 +799,7 @@ mod tests {
         static USES_BROKEN: AiFunction = AiFunction::new("f", "", &BROKEN);
         for _ in 0..2 {
             assert!(matches!(
-                USES_BROKEN.request_parts(CHAT, "m", 4096),
+                USES_BROKEN.request_parts(CHAT, "m", 4096, None),
                 Err(Error::Config(m)) if m.contains("vox-codegen bug")
             ));
         }

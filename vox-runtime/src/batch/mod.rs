@@ -291,7 +291,12 @@ impl Client {
                     options.max_bytes_per_batch.min(max_bytes),
                 );
                 let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
-                let parts = function.request_parts(wire, &model, max_tokens)?;
+                let parts = function.request_parts(
+                    wire,
+                    &model,
+                    max_tokens,
+                    Some(config.state_shape.decide(wire.protocol().states_shape())),
+                )?;
                 let render = |args: &Args| parts.request_body(&Conversation::text_only(wire, args));
                 // A batch's requests are written to its job files and
                 // uploaded: media arguments are not sent that way.

@@ -14,6 +14,7 @@ impl Config {
                 api_key: None,
                 default_model: None,
                 request_timeout: DEFAULT_REQUEST_TIMEOUT,
+                state_shape: StateShape::Auto,
                 stream_first_byte_timeout: DEFAULT_STREAM_FIRST_BYTE_TIMEOUT,
                 stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
                 stream_timeout: DEFAULT_STREAM_TIMEOUT,
@@ -96,6 +97,13 @@ impl ConfigBuilder {
     /// Total time allowed for one HTTP request (default 60 s).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.config.request_timeout = timeout;
+        self
+    }
+    /// Whether the system message states the schema's shape: `Auto` (the
+    /// default) where the request does not hold the model to a schema it
+    /// is shown (docs/runtime.md, "What the model sees").
+    pub fn state_shape(mut self, rule: StateShape) -> Self {
+        self.config.state_shape = rule;
         self
     }
     /// Time a streamed attempt may take to the first byte of its body

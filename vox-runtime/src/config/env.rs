@@ -111,6 +111,9 @@ impl Config {
         if let Some(format) = var("VOX_LLM_RESPONSE_FORMAT") {
             builder = builder.response_format(format.parse()?);
         }
+        if let Some(rule) = var("VOX_LLM_STATE_SHAPE") {
+            builder = builder.state_shape(rule.parse()?);
+        }
         if let Some(model) = var("VOX_LLM_MODEL") {
             builder = builder.default_model(model.trim());
         }

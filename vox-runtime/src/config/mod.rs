@@ -27,7 +27,7 @@ use crate::redact::redact_url_passwords;
 
 pub use builder::ConfigBuilder;
 pub(crate) use provider::PROVIDER_COUNT;
-pub use provider::{ModelRef, Provider, ResponseFormat};
+pub use provider::{ModelRef, Provider, ResponseFormat, StateShape};
 
 /// Model used for `@ai` functions without `model = …` when `VOX_LLM_MODEL`
 /// is not set either.
@@ -151,6 +151,7 @@ pub struct Config {
     pub(crate) api_key: Option<String>,
     pub(crate) default_model: Option<String>,
     pub(crate) request_timeout: Duration,
+    pub(crate) state_shape: StateShape,
     pub(crate) stream_first_byte_timeout: Duration,
     pub(crate) stream_idle_timeout: Duration,
     pub(crate) stream_timeout: Duration,
@@ -208,6 +209,7 @@ impl fmt::Debug for Config {
             .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
             .field("default_model", &self.default_model)
             .field("request_timeout", &self.request_timeout)
+            .field("state_shape", &self.state_shape)
             .field("stream_first_byte_timeout", &self.stream_first_byte_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
             .field("stream_timeout", &self.stream_timeout)
@@ -271,6 +273,10 @@ impl Config {
     /// Total time allowed for one HTTP request.
     pub fn request_timeout(&self) -> Duration {
         self.request_timeout
+    }
+    /// Whether the system message states the schema's shape.
+    pub fn state_shape(&self) -> StateShape {
+        self.state_shape
     }
     /// Time a streamed attempt may take to the first byte of its body.
     pub fn stream_first_byte_timeout(&self) -> Duration {

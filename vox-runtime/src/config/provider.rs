@@ -142,6 +142,62 @@ pub enum ResponseFormat {
     JsonObject,
 }
 
+/// Whether the system message states the schema's shape
+/// (`VOX_LLM_STATE_SHAPE`; docs/runtime.md, "What the model sees").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StateShape {
+    /// Where the request does not hold the model to a schema it is shown:
+    /// `compatible` with `json_object`, OpenRouter (which passes the
+    /// schema only to models that take it) and Ollama (whose `format`
+    /// constrains the output without showing the model the schema). The
+    /// default.
+    #[default]
+    Auto,
+    /// Always, for every provider.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl StateShape {
+    /// The name used in `VOX_LLM_STATE_SHAPE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StateShape::Auto => "auto",
+            StateShape::Always => "always",
+            StateShape::Never => "never",
+        }
+    }
+
+    /// Whether to state the shape where `auto` would say `auto`.
+    pub(crate) fn decide(self, auto: bool) -> bool {
+        match self {
+            StateShape::Auto => auto,
+            StateShape::Always => true,
+            StateShape::Never => false,
+        }
+    }
+}
+
+impl FromStr for StateShape {
+    type Err = Error;
+
+    /// Parses `auto`, `always` or `never`.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let name = s.trim().to_ascii_lowercase();
+        [StateShape::Auto, StateShape::Always, StateShape::Never]
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "VOX_LLM_STATE_SHAPE must be `auto`, `always` or `never`, got `{}`",
+                    s.trim()
+                ))
+            })
+    }
+}
+
 impl ResponseFormat {
     /// The name used in `VOX_LLM_RESPONSE_FORMAT`.
     pub fn name(self) -> &'static str {

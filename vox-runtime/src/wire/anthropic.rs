@@ -46,11 +46,18 @@ impl Protocol for Anthropic {
     // answer is the `tool_use` block's `input`.
     fn prepare(&self, input: Prepare<'_>) -> Result<Prepared, Error> {
         let tool = tool_name(input.function);
+        let mut system = format!(
+            "{}\n\nAnswer by calling the tool `{tool}` once: its input is the result.",
+            input.task,
+        );
+        // Only when asked (`VOX_LLM_STATE_SHAPE=always`): the tool's
+        // `input_schema` shows the model the schema already.
+        if let Some(shape) = input.shape {
+            system.push_str("\nIts input has this shape:\n");
+            system.push_str(shape);
+        }
         Ok(Prepared {
-            system: format!(
-                "{}\n\nAnswer by calling the tool `{tool}` once: its input is the result.",
-                input.task,
-            ),
+            system,
             schema: None,
             tool: Some((tool, tool_description(input.function))),
         })

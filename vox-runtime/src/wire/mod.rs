@@ -58,7 +58,15 @@ impl Backend {
                 } else {
                     ResponseFormat::JsonSchema
                 },
-                stated: !enforced,
+                // `auto`: the shape is stated where the model is not held
+                // to a schema it is shown — a server the provider table
+                // marks as not enforcing it, except a `compatible` server
+                // given `json_schema`, which holds the reply to it (a
+                // grammar, on llama.cpp's server) and shows the model
+                // nothing more by a second statement.
+                stated: !enforced
+                    && !(provider == Provider::Compatible
+                        && config.response_format == ResponseFormat::JsonSchema),
             }),
             TableProtocol::Anthropic => Wire::Anthropic,
             TableProtocol::Gemini => Wire::Gemini,
@@ -126,8 +134,10 @@ pub(crate) struct Prepare<'a> {
     /// The task: the function's doc comment, or a sentence naming it.
     pub task: &'a str,
     /// The system message (the task, how to answer, and the schema's shape
-    /// when [`Protocol::states_shape`]).
+    /// when it is stated).
     pub system: String,
+    /// The schema's shape as the prompt states it, when it is stated.
+    pub shape: Option<&'a str>,
     /// The strict schema's JSON text.
     pub schema: &'a str,
     pub schema_name: &'a str,

@@ -117,12 +117,22 @@ async fn requests_with(
     format: ResponseFormat,
     args: Args,
 ) -> Vec<RecordedRequest> {
+    requests_stating(provider, format, args, vox_runtime::StateShape::Auto).await
+}
+
+async fn requests_stating(
+    provider: Provider,
+    format: ResponseFormat,
+    args: Args,
+    rule: vox_runtime::StateShape,
+) -> Vec<RecordedRequest> {
     let [bad, good] = replies(provider);
     let transport = MemoryTransport::new().reply(bad).reply(good);
     let config = Config::builder(provider)
         .base_url("http://127.0.0.1:9/snap")
         .api_key("sk-snap-key-0123")
         .response_format(format)
+        .state_shape(rule)
         .max_transport_retries(0)
         .build()
         .unwrap();
@@ -178,6 +188,45 @@ async fn each_wire_renders_a_first_call_and_a_correction_turn() {
             first[..common].contains("EUR"),
             "{name}: the correction turn changed the first call"
         );
+    }
+}
+
+/// When the system message states the schema's shape (docs/runtime.md,
+/// "What the model sees"): under `auto` only where the request does not
+/// hold the model to a schema it is shown; `always` and `never` for every
+/// provider.
+#[tokio::test]
+async fn the_shape_is_stated_only_where_the_schema_is_not_enforced() {
+    use vox_runtime::StateShape;
+    // (provider, format, stated under auto)
+    let table = [
+        (Provider::OpenAi, ResponseFormat::JsonSchema, false),
+        (Provider::OpenRouter, ResponseFormat::JsonSchema, true),
+        (Provider::Compatible, ResponseFormat::JsonSchema, false),
+        (Provider::Compatible, ResponseFormat::JsonObject, true),
+        (Provider::Anthropic, ResponseFormat::JsonSchema, false),
+        (Provider::Gemini, ResponseFormat::JsonSchema, false),
+        (Provider::Ollama, ResponseFormat::JsonSchema, true),
+    ];
+    for (provider, format, auto) in table {
+        for (rule, want) in [
+            (StateShape::Auto, auto),
+            (StateShape::Always, true),
+            (StateShape::Never, false),
+        ] {
+            let args = Args::new()
+                .arg("ocr_text", "ACME")
+                .unwrap()
+                .arg("currency", "EUR")
+                .unwrap();
+            let requests = requests_stating(provider, format, args, rule).await;
+            let body = std::str::from_utf8(&requests[0].body).unwrap();
+            // The stated shape pictures the fields: `"vendor": <string>`.
+            let stated = body.contains("<string>");
+            assert_eq!(stated, want, "{provider:?} {format:?} {rule:?}: {body}");
+            // The schema itself still travels in the provider's field.
+            assert!(body.contains("vendor"), "{body}");
+        }
     }
 }
 

@@ -1,0 +1,352 @@
+//! The CPU cost of streaming a reply, against the plain call of the same
+//! reply (docs/runtime.md, "Streaming").
+//!
+//! The return type is `Order { title: str, items: list[Item] }` with
+//! `Item { name: str, note: str, qty: int, tags: list[str] }`; the reply is
+//! about 64 KiB of it. Both sides go through a `MemoryTransport` (no
+//! sockets), on a current-thread runtime, so the process CPU time
+//! (`getrusage`, user + system) is the runtime's work:
+//! - `plain`: `call_ai`, the transport answering the whole chat completion;
+//! - `streamed`: `call_ai_stream` drained to its outcome (every partial
+//!   deserialized into the generated-style `PartialOrder`), the transport
+//!   answering the OpenAI SSE form of the same content, `FRAGMENT` content
+//!   characters per `delta` event, in 256-byte chunks.
+//!
+//! It prints the CPU time per call of each, their ratio for each fragment
+//! size, and the ratio's goal (3.0) for the main case (16-character
+//! deltas). It then times the first partial: from the first poll of the
+//! stream, and from the transport handing over a first chunk that carries
+//! the first content, to the first `Partial` event.
+//!
+//! `VOX_BENCH_SECONDS` sets the time spent per case (default 1.0);
+//! `VOX_BENCH_KIB` the reply's size (default 64).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::json;
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::transport::{MemoryTransport, ScriptedReply};
+use vox_runtime::{Client, Config, Provider, StreamEvent};
+
+static ORDER: OutputSchema = OutputSchema::new(
+    "Order",
+    r#"{"type":"object","properties":{"title":{"type":"string"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"note":{"type":"string"},"qty":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name","note","qty","tags"],"additionalProperties":false}}},"required":["title","items"],"additionalProperties":false}"#,
+    false,
+);
+static READ: AiFunction = AiFunction::new("read_order", "Read the order.", &ORDER)
+    .with_model("gpt-4o-mini")
+    .with_max_iterations(1);
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+struct Order {
+    title: String,
+    items: Vec<Item>,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+struct Item {
+    name: String,
+    note: String,
+    qty: i64,
+    tags: Vec<String>,
+}
+
+/// `Partial<Order>` as vox-codegen generates it: every field optional.
+#[derive(Debug, serde::Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+#[allow(dead_code)]
+struct PartialOrder {
+    title: Option<String>,
+    items: Option<Vec<PartialItem>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(crate = "vox_runtime::serde")]
+#[allow(dead_code)]
+struct PartialItem {
+    name: Option<String>,
+    note: Option<String>,
+    qty: Option<i64>,
+    tags: Option<Vec<String>>,
+}
+
+/// The reply: about `bytes` bytes of an order, with escapes and a little
+/// multi-byte text.
+fn reply(bytes: usize) -> String {
+    let mut items = Vec::new();
+    let mut size = 0;
+    let mut i = 0;
+    while size < bytes {
+        let item = json!({
+            "name": format!("item {i} — \"widget\""),
+            "note": format!("ships in {} days; handle with care, café stock #{i}", i % 9),
+            "qty": i * 7 % 1000,
+            "tags": ["red", format!("batch-{}", i % 13), "日本"],
+        });
+        size += item.to_string().len() + 1;
+        items.push(item);
+        i += 1;
+    }
+    json!({"title": "Order 42", "items": items}).to_string()
+}
+
+/// The OpenAI SSE body streaming `content` in deltas of `fragment`
+/// characters, as chunks of `chunk` bytes.
+fn sse_chunks(content: &str, fragment: usize, chunk: usize) -> Vec<Bytes> {
+    let chars: Vec<char> = content.chars().collect();
+    let mut body = String::new();
+    for piece in chars.chunks(fragment) {
+        let piece: String = piece.iter().collect();
+        let event = json!({"id": "c1", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    let done = json!({"id": "c1", "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    body.push_str(&format!("data: {done}\n\n"));
+    let usage = json!({"id": "c1", "choices": [],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20000}});
+    body.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    body.as_bytes()
+        .chunks(chunk)
+        .map(Bytes::copy_from_slice)
+        .collect()
+}
+
+fn whole(content: &str) -> serde_json::Value {
+    json!({"id": "c1", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20000}})
+}
+
+/// The CPU time this process has used (user + system), where `getrusage`
+/// says; else `None` (wall time is used instead).
+#[cfg(unix)]
+fn cpu_time() -> Option<Duration> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is a valid, writable `rusage`; RUSAGE_SELF is valid.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: getrusage succeeded and filled it in.
+    let usage = unsafe { usage.assume_init() };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    Some(time(usage.ru_utime) + time(usage.ru_stime))
+}
+
+#[cfg(not(unix))]
+fn cpu_time() -> Option<Duration> {
+    None
+}
+
+fn client(transport: &MemoryTransport) -> Client {
+    let config = Config::builder(Provider::OpenAi)
+        .api_key("sk-bench")
+        .max_transport_retries(0)
+        .build()
+        .expect("config");
+    Client::builder(config)
+        .transport(transport.clone())
+        .build()
+        .expect("client")
+}
+
+fn args() -> Args {
+    Args::new().arg("text", "the order").expect("args")
+}
+
+async fn plain(client: &Client) {
+    let order: Order = client
+        .call_ai(&READ, args(), async { panic!("no fixture") })
+        .await
+        .expect("the plain call");
+    assert!(!order.items.is_empty());
+}
+
+/// Drains a streamed call; the number of partials.
+async fn streamed(client: &Client) -> usize {
+    let mut stream = client
+        .call_ai_stream::<PartialOrder, Order, _>(&READ, args(), async { panic!("no fixture") });
+    let mut partials = 0;
+    while let Some(event) = stream.next().await {
+        match event {
+            StreamEvent::Partial { .. } => partials += 1,
+            StreamEvent::Retry { reason, .. } => panic!("a retry: {reason}"),
+            StreamEvent::Done(result) => {
+                assert!(!result.expect("the streamed call").items.is_empty());
+            }
+        }
+    }
+    partials
+}
+
+/// CPU (or wall, without `getrusage`) time per run of `run`, over at
+/// least 3 runs and about `budget`.
+fn per_run(runtime: &tokio::runtime::Runtime, budget: Duration, mut run: impl FnMut()) -> Duration {
+    run(); // warm up
+    let started = Instant::now();
+    let cpu_start = cpu_time();
+    let mut runs = 0u32;
+    while runs < 3 || started.elapsed() < budget {
+        run();
+        runs += 1;
+    }
+    let _ = runtime;
+    match (cpu_start, cpu_time()) {
+        (Some(a), Some(b)) => (b - a) / runs,
+        _ => started.elapsed() / runs,
+    }
+}
+
+fn show(d: Duration) -> String {
+    if d < Duration::from_millis(1) {
+        format!("{:.1} µs", d.as_secs_f64() * 1e6)
+    } else {
+        format!("{:.2} ms", d.as_secs_f64() * 1e3)
+    }
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort_unstable();
+    xs[xs.len() / 2]
+}
+
+/// The goal for the main case: a streamed call costs at most this many
+/// times the plain call's CPU.
+const GOAL: f64 = 3.0;
+/// The main case's content characters per `delta` event.
+const MAIN_FRAGMENT: usize = 16;
+const CHUNK: usize = 256;
+
+fn main() {
+    let budget = Duration::from_secs_f64(
+        std::env::var("VOX_BENCH_SECONDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1.0),
+    );
+    let kib: usize = std::env::var("VOX_BENCH_KIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let content = reply(kib * 1024);
+    let clock = if cpu_time().is_some() {
+        "process CPU time (getrusage)"
+    } else {
+        "wall time"
+    };
+    println!(
+        "streaming: a {} B reply ({} items), OpenAI wire, MemoryTransport, current-thread runtime, {clock} per call",
+        content.len(),
+        serde_json::from_str::<serde_json::Value>(&content).unwrap()["items"]
+            .as_array()
+            .unwrap()
+            .len()
+    );
+
+    let body = whole(&content);
+    let transport = MemoryTransport::new().otherwise(move |_| ScriptedReply::json(200, &body));
+    let plain_client = client(&transport);
+    let plain_cpu = per_run(&runtime, budget, || runtime.block_on(plain(&plain_client)));
+    println!(
+        "plain    whole body                        {:>10}",
+        show(plain_cpu)
+    );
+
+    let mut main_ratio = None;
+    for fragment in [4, MAIN_FRAGMENT, 64] {
+        let chunks = sse_chunks(&content, fragment, CHUNK);
+        let body_len: usize = chunks.iter().map(Bytes::len).sum();
+        let count = chunks.len();
+        let transport =
+            MemoryTransport::new().otherwise(move |_| ScriptedReply::chunks(200, chunks.clone()));
+        let client = client(&transport);
+        let partials = runtime.block_on(streamed(&client));
+        let cpu = per_run(&runtime, budget, || {
+            runtime.block_on(streamed(&client));
+        });
+        let ratio = cpu.as_secs_f64() / plain_cpu.as_secs_f64();
+        println!(
+            "streamed {fragment:>2}-char deltas, {body_len:>8} B in {count:>5} chunks, {partials:>5} partials   {:>10}   ratio {ratio:.1}{}",
+            show(cpu),
+            if fragment == MAIN_FRAGMENT { "  (main case)" } else { "" }
+        );
+        if fragment == MAIN_FRAGMENT {
+            main_ratio = Some(ratio);
+        }
+    }
+
+    // The first partial: the first chunk carries the first content. Alone
+    // (the rest of the body not there yet), and with the whole body ready
+    // at once (a burst, as a fast server or a replay gives).
+    let chunks = sse_chunks(&content, MAIN_FRAGMENT, CHUNK);
+    let first_chunk = chunks[0].clone();
+    for (label, burst, runs) in [
+        ("first chunk alone", false, 2_000),
+        ("whole body ready", true, 5),
+    ] {
+        let sent_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+        let sent = Arc::clone(&sent_at);
+        let chunks = chunks.clone();
+        let first = first_chunk.clone();
+        let transport = MemoryTransport::new().otherwise(move |_| {
+            *sent.lock().unwrap() = Some(Instant::now());
+            if burst {
+                ScriptedReply::chunks(200, chunks.clone())
+            } else {
+                ScriptedReply::chunks(200, [first.clone()]).then_hang()
+            }
+        });
+        let client = client(&transport);
+        let mut from_poll = Vec::new();
+        let mut from_answer = Vec::new();
+        for _ in 0..runs {
+            runtime.block_on(async {
+                let mut stream =
+                    client.call_ai_stream::<PartialOrder, Order, _>(&READ, args(), async {
+                        panic!("no fixture")
+                    });
+                let polled = Instant::now();
+                match stream.next().await {
+                    Some(StreamEvent::Partial { .. }) => {}
+                    other => panic!("the first event: {other:?}"),
+                }
+                let now = Instant::now();
+                from_poll.push(now - polled);
+                let sent = sent_at.lock().unwrap().take().expect("sent");
+                from_answer.push(now - sent);
+                // Dropped here: the call is cancelled.
+            });
+        }
+        println!(
+            "first partial, {label:<17} ({} B first chunk): from the first poll {:>9}, from the transport's answer {:>9} (wall, medians of {runs})",
+            first_chunk.len(),
+            show(median(from_poll)),
+            show(median(from_answer)),
+        );
+    }
+
+    let ratio = main_ratio.expect("the main case ran");
+    if ratio > GOAL {
+        println!(
+            "GOAL MISSED: the streamed call costs {ratio:.1}× the plain call's CPU ({MAIN_FRAGMENT}-char deltas, {CHUNK}-byte chunks; goal ≤ {GOAL})"
+        );
+        // Not an exit status yet: the current implementation misses the
+        // goal by far (see the printed figures), and a bench that always
+        // fails is noise. Once it is within reach, exit non-zero here.
+        return;
+    }
+    println!("goal met: {ratio:.1}× ≤ {GOAL}");
+}
