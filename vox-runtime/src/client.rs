@@ -911,6 +911,8 @@ struct Call<'a> {
     attempt: u32,
     /// The previous rejected reply, to notice the model repeating it.
     previous_reply: Option<String>,
+    /// Whether the temperature was stepped up after a runaway or repeat.
+    stepped: bool,
     span: tracing::Span,
 }
 
@@ -964,6 +966,7 @@ impl<'a> Call<'a> {
             keyed_arguments: None,
             attempt: 0,
             previous_reply: None,
+            stepped: false,
             span,
         })
     }
@@ -1101,7 +1104,21 @@ impl<'a> Call<'a> {
         // The same reply, word for word, after a correction: asking again
         // would get it once more (docs/runtime.md, "What the model sees").
         let repeated = self.previous_reply.as_deref() == Some(rejection.reply.as_str());
-        if attempt < attempts_allowed && !repeated {
+        // A reply that ran to the length limit or repeated the previous one
+        // is not asked for again the same way: the temperature steps up,
+        // once per call, where the function sets one below the cap
+        // (docs/runtime.md, "What the model sees").
+        let temperature = self.parts.temperature.filter(|t| *t < TEMPERATURE_STEP_CAP);
+        let step = (rejection.cut_off || repeated) && !self.stepped && temperature.is_some();
+        if attempt < attempts_allowed && (!repeated || step) {
+            if let (true, Some(from)) = (step, temperature) {
+                let to = (from.max(0.0) + TEMPERATURE_STEP).min(TEMPERATURE_STEP_CAP);
+                self.parts.to_mut().set_temperature(to);
+                self.stepped = true;
+                self.span.in_scope(|| {
+                    tracing::info!(attempt, from, to, "vox.ai_temperature_step");
+                });
+            }
             self.conversation.push_correction(&rejection);
             self.previous_reply = Some(rejection.reply);
             return Ok(());
@@ -1131,6 +1148,12 @@ impl<'a> Call<'a> {
 /// not stream) is recognised in a body of at most this many bytes
 /// without an event.
 const WHOLE_ANSWER_PROBE: usize = 16 * 1024 * 1024;
+
+/// After a reply cut off by the length limit or repeated word for word,
+/// the next attempt's temperature is this much higher, at most
+/// [`TEMPERATURE_STEP_CAP`] (docs/runtime.md, "What the model sees").
+const TEMPERATURE_STEP: f64 = 0.3;
+const TEMPERATURE_STEP_CAP: f64 = 1.0;
 
 /// A fixture's value streams in pieces of this many bytes.
 const FIXTURE_PIECE: usize = 8;

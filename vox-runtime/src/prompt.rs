@@ -310,6 +310,12 @@ impl RequestParts {
         })
     }
 
+    /// Asks at `temperature` from now on (a runaway reply's next attempt).
+    pub fn set_temperature(&mut self, temperature: f64) {
+        self.temperature = Some(temperature);
+        self.first_request = OnceLock::new();
+    }
+
     /// Whether these parts were built for `wire`, `model`, `max_tokens`
     /// and stating the shape or not.
     pub fn is_for(&self, wire: Wire, model: &str, max_tokens: u32, stated: bool) -> bool {
@@ -581,6 +587,7 @@ mod tests {
 
     fn rejected(reply: &str, error: &str) -> crate::reply::RejectedReply {
         crate::reply::RejectedReply {
+            cut_off: false,
             error: error.to_owned(),
             reply: reply.to_owned(),
             tool_use: None,
@@ -939,6 +946,7 @@ mod tests {
         let mut conversation = Conversation::text_only(Wire::Anthropic, &Args::new());
         let block = r#"{"type":"tool_use","id":"toolu_9","name":"extract_invoice","input":{}}"#;
         conversation.push_correction(&crate::reply::RejectedReply {
+            cut_off: false,
             error: "missing field `vendor`".into(),
             reply: "{}".into(),
             tool_use: Some((block.into(), "toolu_9".into())),

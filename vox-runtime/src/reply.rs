@@ -70,6 +70,9 @@ pub(crate) struct RejectedReply {
     pub reply: String,
     /// Anthropic: the `tool_use` block as the model sent it, and its id.
     pub tool_use: Option<(String, String)>,
+    /// The reply was cut off by the length limit (the next attempt is
+    /// asked differently; docs/runtime.md, "What the model sees").
+    pub cut_off: bool,
 }
 
 impl Answer<'_> {
@@ -85,9 +88,15 @@ impl Answer<'_> {
             return Err(reject(refused.clone()));
         }
         if let Some(how) = self.truncated {
-            return Err(reject(format!(
-                "the reply was truncated ({how}); answer with a shorter value"
-            )));
+            let mut rejected = reject(match runaway(reply) {
+                Some(run) => format!(
+                    "the reply was truncated ({how}) {run}; write each value once and end \
+                     the JSON value"
+                ),
+                None => format!("the reply was truncated ({how}); answer with a shorter value"),
+            });
+            rejected.cut_off = true;
+            return Err(rejected);
         }
         content.ok_or_else(|| reject("the reply had no content".to_owned()))
     }
@@ -101,8 +110,53 @@ impl Answer<'_> {
                 .tool_use
                 .as_ref()
                 .map(|(block, id)| ((*block).to_owned(), id.clone().into_owned())),
+            cut_off: false,
         }
     }
+}
+
+/// How a cut-off reply ran away, when it ends repeating itself: ``while
+/// repeating `Cancel` (in `email`)``. A run is a piece of 1 to 64
+/// characters repeated at least 8 times, over at least 24 characters, at
+/// the very end of the reply; the field is the last key written before
+/// the run began.
+pub(crate) fn runaway(reply: &str) -> Option<String> {
+    let chars: Vec<char> = reply.chars().collect();
+    let n = chars.len();
+    for period in 1..=64.min(n / 8) {
+        let unit = &chars[n - period..];
+        let mut start = n - period;
+        while start >= period && chars[start - period..start] == *unit {
+            start -= period;
+        }
+        let repeats = (n - start) / period;
+        if repeats >= 8 && n - start >= 24 {
+            let unit: String = unit.iter().collect();
+            let before: String = chars[..start].iter().collect();
+            let shown = crate::server_text::server_text(&unit, 64);
+            return Some(match last_key(&before) {
+                Some(key) => format!("while repeating `{shown}` (in `{key}`)"),
+                None => format!("while repeating `{shown}`"),
+            });
+        }
+    }
+    None
+}
+
+/// The last `"key":` in `text`, if any.
+fn last_key(text: &str) -> Option<String> {
+    let mut search = text;
+    while let Some(at) = search.rfind("\":") {
+        let head = &search[..at];
+        if let Some(open) = head.rfind('"') {
+            let key = &head[open + 1..];
+            if !key.is_empty() && key.len() <= 64 && !key.contains(['"', '\\']) {
+                return Some(key.to_owned());
+            }
+        }
+        search = head;
+    }
+    None
 }
 
 /// How servers say a reply was cut off, as [`Answer`] keeps it.
@@ -586,5 +640,31 @@ mod tests {
         );
         assert!(error.ends_with(" more bytes))"), "{error}");
         assert!(!error.chars().any(char::is_control), "{error}");
+    }
+}
+
+#[cfg(test)]
+mod runaway_tests {
+    use super::runaway;
+
+    #[test]
+    fn runs_at_the_end_are_found_with_their_field() {
+        let email = format!(r#"{{"name":"A","email":"x{}"#, "Cancel".repeat(20));
+        assert_eq!(
+            runaway(&email).as_deref(),
+            Some("while repeating `Cancel` (in `email`)")
+        );
+        let tags = format!(r#"{{"tags":["tea","{}"#, "🍵".repeat(30));
+        assert_eq!(
+            runaway(&tags).as_deref(),
+            Some("while repeating `🍵` (in `tags`)")
+        );
+        let lines = format!(r#"{{"lines":[{}"#, r#"{"item":"tea","qty":1},"#.repeat(10));
+        let found = runaway(&lines).unwrap();
+        assert!(found.contains("qty"), "{found}");
+        // Too short a run, or none: nothing said.
+        assert_eq!(runaway(r#"{"a":"abababab"}"#), None);
+        assert_eq!(runaway(r#"{"name":"Anna Schmidt","email":"anna@exa"#), None);
+        assert_eq!(runaway(""), None);
     }
 }

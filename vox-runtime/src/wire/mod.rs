@@ -64,8 +64,8 @@ impl Backend {
                 // given `json_schema`, which holds the reply to it (a
                 // grammar, on llama.cpp's server) and shows the model
                 // nothing more by a second statement.
-                stated: !enforced
-                    && !(provider == Provider::Compatible
+                stated: !(enforced
+                    || provider == Provider::Compatible
                         && config.response_format == ResponseFormat::JsonSchema),
             }),
             TableProtocol::Anthropic => Wire::Anthropic,

@@ -23,6 +23,7 @@ mod providers_redaction;
 mod rate_limits;
 mod reply_repairs;
 mod reprompt_loop;
+mod runaway_replies;
 mod security;
 mod server_text;
 mod streaming;

@@ -207,12 +207,15 @@ async fn never_valid_makes_exactly_n_attempts() {
 }
 
 /// A model that sends back its previous reply word for word after a
-/// correction is not asked again (docs/runtime.md, "What the model sees").
+/// correction is not asked again the same way (docs/runtime.md, "What the
+/// model sees"): without a temperature to step up, the call ends.
 #[tokio::test]
 async fn a_reply_repeated_word_for_word_ends_the_call() {
+    static NO_TEMPERATURE: AiFunction =
+        AiFunction::new("extract_invoice", "Extract.", &INVOICE_SCHEMA).with_max_iterations(3);
     let server = MemoryServer::start(vec![], Reply::chat("I think the vendor is ACME.")).await;
     let err = client_for(&server)
-        .call_ai::<Invoice, _>(&EXTRACT_INVOICE, ocr_args(), unreachable_fixture())
+        .call_ai::<Invoice, _>(&NO_TEMPERATURE, ocr_args(), unreachable_fixture())
         .await
         .unwrap_err();
     assert_eq!(server.request_count(), 2, "max_iterations is 3");
