@@ -1058,6 +1058,7 @@ impl<'a> Call<'a> {
         }
         if let Some(tap) = tap {
             tap.content(&streamed.content);
+            tap.end();
         }
         Ok(())
     }

@@ -744,6 +744,9 @@ impl Sender {
             }
             if !chunk.is_empty() {
                 sink(&chunk).map_err(FailedTry::fatal)?;
+                // Let the program see what this chunk showed before the
+                // next is read, even when chunks are ready back to back.
+                tokio::task::yield_now().await;
             }
         }
     }

@@ -46,9 +46,18 @@ enum RawEvent {
     },
 }
 
+/// A reply's first this many bytes show every change; past them a partial
+/// is made once the content has grown by an eighth.
+const EVERY_CHANGE_BYTES: usize = 4096;
+
 /// Where a streamed call reports what it sees: each attempt's content so
-/// far becomes partial values (one event each time the value changes),
-/// and each rejected attempt a retry.
+/// far is parsed as it arrives (work linear in the reply), and a partial
+/// value is made from it when the program asks for the next event — at
+/// most one per new piece of content; past the first 4 KiB only once the
+/// content has grown by an eighth since the last partial shown (or the
+/// attempt ended), so that making partials costs a bounded multiple of
+/// parsing the reply once, however finely it is chunked (docs/runtime.md,
+/// "Streaming"). A rejected attempt is a retry.
 pub(crate) struct Tap {
     schema: serde_json::Value,
     /// Whether the value is wrapped in `{"value": …}` (a return type that
@@ -63,7 +72,24 @@ struct TapState {
     parser: Option<PartialParser>,
     /// How much of the attempt's content the parser has been given.
     fed: usize,
+    /// How much of it the last partial shown was made from.
+    shown: usize,
+    /// The attempt's content is complete: its last partial is due.
+    ended: bool,
     last: Option<serde_json::Value>,
+}
+
+impl TapState {
+    /// Whether a partial is due: new content, and (past the first
+    /// [`EVERY_CHANGE_BYTES`]) grown by an eighth since the last one shown,
+    /// or the attempt's end.
+    fn due(&self) -> bool {
+        self.parser.is_some()
+            && self.fed > self.shown
+            && (self.ended
+                || self.shown < EVERY_CHANGE_BYTES
+                || self.fed - self.shown >= self.shown / 8)
+    }
 }
 
 impl Tap {
@@ -76,6 +102,8 @@ impl Tap {
                 attempt: 0,
                 parser: None,
                 fed: 0,
+                shown: 0,
+                ended: false,
                 last: None,
             }),
         }
@@ -91,11 +119,13 @@ impl Tap {
         state.attempt += 1;
         state.parser = Some(PartialParser::new(&self.schema));
         state.fed = 0;
+        state.shown = 0;
+        state.ended = false;
         state.last = None;
     }
 
     /// The current attempt's content is now `content` (what came before
-    /// and more): the new text is parsed, and a changed partial queued.
+    /// and more): the new text is parsed.
     pub fn content(&self, content: &str) {
         let mut state = self.state();
         let state = &mut *state;
@@ -103,39 +133,33 @@ impl Tap {
             // The content was replaced (a tool block after text): anew.
             state.parser = Some(PartialParser::new(&self.schema));
             state.fed = 0;
+            state.shown = 0;
             state.last = None;
         }
         let Some(parser) = state.parser.as_mut() else {
             return;
         };
-        if content.len() == state.fed {
-            return;
-        }
-        parser.push(&content[state.fed..]);
-        state.fed = content.len();
-        let value = parser.value().and_then(|v| {
-            if self.wrapped {
-                match v {
-                    serde_json::Value::Object(mut map) => map.remove("value"),
-                    _ => None,
-                }
-            } else {
-                Some(v)
-            }
-        });
-        if let Some(value) = value {
-            if state.last.as_ref() != Some(&value) {
-                state.last = Some(value.clone());
-                state.queue.push_back(RawEvent::Partial {
-                    attempt: state.attempt,
-                    value,
-                });
-            }
+        if content.len() > state.fed {
+            parser.push(&content[state.fed..]);
+            state.fed = content.len();
         }
     }
 
+    /// The current attempt's content is complete: its last partial is due
+    /// whatever its size.
+    pub fn end(&self) {
+        self.state().ended = true;
+    }
+
+    /// Whether the program should be handed an event now.
+    pub fn ready(&self) -> bool {
+        let state = self.state();
+        !state.queue.is_empty() || state.due()
+    }
+
     /// `text` as if it arrived in pieces of about `piece` bytes (a replayed
-    /// or fixture answer, which has no chunks of its own).
+    /// or fixture answer, which has no chunks of its own): every piece is
+    /// shown, as a program polling after each would see it.
     pub fn replay(&self, text: &str, piece: usize) {
         self.begin();
         let mut end = 0;
@@ -145,6 +169,11 @@ impl Tap {
                 end += 1;
             }
             self.content(&text[..end]);
+            let mut state = self.state();
+            state.ended = end == text.len();
+            if let Some(partial) = Self::snapshot(&mut state, self.wrapped) {
+                state.queue.push_back(partial);
+            }
         }
     }
 
@@ -159,11 +188,45 @@ impl Tap {
             attempt,
             reason: reason.to_owned(),
         });
+        // What the attempt did not show yet is void with it.
+        state.parser = None;
         state.last = None;
     }
 
+    /// The next event: one queued, else a partial if one is due.
     fn pop(&self) -> Option<RawEvent> {
-        self.state().queue.pop_front()
+        let mut state = self.state();
+        if let Some(event) = state.queue.pop_front() {
+            return Some(event);
+        }
+        if !state.due() {
+            return None;
+        }
+        Self::snapshot(&mut state, self.wrapped)
+    }
+
+    /// The partial of the content so far, if it shows something new.
+    fn snapshot(state: &mut TapState, wrapped: bool) -> Option<RawEvent> {
+        let value = state.parser.as_ref()?.value();
+        state.shown = state.fed;
+        let value = value.and_then(|v| {
+            if wrapped {
+                match v {
+                    serde_json::Value::Object(mut map) => map.remove("value"),
+                    _ => None,
+                }
+            } else {
+                Some(v)
+            }
+        })?;
+        if state.last.as_ref() == Some(&value) {
+            return None;
+        }
+        state.last = Some(value.clone());
+        Some(RawEvent::Partial {
+            attempt: state.attempt,
+            value,
+        })
     }
 }
 
@@ -298,11 +361,7 @@ impl<P: DeserializeOwned, T> futures_core::Stream for AiStream<P, T> {
                     this.result = Some(result);
                 }
                 Poll::Pending => {
-                    let queued = this
-                        .tap
-                        .as_ref()
-                        .is_some_and(|t| !t.state().queue.is_empty());
-                    if !queued {
+                    if !this.tap.as_ref().is_some_and(|t| t.ready()) {
                         return Poll::Pending;
                     }
                 }

@@ -906,8 +906,6 @@ async fn a_byte_a_second_trips_the_idle_timeout_over_http() {
 /// A body whose chunks are all ready at once (a transport answering from
 /// memory, a burst already buffered): partials should still be shown as
 /// the content is read, not all after the whole body.
-#[ignore = "runtime bug: AiStream shows no partial until the call future returns Pending; \
-            a body whose chunks are all ready is read to its end first (see the report)"]
 #[tokio::test]
 async fn partials_of_a_body_that_is_all_there_come_before_its_end() {
     let body = streamed_body(Wire::Chat, &fragments(REPLY, 3));
