@@ -266,7 +266,7 @@ fn main() {
     );
 
     let mut main_ratio = None;
-    for fragment in [4, MAIN_FRAGMENT, 64] {
+    for fragment in [4, MAIN_FRAGMENT, 64, 256] {
         let chunks = sse_chunks(&content, fragment, CHUNK);
         let body_len: usize = chunks.iter().map(Bytes::len).sum();
         let count = chunks.len();

@@ -47,14 +47,14 @@ enum RawEvent {
 }
 
 /// A reply's first this many bytes show every change; past them a partial
-/// is made once the content has grown by an eighth.
+/// is made once the content has grown by a quarter.
 const EVERY_CHANGE_BYTES: usize = 4096;
 
 /// Where a streamed call reports what it sees: each attempt's content so
 /// far is parsed as it arrives (work linear in the reply), and a partial
 /// value is made from it when the program asks for the next event — at
 /// most one per new piece of content; past the first 4 KiB only once the
-/// content has grown by an eighth since the last partial shown (or the
+/// content has grown by a quarter since the last partial shown (or the
 /// attempt ended), so that making partials costs a bounded multiple of
 /// parsing the reply once, however finely it is chunked (docs/runtime.md,
 /// "Streaming"). A rejected attempt is a retry.
@@ -76,19 +76,21 @@ struct TapState {
     shown: usize,
     /// The attempt's content is complete: its last partial is due.
     ended: bool,
-    last: Option<serde_json::Value>,
+    /// A hash of the last partial shown, to show only changes (a hash, not
+    /// a copy: copying every partial cost more than making it).
+    last: Option<u64>,
 }
 
 impl TapState {
     /// Whether a partial is due: new content, and (past the first
-    /// [`EVERY_CHANGE_BYTES`]) grown by an eighth since the last one shown,
+    /// [`EVERY_CHANGE_BYTES`]) grown by a quarter since the last one shown,
     /// or the attempt's end.
     fn due(&self) -> bool {
         self.parser.is_some()
             && self.fed > self.shown
             && (self.ended
                 || self.shown < EVERY_CHANGE_BYTES
-                || self.fed - self.shown >= self.shown / 8)
+                || self.fed - self.shown >= self.shown / 4)
     }
 }
 
@@ -219,15 +221,46 @@ impl Tap {
                 Some(v)
             }
         })?;
-        if state.last.as_ref() == Some(&value) {
+        let hash = value_hash(&value);
+        if state.last == Some(hash) {
             return None;
         }
-        state.last = Some(value.clone());
+        state.last = Some(hash);
         Some(RawEvent::Partial {
             attempt: state.attempt,
             value,
         })
     }
+}
+
+/// A hash of `value`'s content (kinds, keys, strings, numbers), walked
+/// without allocating.
+fn value_hash(value: &serde_json::Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn walk(value: &serde_json::Value, h: &mut std::collections::hash_map::DefaultHasher) {
+        match value {
+            serde_json::Value::Null => 0u8.hash(h),
+            serde_json::Value::Bool(b) => (1u8, b).hash(h),
+            serde_json::Value::Number(n) => {
+                (2u8, n.as_i64(), n.as_u64(), n.as_f64().map(f64::to_bits)).hash(h)
+            }
+            serde_json::Value::String(s) => (3u8, s).hash(h),
+            serde_json::Value::Array(items) => {
+                (4u8, items.len()).hash(h);
+                items.iter().for_each(|v| walk(v, h));
+            }
+            serde_json::Value::Object(map) => {
+                (5u8, map.len()).hash(h);
+                for (k, v) in map {
+                    k.hash(h);
+                    walk(v, h);
+                }
+            }
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    walk(value, &mut h);
+    h.finish()
 }
 
 /// A call's future, boxed so that [`AiStream`] is one type for every
