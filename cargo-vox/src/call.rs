@@ -42,6 +42,10 @@ pub struct CallArgs {
     /// Print the request that would be sent (the key redacted) and send nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// The model for this call instead of the function's (a `provider:` prefix allowed,
+    /// `anthropic:claude-haiku-4-5`).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
 }
 
 pub fn run(args: &CallArgs, ctx: &Context) -> Result<i32> {
@@ -69,6 +73,7 @@ pub fn run(args: &CallArgs, ctx: &Context) -> Result<i32> {
     let mut child = Command::new(&exe)
         .arg(given.to_string())
         .arg(mode)
+        .arg(args.model.as_deref().unwrap_or(""))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -161,7 +166,13 @@ fn dry_run(
         .map_err(|e| Error::usage(label, e.to_string()))?;
     let preview = Config::from_env()
         .and_then(Client::new)
-        .and_then(|client| client.preview_request(function, &call_args, args.stream))
+        .and_then(|client| {
+            let options = match &args.model {
+                Some(model) => vox_runtime::CallOptions::new().model(model.as_str()),
+                None => vox_runtime::CallOptions::new(),
+            };
+            client.preview_request(function, &options, &call_args, args.stream)
+        })
         .map_err(|e| Error::failure(label, e.to_string()))?;
     if ctx.json() {
         let line = json!({

@@ -30,6 +30,7 @@ use crate::config::{Config, ModelRef, Provider, PROVIDER_COUNT};
 use crate::error::{Error, ProviderFailure, LAST_ERROR_CHARS, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
 use crate::media::load::Rules;
+use crate::options::CallOptions;
 use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
@@ -245,6 +246,8 @@ struct Route<'a> {
     /// A streamed call's tap: attempts stream, and report partial values
     /// and retries to it (docs/runtime.md, "Streaming").
     tap: Option<&'a Tap>,
+    /// The call's own options (docs/runtime.md, "Options").
+    options: &'a CallOptions,
 }
 
 impl Client {
@@ -284,7 +287,27 @@ impl Client {
         T: DeserializeOwned + Send,
         F: Future<Output = Result<T, Error>>,
     {
-        self.call_with(function, args, fixture, &NoCheck, None, |_: &T| {})
+        self.call_ai_with(function, &CallOptions::DEFAULT, args, fixture)
+            .await
+    }
+
+    /// [`Client::call_ai`] with per-call `options` (what `f_with`
+    /// generates; docs/runtime.md, "Options"): a model (with a
+    /// `provider:` prefix), fallbacks, temperature, completion limit,
+    /// attempts, request timeout, token budget; whatever is unset keeps the
+    /// function's compiled value, else the configured one.
+    pub async fn call_ai_with<T, F>(
+        &self,
+        function: &AiFunction,
+        options: &CallOptions,
+        args: Args,
+        fixture: F,
+    ) -> Result<T, Error>
+    where
+        T: DeserializeOwned + Send,
+        F: Future<Output = Result<T, Error>>,
+    {
+        self.call_with(function, options, args, fixture, &NoCheck, None, |_: &T| {})
             .await
     }
 
@@ -320,8 +343,34 @@ impl Client {
         F: Future<Output = Result<T, Error>>,
         C: Fn(&T) -> Vec<String> + Sync,
     {
-        self.call_with(function, args, fixture, &FnCheck(check), None, |_: &T| {})
+        self.call_ai_checked_with(function, &CallOptions::DEFAULT, args, fixture, check)
             .await
+    }
+
+    /// [`Client::call_ai_checked`] with per-call `options`.
+    pub async fn call_ai_checked_with<T, F, C>(
+        &self,
+        function: &AiFunction,
+        options: &CallOptions,
+        args: Args,
+        fixture: F,
+        check: C,
+    ) -> Result<T, Error>
+    where
+        T: DeserializeOwned + serde::Serialize + Send,
+        F: Future<Output = Result<T, Error>>,
+        C: Fn(&T) -> Vec<String> + Sync,
+    {
+        self.call_with(
+            function,
+            options,
+            args,
+            fixture,
+            &FnCheck(check),
+            None,
+            |_: &T| {},
+        )
+        .await
     }
 
     /// [`Client::call_ai`], streamed (what `f_stream` generates;
@@ -341,7 +390,23 @@ impl Client {
         T: DeserializeOwned + serde::Serialize + Send + 'static,
         F: Future<Output = Result<T, Error>> + Send + 'static,
     {
-        self.stream_with(function, args, fixture, NoCheck)
+        self.stream_with(function, CallOptions::DEFAULT, args, fixture, NoCheck)
+    }
+
+    /// [`Client::call_ai_stream`] with per-call `options`.
+    pub fn call_ai_stream_with<P, T, F>(
+        &self,
+        function: &'static AiFunction,
+        options: &CallOptions,
+        args: Args,
+        fixture: F,
+    ) -> AiStream<P, T>
+    where
+        P: DeserializeOwned,
+        T: DeserializeOwned + serde::Serialize + Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        self.stream_with(function, options.clone(), args, fixture, NoCheck)
     }
 
     /// [`Client::call_ai_stream`] with a check of the value, as
@@ -360,12 +425,37 @@ impl Client {
         F: Future<Output = Result<T, Error>> + Send + 'static,
         C: Fn(&T) -> Vec<String> + Send + Sync + 'static,
     {
-        self.stream_with(function, args, fixture, FnCheck(check))
+        self.stream_with(
+            function,
+            CallOptions::DEFAULT,
+            args,
+            fixture,
+            FnCheck(check),
+        )
+    }
+
+    /// [`Client::call_ai_stream_checked`] with per-call `options`.
+    pub fn call_ai_stream_checked_with<P, T, F, C>(
+        &self,
+        function: &'static AiFunction,
+        options: &CallOptions,
+        args: Args,
+        fixture: F,
+        check: C,
+    ) -> AiStream<P, T>
+    where
+        P: DeserializeOwned,
+        T: DeserializeOwned + serde::Serialize + Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+        C: Fn(&T) -> Vec<String> + Send + Sync + 'static,
+    {
+        self.stream_with(function, options.clone(), args, fixture, FnCheck(check))
     }
 
     fn stream_with<P, T, F, C>(
         &self,
         function: &'static AiFunction,
+        options: CallOptions,
         args: Args,
         fixture: F,
         check: C,
@@ -384,26 +474,36 @@ impl Client {
         let call = async move {
             let tap = &*call_tap;
             client
-                .call_with(function, args, fixture, &check, Some(tap), |value: &T| {
-                    // The fixture's value, in pieces, as a server would
-                    // stream it.
-                    if let Ok(text) = serde_json::to_string(value) {
-                        let text = if wrapped {
-                            format!("{{\"value\":{text}}}")
-                        } else {
-                            text
-                        };
-                        tap.replay(&text, FIXTURE_PIECE);
-                    }
-                })
+                .call_with(
+                    function,
+                    &options,
+                    args,
+                    fixture,
+                    &check,
+                    Some(tap),
+                    |value: &T| {
+                        // The fixture's value, in pieces, as a server would
+                        // stream it.
+                        if let Ok(text) = serde_json::to_string(value) {
+                            let text = if wrapped {
+                                format!("{{\"value\":{text}}}")
+                            } else {
+                                text
+                            };
+                            tap.replay(&text, FIXTURE_PIECE);
+                        }
+                    },
+                )
                 .await
         };
         AiStream::new(Box::pin(call), tap)
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn call_with<T, F, C>(
         &self,
         function: &AiFunction,
+        options: &CallOptions,
         args: Args,
         fixture: F,
         check: &C,
@@ -419,8 +519,10 @@ impl Client {
         let network = self.inner.network.as_ref();
         let recorder = self.recorder_for(function);
         let test = function.test_cassettes().is_some() || config.test_build;
-        let named_fixture = function
-            .model()
+        let named_fixture = options
+            .model
+            .as_deref()
+            .or(function.model())
             .and_then(|m| Provider::split_model(m).0)
             .is_some_and(|p| p == Provider::Fixture);
         // Under the `fixture` provider there is no network: a cassette
@@ -435,11 +537,12 @@ impl Client {
             return Ok(value);
         }
         drop(fixture);
-        let target = self.primary_target(function);
+        let target = self.primary_target(function, options);
         let route = Route {
             network,
             recorder: recorder.as_ref(),
             tap,
+            options,
         };
         self.ask_model(route, function, &args, target, check).await
     }
@@ -464,21 +567,26 @@ impl Client {
 
     /// Where `function`'s calls go first: the provider of its model's
     /// `provider:` prefix, else the configured one.
-    fn primary_target<'f>(&'f self, function: &'f AiFunction) -> Target<'f> {
+    fn primary_target<'f>(
+        &'f self,
+        function: &'f AiFunction,
+        options: &'f CallOptions,
+    ) -> Target<'f> {
         let config = &self.inner.config;
-        match function.model().map(Provider::split_model) {
-            Some((Some(provider), model)) => Target {
+        let model = options.model.as_deref().or(function.model());
+        match model.map(Provider::split_model) {
+            Some((Some(provider), name)) => Target {
                 provider,
-                model: self.model_or_default(provider, model),
-                named: function.model(),
+                model: self.model_or_default(provider, name),
+                named: model,
             },
-            Some((None, model)) => Target {
+            Some((None, name)) => Target {
                 provider: config.provider,
-                model: self.model_or_default(config.provider, model),
-                named: if model.trim().is_empty() {
+                model: self.model_or_default(config.provider, name),
+                named: if name.trim().is_empty() {
                     config.default_model.as_deref()
                 } else {
-                    function.model()
+                    model
                 },
             },
             None => Target {
@@ -549,10 +657,12 @@ impl Client {
         accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
         let config = &self.inner.config;
-        let fallbacks: Vec<Result<ModelRef, Error>> = match function.fallback() {
-            Some(list) => list.iter().map(|m| m.parse::<ModelRef>()).collect(),
-            None => config.fallback.iter().cloned().map(Ok).collect(),
-        };
+        let fallbacks: Vec<Result<ModelRef, Error>> =
+            match (&route.options.fallback, function.fallback()) {
+                (Some(list), _) => list.iter().map(|m| m.parse::<ModelRef>()).collect(),
+                (None, Some(list)) => list.iter().map(|m| m.parse::<ModelRef>()).collect(),
+                (None, None) => config.fallback.iter().cloned().map(Ok).collect(),
+            };
         if fallbacks.is_empty() || !falls_back(&error) {
             return Err(error);
         }
@@ -618,7 +728,7 @@ impl Client {
         accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
         let config = &self.inner.config;
-        let mut call = Call::start(config, function, args, target)?;
+        let mut call = Call::start(config, function, args, target, route.options)?;
         // Built when the first attempt goes to the server: a replayed call
         // needs no key and no URL.
         let mut sender: Option<&Sender> = None;
@@ -781,18 +891,19 @@ impl Client {
     pub fn preview_request(
         &self,
         function: &AiFunction,
+        options: &CallOptions,
         args: &Args,
         stream: bool,
     ) -> Result<RequestPreview, Error> {
         let config = &self.inner.config;
-        let target = self.primary_target(function);
+        let target = self.primary_target(function, options);
         let network = self.inner.network.as_ref().filter(|_| target.provider != Provider::Fixture).ok_or_else(|| {
             Error::Config(
                 "the `fixture` provider sends no request: set VOX_LLM_PROVIDER (and a key) to see the one a provider would get".into(),
             )
         })?;
         let sender = network.sender(config, target.provider)?;
-        let call = Call::start(config, function, args, target)?;
+        let call = Call::start(config, function, args, target, options)?;
         let wire = call.parts.wire();
         let mut body = call.parts.request_body(&call.conversation).to_vec();
         if stream {
@@ -811,7 +922,7 @@ impl Client {
     /// The provider and model `function`'s calls go to first (the batch
     /// runner submits to them).
     pub(crate) fn first_target(&self, function: &AiFunction) -> (Provider, String) {
-        let target = self.primary_target(function);
+        let target = self.primary_target(function, &CallOptions::DEFAULT);
         (target.provider, target.model.to_owned())
     }
 
@@ -842,8 +953,9 @@ impl Client {
             network: self.inner.network.as_ref(),
             recorder: recorder.as_ref(),
             tap: None,
+            options: &CallOptions::DEFAULT,
         };
-        let target = self.primary_target(function);
+        let target = self.primary_target(function, &CallOptions::DEFAULT);
         self.ask_model(route, function, args, target, check).await
     }
 
@@ -913,6 +1025,13 @@ struct Call<'a> {
     previous_reply: Option<String>,
     /// Whether the temperature was stepped up after a runaway or repeat.
     stepped: bool,
+    /// Attempts before giving up (the function's, or the call's option).
+    attempts_allowed: u32,
+    /// The call's own request timeout, if it set one.
+    timeout: Option<std::time::Duration>,
+    /// The call's token budget, and the tokens its attempts used so far.
+    budget: Option<u64>,
+    used_tokens: u64,
     span: tracing::Span,
 }
 
@@ -922,6 +1041,7 @@ impl<'a> Call<'a> {
         function: &'a AiFunction,
         args: &Args,
         target: Target<'a>,
+        options: &CallOptions,
     ) -> Result<Call<'a>, Error> {
         let facts = target.provider.facts();
         let (wire, rules) = match Backend::of(target.provider, config) {
@@ -936,7 +1056,10 @@ impl<'a> Call<'a> {
             // request is rendered for its key's sake, never sent.
             Backend::Fixture => (Wire::offline(config), None),
         };
-        let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
+        let max_tokens = options
+            .max_tokens
+            .or(function.max_tokens())
+            .unwrap_or(config.max_tokens);
         let span = tracing::info_span!(
             "vox.ai_call",
             function = function.name(),
@@ -952,16 +1075,26 @@ impl<'a> Call<'a> {
                 tracing::debug!(media = ?conversation.media, "vox.ai_media");
             });
         }
+        let mut parts = function.request_parts(
+            wire,
+            target.model,
+            max_tokens,
+            Some(config.state_shape.decide(wire.protocol().states_shape())),
+        )?;
+        if let Some(t) = options.temperature {
+            parts.to_mut().set_temperature(t);
+        }
         Ok(Call {
             function,
             named: target.named,
             turns: Vec::new(),
-            parts: function.request_parts(
-                wire,
-                target.model,
-                max_tokens,
-                Some(config.state_shape.decide(wire.protocol().states_shape())),
-            )?,
+            attempts_allowed: options
+                .max_iterations
+                .map_or(function.attempts_allowed(), |n| n.max(1)),
+            timeout: options.request_timeout,
+            budget: options.token_budget,
+            used_tokens: 0,
+            parts,
             conversation,
             keyed_arguments: None,
             attempt: 0,
@@ -989,7 +1122,8 @@ impl<'a> Call<'a> {
     /// body.
     async fn ask(&self, transport: &Sender) -> Result<Bytes, Error> {
         let body = self.parts.request_body(&self.conversation);
-        let post = transport.post(self.parts.model(), body);
+        self.within_budget(body.len())?;
+        let post = transport.post(self.parts.model(), body, self.timeout);
         // Without a subscriber listening, entering the span on every poll
         // is pure overhead.
         if self.span.is_disabled() {
@@ -1012,6 +1146,7 @@ impl<'a> Call<'a> {
         let wire = self.parts.wire();
         let protocol = wire.protocol();
         let body = Bytes::from(protocol.stream_body(&self.parts.request_body(&self.conversation)));
+        self.within_budget(body.len())?;
         let url = transport.stream_url(wire, self.parts.model())?;
         let redactor = transport.redactor();
         let mut events = Events::new(protocol.framing());
@@ -1063,7 +1198,32 @@ impl<'a> Call<'a> {
         Ok(())
     }
 
-    fn record_usage(&self, usage: &Usage) {
+    /// Refuses the next attempt, a request of `body_bytes`, when it could
+    /// cross the call's token budget: the tokens used so far and the
+    /// request's own (about four bytes a token) must fit (docs/runtime.md,
+    /// "Budgets").
+    fn within_budget(&self, body_bytes: usize) -> Result<(), Error> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        let needed = (body_bytes as u64).div_ceil(4);
+        if self.used_tokens.saturating_add(needed) > budget {
+            return Err(Error::BudgetExceeded {
+                function: self.function.name().to_owned(),
+                budget,
+                used: self.used_tokens,
+                needed,
+                attempt: self.attempt,
+            });
+        }
+        Ok(())
+    }
+
+    fn record_usage(&mut self, usage: &Usage) {
+        self.used_tokens = self
+            .used_tokens
+            .saturating_add(usage.prompt_tokens.unwrap_or(0))
+            .saturating_add(usage.completion_tokens.unwrap_or(0));
         self.span.in_scope(|| {
             tracing::info!(
                 attempt = self.attempt,
@@ -1101,7 +1261,7 @@ impl<'a> Call<'a> {
         self.span.in_scope(|| {
             tracing::warn!(attempt, error = %error, "vox.ai_attempt_rejected");
         });
-        let attempts_allowed = self.function.attempts_allowed();
+        let attempts_allowed = self.attempts_allowed;
         // The same reply, word for word, after a correction: asking again
         // would get it once more (docs/runtime.md, "What the model sees").
         let repeated = self.previous_reply.as_deref() == Some(rejection.reply.as_str());

@@ -158,6 +158,27 @@ pub enum Error {
         tried: Vec<ProviderFailure>,
     },
 
+    /// The call's token budget (`CallOptions::token_budget`;
+    /// docs/runtime.md, "Budgets") would be crossed by its next attempt,
+    /// which was not sent: `used` tokens so far, about `needed` more for
+    /// the next request.
+    #[error(
+        "@ai function `{function}`: the call's token budget of {budget} would be crossed \
+         ({used} used, about {needed} more for attempt {attempt}); attempt {attempt} was not sent"
+    )]
+    BudgetExceeded {
+        /// The Vox name of the `@ai` function.
+        function: String,
+        /// The budget, in tokens.
+        budget: u64,
+        /// Tokens used by the attempts sent.
+        used: u64,
+        /// The next request's estimated size, in tokens.
+        needed: u64,
+        /// The attempt that was not sent.
+        attempt: u32,
+    },
+
     /// A cassette (docs/runtime.md, "Cassettes") has no reply for this
     /// call, and its mode does not allow recording one: `replay`, or no
     /// provider is configured to record with. `differs` says how the

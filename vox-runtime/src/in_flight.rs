@@ -42,11 +42,24 @@ impl InFlight {
 
     /// Waits for a permit, then runs `future` to completion, or returns
     /// `None` once the timeout has passed since it got the permit.
+    #[cfg(test)]
     pub async fn run<F: Future>(&self, future: F) -> Option<F::Output> {
+        self.run_for(None, future).await
+    }
+
+    /// [`InFlight::run`] within `timeout` instead of the client's, when
+    /// given (a call's own option).
+    pub async fn run_for<F: Future>(
+        &self,
+        timeout: Option<Duration>,
+        future: F,
+    ) -> Option<F::Output> {
         // The semaphore is never closed, so acquiring cannot fail; were it
         // closed, running without a permit is the harmless way out.
         let _permit = self.permits.acquire().await.ok();
-        tokio::time::timeout(self.timeout, future).await.ok()
+        tokio::time::timeout(timeout.unwrap_or(self.timeout), future)
+            .await
+            .ok()
     }
 }
 

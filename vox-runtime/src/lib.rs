@@ -36,6 +36,7 @@ mod correction;
 mod error;
 mod in_flight;
 mod media;
+mod options;
 mod prompt;
 mod redact;
 mod repair;
@@ -66,6 +67,7 @@ pub use error::{CassetteField, Error, ProviderFailure, TransportErrorKind};
 /// code and for programs without a futures crate of their own.
 pub use futures_core;
 pub use media::{Audio, Document, Image};
+pub use options::CallOptions;
 pub use reply::strip_code_fences;
 pub use stream::call::{AiStream, StreamEvent};
 

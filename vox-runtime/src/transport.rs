@@ -416,6 +416,8 @@ struct Exchange<'a> {
     headers: &'a HeaderMap,
     max_body_bytes: usize,
     max_retries: u32,
+    /// A call's own request timeout, instead of the client's.
+    timeout: Option<Duration>,
 }
 
 /// One failed try, and whether trying again may help.
@@ -559,7 +561,12 @@ impl Sender {
 
     /// POSTs `body` (a request for `model`) and returns the response body
     /// of a 2xx answer, retrying transient failures.
-    pub async fn post(&self, model: &str, body: Bytes) -> Result<Bytes, Error> {
+    pub async fn post(
+        &self,
+        model: &str,
+        body: Bytes,
+        timeout: Option<Duration>,
+    ) -> Result<Bytes, Error> {
         let url = self.url_for(model)?;
         let exchange = Exchange {
             method: Method::POST,
@@ -568,6 +575,7 @@ impl Sender {
             headers: &self.headers,
             max_body_bytes: self.max_body_bytes,
             max_retries: self.retry.max_retries,
+            timeout,
         };
         self.send(&exchange, body).await
     }
@@ -825,6 +833,7 @@ impl Sender {
             headers: &headers,
             max_body_bytes,
             max_retries: if retry { self.retry.max_retries } else { 0 },
+            timeout: None,
         };
         self.send(&exchange, body).await
     }
@@ -885,7 +894,7 @@ impl Sender {
             let request = request.clone();
             let sent = self
                 .in_flight
-                .run(async move {
+                .run_for(exchange.timeout, async move {
                     if self.gate.recheck(pass) {
                         Some(self.transport.send(request).await)
                     } else {
@@ -913,7 +922,7 @@ impl Sender {
                     kind: TransportErrorKind::Timeout,
                     message: format!(
                         "no complete response within the request timeout of {:?}",
-                        self.request_timeout
+                        exchange.timeout.unwrap_or(self.request_timeout)
                     ),
                 },
                 retryable: true,

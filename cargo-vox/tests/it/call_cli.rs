@@ -241,6 +241,40 @@ fn dry_run_prints_the_request_and_sends_nothing() {
         .any(|h| h[0] == "authorization" && h[1] == "[redacted]"));
     // No program was built for a dry run.
     assert!(!dir.join("cache").exists());
+
+    // `--model` with a provider prefix: the request goes there instead.
+    let env = [
+        ("VOX_LLM_PROVIDER", "openai"),
+        ("OPENAI_API_KEY", key),
+        ("ANTHROPIC_API_KEY", "sk-ant-call-secret-0987654321"),
+    ];
+    let out = cargo_vox(
+        &dir,
+        &env,
+        &[
+            "--json",
+            "call",
+            "read_order",
+            "order.vox",
+            "--args",
+            r##"{"text":"#7"}"##,
+            "--dry-run",
+            "--model",
+            "anthropic:claude-haiku-4-5",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out);
+    assert!(!lines[0].to_string().contains("sk-ant-call-secret"));
+    assert_eq!(
+        lines[0]["request"]["url"],
+        "https://api.anthropic.com/v1/messages"
+    );
+    assert_eq!(lines[0]["request"]["body"]["model"], "claude-haiku-4-5");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -267,6 +301,8 @@ async fn a_call_reaches_the_configured_server() {
             "--args",
             r##"{"text":"#n=41"}"##,
             "--stream",
+            "--model",
+            "gpt-4.1-nano",
         ],
     );
     let lines = json_lines(&out);

@@ -83,7 +83,36 @@ impl Emitter<'_> {
             self.out.push_str(&out);
             return;
         }
-        let _ = writeln!(out, "pub async fn {name}({params}) -> ::std::result::Result<{ret}, ::vox_runtime::Error> {{");
+        if f.ai.is_some() {
+            // `f` is `f_with` at the compiled settings (docs/runtime.md,
+            // "Options").
+            let _ = writeln!(out, "pub async fn {name}({params}) -> ::std::result::Result<{ret}, ::vox_runtime::Error> {{");
+            let names: Vec<String> = f.params.iter().map(|(n, _)| rust_ident(n)).collect();
+            let _ = writeln!(
+                out,
+                "    {}(&::vox_runtime::CallOptions::DEFAULT{}).await\n}}\n",
+                rust_ident(&format!("{}_with", f.name)),
+                names.iter().map(|n| format!(", {n}")).collect::<String>()
+            );
+            let _ = writeln!(
+                out,
+                "/// `{}` with per-call options: a model (a `provider:` prefix allowed),\n\
+                 /// fallbacks, temperature, completion limit, attempts, request timeout,\n\
+                 /// token budget; unset ones keep the compiled settings (vox-runtime:\n\
+                 /// docs/runtime.md, \"Options\").",
+                f.name
+            );
+            out.push_str(FN_ALLOWS);
+            out.push('\n');
+            let _ = writeln!(
+                out,
+                "pub async fn {}(VOX_OPTIONS: &::vox_runtime::CallOptions{}{params}) -> ::std::result::Result<{ret}, ::vox_runtime::Error> {{",
+                rust_ident(&format!("{}_with", f.name)),
+                if params.is_empty() { "" } else { ", " }
+            );
+        } else {
+            let _ = writeln!(out, "pub async fn {name}({params}) -> ::std::result::Result<{ret}, ::vox_runtime::Error> {{");
+        }
         if let Some(ai) = &f.ai {
             let schema_static = self
                 .schemas
@@ -151,7 +180,7 @@ impl Emitter<'_> {
                 // value (docs/runtime.md, "Checks").
                 Some(check) => {
                     out.push_str(
-                        "    ::vox_runtime::__private::call_ai_checked(&VOX_AI, VOX_ARGS, async move {\n",
+                        "    ::vox_runtime::__private::call_ai_checked_with(&VOX_AI, VOX_OPTIONS, VOX_ARGS, async move {\n",
                     );
                     out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
                     let _ = writeln!(
@@ -163,7 +192,7 @@ impl Emitter<'_> {
                 }
                 None => {
                     out.push_str(
-                        "    ::vox_runtime::__private::call_ai(&VOX_AI, VOX_ARGS, async move {\n",
+                        "    ::vox_runtime::__private::call_ai_with(&VOX_AI, VOX_OPTIONS, VOX_ARGS, async move {\n",
                     );
                     out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
                     out.push_str("    })\n    .await\n}\n\n");
@@ -300,9 +329,25 @@ impl Emitter<'_> {
         );
         out.push_str(FN_ALLOWS);
         out.push('\n');
+        let names: Vec<String> = f.params.iter().map(|(n, _)| rust_ident(n)).collect();
+        let with = rust_ident(&format!("{}_stream_with", f.name));
         let _ = writeln!(
             out,
-            "pub fn {name}({}) -> ::vox_runtime::AiStream<{partial}, {ret}> {{",
+            "pub fn {name}({}) -> ::vox_runtime::AiStream<{partial}, {ret}> {{\n    {with}(&::vox_runtime::CallOptions::DEFAULT{})\n}}\n",
+            params.join(", "),
+            names.iter().map(|n| format!(", {n}")).collect::<String>()
+        );
+        let _ = writeln!(
+            out,
+            "/// `{}_stream` with per-call options (vox-runtime: docs/runtime.md, \"Options\").",
+            f.name
+        );
+        out.push_str(FN_ALLOWS);
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "pub fn {with}(VOX_OPTIONS: &::vox_runtime::CallOptions{}{}) -> ::vox_runtime::AiStream<{partial}, {ret}> {{",
+            if params.is_empty() { "" } else { ", " },
             params.join(", ")
         );
         out.push_str(ai_static);
@@ -320,12 +365,12 @@ impl Emitter<'_> {
             Some(check) => {
                 let _ = writeln!(
                     out,
-                    "    ::vox_runtime::__private::call_ai_stream_checked(&VOX_AI, VOX_ARGS, VOX_FIXTURE, |vox_value: &{ret}| self::{}(::std::clone::Clone::clone(vox_value)))\n}}\n",
+                    "    ::vox_runtime::__private::call_ai_stream_checked_with(&VOX_AI, VOX_OPTIONS, VOX_ARGS, VOX_FIXTURE, |vox_value: &{ret}| self::{}(::std::clone::Clone::clone(vox_value)))\n}}\n",
                     rust_ident(check)
                 );
             }
             None => out.push_str(
-                "    ::vox_runtime::__private::call_ai_stream(&VOX_AI, VOX_ARGS, VOX_FIXTURE)\n}\n\n",
+                "    ::vox_runtime::__private::call_ai_stream_with(&VOX_AI, VOX_OPTIONS, VOX_ARGS, VOX_FIXTURE)\n}\n\n",
             ),
         }
     }

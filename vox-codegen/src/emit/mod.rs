@@ -314,10 +314,10 @@ pub(crate) fn call_program(
          mod vox_module {{\n{code}\n\
          {FN_ALLOWS}\n\
          pub fn vox_call_main() {{\n    \
-         ::vox_runtime::__private::call_main(|vox_args: &::vox_runtime::serde_json::Value| {{\n        \
-         ::std::result::Result::Ok(self::{}({args}\n        ))\n    }})\n}}\n}}\n\n\
+         ::vox_runtime::__private::call_main(|vox_args: &::vox_runtime::serde_json::Value, vox_options: &::vox_runtime::CallOptions| {{\n        \
+         ::std::result::Result::Ok(self::{}(vox_options,{args}\n        ))\n    }})\n}}\n}}\n\n\
          fn main() {{\n    vox_module::vox_call_main()\n}}\n",
-        names::rust_ident(&format!("{function}_stream"))
+        names::rust_ident(&format!("{function}_stream_with"))
     ))
 }
 

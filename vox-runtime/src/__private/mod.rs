@@ -76,6 +76,79 @@ where
         .await
 }
 
+/// `f_with`: [`call_ai`] with per-call options (see
+/// [`crate::Client::call_ai_with`]).
+pub async fn call_ai_with<T, F>(
+    function: &'static AiFunction,
+    options: &crate::CallOptions,
+    args: Args,
+    fixture: F,
+) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned + Send,
+    F: Future<Output = Result<T, Error>>,
+{
+    default_client()?
+        .call_ai_with(function, options, args, fixture)
+        .await
+}
+
+/// `f_with` of a function with `check = f`.
+pub async fn call_ai_checked_with<T, F, C>(
+    function: &'static AiFunction,
+    options: &crate::CallOptions,
+    args: Args,
+    fixture: F,
+    check: C,
+) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize + Send,
+    F: Future<Output = Result<T, Error>>,
+    C: Fn(&T) -> Vec<String> + Sync,
+{
+    default_client()?
+        .call_ai_checked_with(function, options, args, fixture, check)
+        .await
+}
+
+/// `f_stream_with`: [`call_ai_stream`] with per-call options.
+pub fn call_ai_stream_with<P, T, F>(
+    function: &'static AiFunction,
+    options: &crate::CallOptions,
+    args: Args,
+    fixture: F,
+) -> crate::AiStream<P, T>
+where
+    P: serde::de::DeserializeOwned,
+    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    match default_client() {
+        Ok(client) => client.call_ai_stream_with(function, options, args, fixture),
+        Err(e) => crate::AiStream::failed(e),
+    }
+}
+
+/// `f_stream_with` of a function with `check = f`.
+pub fn call_ai_stream_checked_with<P, T, F, C>(
+    function: &'static AiFunction,
+    options: &crate::CallOptions,
+    args: Args,
+    fixture: F,
+    check: C,
+) -> crate::AiStream<P, T>
+where
+    P: serde::de::DeserializeOwned,
+    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+    C: Fn(&T) -> Vec<String> + Send + Sync + 'static,
+{
+    match default_client() {
+        Ok(client) => client.call_ai_stream_checked_with(function, options, args, fixture, check),
+        Err(e) => crate::AiStream::failed(e),
+    }
+}
+
 /// `f_stream`: [`call_ai`] streamed, through the default client (see
 /// [`crate::Client::call_ai_stream`]).
 pub fn call_ai_stream<P, T, F>(
@@ -137,9 +210,10 @@ pub const CALL_EVENT_PREFIX: &str = "\u{1e}vox-call ";
 /// stream from them. Writes one [`CALL_EVENT_PREFIX`]ed JSON line per event
 /// (`partial`s and `retry`s only when streaming; one `final`) and exits 0
 /// when the call succeeded, 1 when it failed, 2 when the arguments did not
-/// fit.
+/// fit. A third argument, when not empty, is the call's model
+/// (`CallOptions::model`, from `--model`).
 pub fn call_main<P, T>(
-    start: impl FnOnce(&serde_json::Value) -> Result<crate::AiStream<P, T>, Error>,
+    start: impl FnOnce(&serde_json::Value, &crate::CallOptions) -> Result<crate::AiStream<P, T>, Error>,
 ) where
     P: serde::de::DeserializeOwned + serde::Serialize,
     T: serde::Serialize,
@@ -164,7 +238,11 @@ pub fn call_main<P, T>(
         Some(Err(e)) => failed(format!("--args is not JSON: {e}"), 0, 2),
         None => failed("no arguments given".into(), 0, 2),
     };
-    let mut calls = match start(&args) {
+    let options = match argv.get(2).filter(|m| !m.trim().is_empty()) {
+        Some(model) => crate::CallOptions::new().model(model.trim()),
+        None => crate::CallOptions::new(),
+    };
+    let mut calls = match start(&args, &options) {
         Ok(stream) => stream,
         Err(e) => failed(e.to_string(), 0, 2),
     };

@@ -7,6 +7,7 @@ mod support;
 mod ai_calls;
 mod ai_checks;
 mod batch_engines;
+mod call_options;
 mod cassette_processes;
 mod cassette_properties;
 mod cassettes;

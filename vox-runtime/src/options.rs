@@ -1,0 +1,93 @@
+//! Per-call options: what one call of an `@ai` function changes from its
+//! compiled settings (docs/runtime.md, "Options").
+
+use std::time::Duration;
+
+/// Settings for one call of an `@ai` function, from Rust, without a
+/// rebuild: generated code takes them in `f_with(&options, args…)` (and
+/// `f_stream_with`). Whatever is left unset keeps the function's compiled
+/// value (`@ai(model = …)`, …), else the configured one.
+///
+/// ```
+/// use vox_runtime::CallOptions;
+/// let cheap = CallOptions::new()
+///     .model("openai:gpt-4o-mini")
+///     .temperature(0.0)
+///     .max_iterations(2)
+///     .token_budget(2_000);
+/// # let _ = cheap;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallOptions {
+    pub(crate) model: Option<String>,
+    pub(crate) fallback: Option<Vec<String>>,
+    pub(crate) temperature: Option<f64>,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) max_iterations: Option<u32>,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) token_budget: Option<u64>,
+}
+
+impl CallOptions {
+    /// No change: the compiled and configured settings.
+    pub const DEFAULT: CallOptions = CallOptions {
+        model: None,
+        fallback: None,
+        temperature: None,
+        max_tokens: None,
+        max_iterations: None,
+        request_timeout: None,
+        token_budget: None,
+    };
+
+    /// No change yet (the same as [`CallOptions::DEFAULT`]).
+    pub fn new() -> CallOptions {
+        CallOptions::DEFAULT
+    }
+
+    /// The model, with an optional `provider:` prefix
+    /// (`"anthropic:claude-sonnet-4-5"` sends the call to Anthropic).
+    pub fn model(mut self, model: impl Into<String>) -> CallOptions {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The fallbacks (`provider:model`, tried in order); an empty list means
+    /// none.
+    pub fn fallback<S: Into<String>>(mut self, models: impl IntoIterator<Item = S>) -> CallOptions {
+        self.fallback = Some(models.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The sampling temperature.
+    pub fn temperature(mut self, temperature: f64) -> CallOptions {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// The completion limit of each request.
+    pub fn max_tokens(mut self, tokens: u32) -> CallOptions {
+        self.max_tokens = Some(tokens);
+        self
+    }
+
+    /// Attempts before giving up (0 counts as 1).
+    pub fn max_iterations(mut self, attempts: u32) -> CallOptions {
+        self.max_iterations = Some(attempts);
+        self
+    }
+
+    /// The time one try may take (sending, waiting, reading).
+    pub fn request_timeout(mut self, timeout: Duration) -> CallOptions {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// At most this many tokens (input and output, over every attempt of
+    /// the call): an attempt that could cross it is not sent, and the call
+    /// ends with `Error::BudgetExceeded` (docs/runtime.md, "Budgets").
+    pub fn token_budget(mut self, tokens: u64) -> CallOptions {
+        self.token_budget = Some(tokens);
+        self
+    }
+}

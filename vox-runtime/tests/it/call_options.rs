@@ -1,0 +1,220 @@
+//! Per-call options (docs/runtime.md, "Options", "Budgets"): what one
+//! call changes from its compiled settings, without a rebuild.
+
+use std::time::Duration;
+
+use serde_json::json;
+use vox_runtime::__private::{AiFunction, Args, OutputSchema};
+use vox_runtime::transport::{MemoryTransport, ScriptedReply};
+use vox_runtime::{CallOptions, Client, Config, Error, Provider, TransportErrorKind};
+
+static CONTACT: OutputSchema = OutputSchema::new(
+    "Contact",
+    r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}"#,
+    false,
+);
+static READ: AiFunction = AiFunction::new("read", "Read the contact.", &CONTACT)
+    .with_model("gpt-4o-mini")
+    .with_temperature(0.2)
+    .with_max_iterations(3);
+
+#[derive(Debug, serde::Deserialize, PartialEq)]
+struct Contact {
+    name: String,
+}
+
+fn chat(content: &str, prompt: u64, completion: u64) -> ScriptedReply {
+    ScriptedReply::json(
+        200,
+        &json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}),
+    )
+}
+
+fn client(transport: &MemoryTransport) -> Client {
+    let config = Config::builder(Provider::OpenAi)
+        .api_key("sk-options")
+        .provider_api_key(Provider::Anthropic, "sk-ant-options")
+        .max_transport_retries(0)
+        .build()
+        .unwrap();
+    Client::builder(config)
+        .transport(transport.clone())
+        .build()
+        .unwrap()
+}
+
+async fn call(client: &Client, options: &CallOptions) -> Result<Contact, Error> {
+    client
+        .call_ai_with(
+            &READ,
+            options,
+            Args::new().arg("text", "Anna").unwrap(),
+            async { panic!("no fixture") },
+        )
+        .await
+}
+
+#[tokio::test]
+async fn unset_options_keep_the_compiled_settings_and_set_ones_replace_them() {
+    let transport = MemoryTransport::new()
+        .reply(chat(r#"{"name":"Anna"}"#, 10, 2))
+        .reply(chat(r#"{"name":"Anna"}"#, 10, 2));
+    let client = client(&transport);
+    call(&client, &CallOptions::new()).await.unwrap();
+    let options = CallOptions::new()
+        .model("gpt-4.1-nano")
+        .temperature(0.7)
+        .max_tokens(99);
+    call(&client, &options).await.unwrap();
+    let (compiled, changed) = (
+        transport.requests()[0].json(),
+        transport.requests()[1].json(),
+    );
+    assert_eq!(compiled["model"], "gpt-4o-mini");
+    assert_eq!(compiled["temperature"], 0.2);
+    assert_eq!(compiled["max_completion_tokens"], 4096);
+    assert_eq!(changed["model"], "gpt-4.1-nano");
+    assert_eq!(changed["temperature"], 0.7);
+    assert_eq!(changed["max_completion_tokens"], 99);
+}
+
+#[tokio::test]
+async fn a_provider_prefixed_model_goes_to_that_provider_without_a_rebuild() {
+    let transport = MemoryTransport::new()
+        .reply(chat(r#"{"name":"Anna"}"#, 10, 2))
+        .reply(ScriptedReply::json(
+            200,
+            &json!({"type": "message", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"name": "Anna"}}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2}}),
+        ));
+    let client = client(&transport);
+    call(&client, &CallOptions::DEFAULT).await.unwrap();
+    let contact = call(
+        &client,
+        &CallOptions::new().model("anthropic:claude-haiku-4-5"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(contact.name, "Anna");
+    let requests = transport.requests();
+    assert_eq!(requests[0].provider, Provider::OpenAi);
+    assert_eq!(requests[1].provider, Provider::Anthropic);
+    assert!(
+        requests[1].url.as_str().ends_with("/v1/messages"),
+        "{}",
+        requests[1].url
+    );
+    assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
+}
+
+#[tokio::test]
+async fn max_iterations_and_fallbacks_are_the_call_s() {
+    // Every reply is wrong: the call's own attempt limit holds.
+    let transport = MemoryTransport::new().otherwise(|_| chat(r#"{"nom":"x"}"#, 5, 1));
+    let first = client(&transport);
+    let error = call(&first, &CallOptions::new().max_iterations(1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::InvalidOutput { attempts: 1, .. }),
+        "{error:?}"
+    );
+    assert_eq!(transport.request_count(), 1);
+
+    // The compiled function has no fallback; the call's own is tried.
+    let transport = MemoryTransport::new()
+        .reply(ScriptedReply::new(503, "overloaded"))
+        .reply(ScriptedReply::json(
+            200,
+            &json!({"type": "message", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"name": "Bea"}}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2}}),
+        ));
+    let second = client(&transport);
+    let contact = call(
+        &second,
+        &CallOptions::new().fallback(["anthropic:claude-haiku-4-5"]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(contact.name, "Bea");
+    assert_eq!(transport.requests()[1].provider, Provider::Anthropic);
+}
+
+#[tokio::test]
+async fn a_token_budget_refuses_the_attempt_that_could_cross_it_before_sending() {
+    // Attempt 1 does not fit and uses 120 tokens; attempt 2 would cross a
+    // budget of 150.
+    let transport = MemoryTransport::new()
+        .reply(chat(r#"{"nom":"Anna"}"#, 100, 20))
+        .reply(chat(r#"{"name":"Anna"}"#, 100, 20));
+    let client = client(&transport);
+    let error = call(&client, &CallOptions::new().token_budget(150))
+        .await
+        .unwrap_err();
+    match error {
+        Error::BudgetExceeded {
+            budget,
+            used,
+            attempt,
+            ..
+        } => {
+            assert_eq!((budget, used, attempt), (150, 120, 2));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        transport.request_count(),
+        1,
+        "the second attempt was not sent"
+    );
+    // A budget the first request alone would cross: nothing is sent.
+    let transport = MemoryTransport::new().reply(chat(r#"{"name":"Anna"}"#, 1, 1));
+    let error = call(&client_for(&transport), &CallOptions::new().token_budget(5))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::BudgetExceeded {
+                used: 0,
+                attempt: 1,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(transport.request_count(), 0);
+}
+
+fn client_for(transport: &MemoryTransport) -> Client {
+    client(transport)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_request_timeout_is_the_call_s() {
+    let transport = MemoryTransport::new()
+        .otherwise(|_| chat(r#"{"name":"Anna"}"#, 1, 1).delay(Duration::from_secs(5)));
+    let client = client(&transport);
+    let error = call(
+        &client,
+        &CallOptions::new().request_timeout(Duration::from_secs(2)),
+    )
+    .await
+    .unwrap_err();
+    match error {
+        Error::Transport {
+            kind: TransportErrorKind::Timeout,
+            message,
+        } => assert!(message.contains("2s"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    // Without the option, the client's 60 s: the 5 s answer arrives.
+    assert_eq!(
+        call(&client, &CallOptions::DEFAULT).await.unwrap().name,
+        "Anna"
+    );
+}
