@@ -1229,6 +1229,8 @@ impl<'a> Call<'a> {
                 attempt = self.attempt,
                 prompt_tokens = usage.prompt_tokens,
                 completion_tokens = usage.completion_tokens,
+                cached_tokens = usage.cached_tokens,
+                reasoning_tokens = usage.reasoning_tokens,
                 "vox.ai_attempt"
             );
         });

@@ -22,8 +22,14 @@ use crate::wire::Wire;
 /// Token usage of one request, when the server reports it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Usage {
+    /// Every input token, cached ones included.
     pub prompt_tokens: Option<u64>,
+    /// Every output token, reasoning ones included.
     pub completion_tokens: Option<u64>,
+    /// Input tokens read from the provider's prompt cache.
+    pub cached_tokens: Option<u64>,
+    /// Output tokens spent on reasoning (thinking) the reply does not show.
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// The model's answer to one request, whatever the provider.
@@ -186,6 +192,8 @@ impl Answer<'_> {
         let usage = (self.usage != Usage::default()).then_some(RecordedUsage {
             prompt_tokens: self.usage.prompt_tokens,
             completion_tokens: self.usage.completion_tokens,
+            cached_tokens: self.usage.cached_tokens,
+            reasoning_tokens: self.usage.reasoning_tokens,
         });
         Recorded {
             finish,
@@ -203,6 +211,8 @@ impl Answer<'_> {
             usage: Usage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.cached_tokens,
+                reasoning_tokens: usage.reasoning_tokens,
             },
             ..Answer::default()
         };
@@ -487,7 +497,8 @@ mod tests {
             answer.usage,
             Usage {
                 prompt_tokens: Some(3),
-                completion_tokens: Some(1)
+                completion_tokens: Some(1),
+                ..Usage::default()
             }
         );
         let cut = response_of(

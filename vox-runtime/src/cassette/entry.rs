@@ -70,6 +70,10 @@ pub(crate) struct RecordedUsage {
     pub prompt_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// What came back for one request, whatever the provider.
@@ -651,6 +655,7 @@ mod tests {
                 usage: Some(RecordedUsage {
                     prompt_tokens: Some(10),
                     completion_tokens: None,
+                    ..Default::default()
                 }),
             },
         )

@@ -116,7 +116,8 @@ impl Protocol for Anthropic {
         match data.kind.as_ref() {
             "message_start" => {
                 if let Some(usage) = data.message.and_then(|m| m.usage) {
-                    streamed.usage.prompt_tokens = usage.input_tokens;
+                    streamed.usage.prompt_tokens = usage.input();
+                    streamed.usage.cached_tokens = usage.cache_read_input_tokens;
                     if usage.output_tokens.is_some() {
                         streamed.usage.completion_tokens = usage.output_tokens;
                     }
@@ -167,8 +168,11 @@ impl Protocol for Anthropic {
                     if usage.output_tokens.is_some() {
                         streamed.usage.completion_tokens = usage.output_tokens;
                     }
-                    if usage.input_tokens.is_some() {
-                        streamed.usage.prompt_tokens = usage.input_tokens;
+                    if usage.input().is_some() {
+                        streamed.usage.prompt_tokens = usage.input();
+                    }
+                    if usage.cache_read_input_tokens.is_some() {
+                        streamed.usage.cached_tokens = usage.cache_read_input_tokens;
                     }
                 }
                 match data.delta.and_then(|d| d.stop_reason).as_deref() {
@@ -218,8 +222,10 @@ impl Protocol for Anthropic {
         let usage = response.usage.unwrap_or_default();
         let mut answer = Answer {
             usage: Usage {
-                prompt_tokens: usage.input_tokens,
+                prompt_tokens: usage.input(),
                 completion_tokens: usage.output_tokens,
+                cached_tokens: usage.cache_read_input_tokens,
+                reasoning_tokens: None,
             },
             ..Answer::default()
         };
@@ -346,10 +352,31 @@ struct AnthropicBlock<'a> {
 
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
 struct AnthropicUsage {
+    /// The input tokens after the last cache breakpoint (not cached).
     #[serde(default)]
     input_tokens: Option<u64>,
     #[serde(default)]
     output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+}
+
+impl AnthropicUsage {
+    /// Every input token (`input_tokens` counts only those after the
+    /// cache: "Prompt caching", tracking cache performance), and those
+    /// read from the cache.
+    fn input(&self) -> Option<u64> {
+        match (
+            self.input_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+        ) {
+            (None, None, None) => None,
+            (a, b, c) => Some(a.unwrap_or(0) + b.unwrap_or(0) + c.unwrap_or(0)),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -530,7 +557,10 @@ mod tests {
             answer.usage,
             Usage {
                 prompt_tokens: Some(472),
-                completion_tokens: Some(91)
+                completion_tokens: Some(91),
+                // `cache_read_input_tokens`.
+                cached_tokens: Some(0),
+                ..Usage::default()
             }
         );
     }
@@ -688,7 +718,8 @@ mod tests {
             parse(partial).usage,
             Usage {
                 prompt_tokens: Some(4),
-                completion_tokens: None
+                completion_tokens: None,
+                ..Usage::default()
             }
         );
     }

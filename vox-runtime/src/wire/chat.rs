@@ -123,10 +123,7 @@ impl Protocol for Chat {
             return Err(super::stream_error(500, message, redactor));
         }
         if let Some(usage) = chunk.usage {
-            streamed.usage = Usage {
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
-            };
+            streamed.usage = usage.usage();
         }
         let Some(choice) = chunk.choices.into_iter().next() else {
             return Ok(());
@@ -191,10 +188,7 @@ impl Protocol for Chat {
             truncated: (finish_reason.as_deref() == Some("length"))
                 .then_some("finish_reason = \"length\""),
             tool_use: None,
-            usage: Usage {
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
-            },
+            usage: usage.usage(),
         })
     }
 }
@@ -256,6 +250,34 @@ struct ChatUsage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    /// `prompt_tokens_details.cached_tokens` (part of `prompt_tokens`).
+    #[serde(default)]
+    prompt_tokens_details: Option<TokenDetails>,
+    /// `completion_tokens_details.reasoning_tokens` (part of
+    /// `completion_tokens`).
+    #[serde(default)]
+    completion_tokens_details: Option<TokenDetails>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+struct TokenDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+impl ChatUsage {
+    fn usage(&self) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            cached_tokens: self.prompt_tokens_details.and_then(|d| d.cached_tokens),
+            reasoning_tokens: self
+                .completion_tokens_details
+                .and_then(|d| d.reasoning_tokens),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -441,7 +463,10 @@ mod tests {
             answer.usage,
             Usage {
                 prompt_tokens: Some(19),
-                completion_tokens: Some(10)
+                completion_tokens: Some(10),
+                // `prompt_tokens_details` and `completion_tokens_details`.
+                cached_tokens: Some(0),
+                reasoning_tokens: Some(0),
             }
         );
         assert_eq!(
@@ -561,7 +586,8 @@ mod tests {
             parse(partial).usage,
             Usage {
                 prompt_tokens: None,
-                completion_tokens: Some(3)
+                completion_tokens: Some(3),
+                ..Usage::default()
             }
         );
     }

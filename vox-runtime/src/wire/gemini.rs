@@ -147,7 +147,13 @@ impl Protocol for Gemini {
         let mut answer = Answer {
             usage: Usage {
                 prompt_tokens: usage.prompt_token_count,
-                completion_tokens: usage.candidates_token_count,
+                completion_tokens: match (usage.candidates_token_count, usage.thoughts_token_count)
+                {
+                    (None, None) => None,
+                    (c, t) => Some(c.unwrap_or(0) + t.unwrap_or(0)),
+                },
+                cached_tokens: usage.cached_content_token_count,
+                reasoning_tokens: usage.thoughts_token_count,
             },
             ..Answer::default()
         };
@@ -283,6 +289,12 @@ struct GeminiUsage {
     prompt_token_count: Option<u64>,
     #[serde(default)]
     candidates_token_count: Option<u64>,
+    /// Part of `promptTokenCount` read from a cache.
+    #[serde(default)]
+    cached_content_token_count: Option<u64>,
+    /// Thinking tokens, billed as output beside `candidatesTokenCount`.
+    #[serde(default)]
+    thoughts_token_count: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -427,7 +439,10 @@ mod tests {
             answer.usage,
             Usage {
                 prompt_tokens: Some(8),
-                completion_tokens: Some(5)
+                // `candidatesTokenCount` and `thoughtsTokenCount`.
+                completion_tokens: Some(25),
+                reasoning_tokens: Some(20),
+                ..Usage::default()
             }
         );
     }
@@ -549,7 +564,8 @@ mod tests {
             answer.usage,
             Usage {
                 prompt_tokens: Some(12),
-                completion_tokens: None
+                completion_tokens: None,
+                ..Usage::default()
             }
         );
         // The block decides even if a candidate came along.

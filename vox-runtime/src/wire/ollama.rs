@@ -98,6 +98,7 @@ impl Protocol for Ollama {
             streamed.usage = Usage {
                 prompt_tokens: line.prompt_eval_count,
                 completion_tokens: line.eval_count,
+                ..Usage::default()
             };
         }
         Ok(())
@@ -121,6 +122,7 @@ impl Protocol for Ollama {
             usage: Usage {
                 prompt_tokens: response.prompt_eval_count,
                 completion_tokens: response.eval_count,
+                ..Usage::default()
             },
         })
     }
@@ -202,7 +204,8 @@ mod tests {
             answer.usage,
             Usage {
                 prompt_tokens: Some(26),
-                completion_tokens: Some(298)
+                completion_tokens: Some(298),
+                ..Usage::default()
             }
         );
     }
@@ -263,7 +266,8 @@ mod tests {
             parse(partial).usage,
             Usage {
                 prompt_tokens: None,
-                completion_tokens: Some(3)
+                completion_tokens: Some(3),
+                ..Usage::default()
             }
         );
     }

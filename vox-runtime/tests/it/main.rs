@@ -31,4 +31,5 @@ mod streaming;
 mod streaming_http;
 mod tracing_span;
 mod transport_seam;
+mod usage_fields;
 mod wire_snapshots;
