@@ -35,6 +35,7 @@ use crate::prompt::{Conversation, RequestParts};
 use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
 use crate::reply::{parse_response, Answer, RejectedReply, Usage};
+use crate::report::AttemptReport;
 use crate::stream::call::{AiStream, Tap};
 use crate::stream::{Events, Streamed};
 use crate::transport::{is_retryable_failure, HttpTransport, Sender, StreamLimits, Transport};
@@ -681,6 +682,9 @@ impl Client {
                         error = %previous.error,
                         "vox.provider_fallback"
                     );
+                    if let Some(report) = &route.options.report {
+                        report.with(|r| r.fallbacks += 1);
+                    }
                     if let Some(tap) = route.tap {
                         tap.retry(&format!("falling back to `{next}`: {}", previous.error));
                     }
@@ -743,6 +747,7 @@ impl Client {
         }
         loop {
             call.attempt += 1;
+            let started = std::time::Instant::now();
             let taped = match (route.recorder, &schema) {
                 (Some(recorder), Some(schema)) => {
                     let request = call.request(args, schema.clone());
@@ -838,11 +843,40 @@ impl Client {
                     answer
                 }
             };
+            let was_replayed = matches!(&taped, Some((_, _, Lookup::Hit(_))));
             drop(taped);
             call.record_usage(&answer.usage);
             let verdict = answer.content().and_then(|content| {
                 accept(content).map_err(|error| answer.rejection(error, content))
             });
+            if let Some(report) = &route.options.report {
+                let usage = answer.usage;
+                let model = call.parts.model().to_owned();
+                let cost = config.price_of(&model).map(|p| {
+                    p.cost(
+                        usage.prompt_tokens.unwrap_or(0),
+                        usage.cached_tokens.unwrap_or(0),
+                        usage.completion_tokens.unwrap_or(0),
+                    )
+                });
+                let rejected = verdict.as_ref().err().map(|r| r.error.clone());
+                let retries = call.retries.swap(0, std::sync::atomic::Ordering::Relaxed);
+                report.with(|r| {
+                    r.transport_retries += retries as u32;
+                    r.attempts.push(AttemptReport {
+                        provider: target.provider,
+                        model,
+                        input_tokens: usage.prompt_tokens,
+                        output_tokens: usage.completion_tokens,
+                        cached_tokens: usage.cached_tokens,
+                        reasoning_tokens: usage.reasoning_tokens,
+                        latency: started.elapsed(),
+                        rejected,
+                        replayed: was_replayed,
+                        cost_usd: if was_replayed { Some(0.0) } else { cost },
+                    });
+                });
+            }
             match verdict {
                 Ok(repairs) => {
                     if !repairs.is_empty() {
@@ -1032,6 +1066,10 @@ struct Call<'a> {
     /// The call's token budget, and the tokens its attempts used so far.
     budget: Option<u64>,
     used_tokens: u64,
+    /// Transport retries since the last attempt was reported.
+    retries: std::sync::atomic::AtomicU64,
+    /// Where the call's report goes, if anywhere.
+    report: Option<crate::ReportHandle>,
     span: tracing::Span,
 }
 
@@ -1094,6 +1132,8 @@ impl<'a> Call<'a> {
             timeout: options.request_timeout,
             budget: options.token_budget,
             used_tokens: 0,
+            retries: std::sync::atomic::AtomicU64::new(0),
+            report: options.report.clone(),
             parts,
             conversation,
             keyed_arguments: None,
@@ -1123,7 +1163,7 @@ impl<'a> Call<'a> {
     async fn ask(&self, transport: &Sender) -> Result<Bytes, Error> {
         let body = self.parts.request_body(&self.conversation);
         self.within_budget(body.len())?;
-        let post = transport.post(self.parts.model(), body, self.timeout);
+        let post = transport.post(self.parts.model(), body, self.timeout, Some(&self.retries));
         // Without a subscriber listening, entering the span on every poll
         // is pure overhead.
         if self.span.is_disabled() {
@@ -1176,6 +1216,7 @@ impl<'a> Call<'a> {
                 &url,
                 body,
                 StreamLimits::of(config),
+                Some(&self.retries),
                 &mut sink,
             );
             if self.span.is_disabled() {
@@ -1317,6 +1358,17 @@ const WHOLE_ANSWER_PROBE: usize = 16 * 1024 * 1024;
 /// [`TEMPERATURE_STEP_CAP`] (docs/runtime.md, "What the model sees").
 const TEMPERATURE_STEP: f64 = 0.3;
 const TEMPERATURE_STEP_CAP: f64 = 1.0;
+
+impl Drop for Call<'_> {
+    /// Retries under a try that ended the attempt with an error still
+    /// count in the report.
+    fn drop(&mut self) {
+        let retries = *self.retries.get_mut();
+        if let (Some(report), true) = (&self.report, retries > 0) {
+            report.with(|r| r.transport_retries += retries as u32);
+        }
+    }
+}
 
 /// A fixture's value streams in pieces of this many bytes.
 const FIXTURE_PIECE: usize = 8;

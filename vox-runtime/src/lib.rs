@@ -41,6 +41,7 @@ mod prompt;
 mod redact;
 mod repair;
 mod reply;
+mod report;
 mod server_text;
 mod stream;
 pub mod transport;
@@ -69,6 +70,7 @@ pub use futures_core;
 pub use media::{Audio, Document, Image};
 pub use options::CallOptions;
 pub use reply::strip_code_fences;
+pub use report::{AttemptReport, CallReport, Price, ReportHandle, UsageTotals};
 pub use stream::call::{AiStream, StreamEvent};
 
 /// Re-exported so generated code can write

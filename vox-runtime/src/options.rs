@@ -26,6 +26,7 @@ pub struct CallOptions {
     pub(crate) max_iterations: Option<u32>,
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) token_budget: Option<u64>,
+    pub(crate) report: Option<crate::ReportHandle>,
 }
 
 impl CallOptions {
@@ -38,6 +39,7 @@ impl CallOptions {
         max_iterations: None,
         request_timeout: None,
         token_budget: None,
+        report: None,
     };
 
     /// No change yet (the same as [`CallOptions::DEFAULT`]).
@@ -88,6 +90,15 @@ impl CallOptions {
     /// ends with `Error::BudgetExceeded` (docs/runtime.md, "Budgets").
     pub fn token_budget(mut self, tokens: u64) -> CallOptions {
         self.token_budget = Some(tokens);
+        self
+    }
+
+    /// Writes the call's report — each attempt's provider, model, tokens,
+    /// latency and rejection, the transport retries, the cost — to
+    /// `handle`, read with `ReportHandle::get` once the call is done
+    /// (docs/runtime.md, "Usage and cost").
+    pub fn report(mut self, handle: &crate::ReportHandle) -> CallOptions {
+        self.report = Some(handle.clone());
         self
     }
 }

@@ -418,6 +418,8 @@ struct Exchange<'a> {
     max_retries: u32,
     /// A call's own request timeout, instead of the client's.
     timeout: Option<Duration>,
+    /// Counts the retries made, for a call's report.
+    retries: Option<&'a AtomicU64>,
 }
 
 /// One failed try, and whether trying again may help.
@@ -566,6 +568,7 @@ impl Sender {
         model: &str,
         body: Bytes,
         timeout: Option<Duration>,
+        retries: Option<&AtomicU64>,
     ) -> Result<Bytes, Error> {
         let url = self.url_for(model)?;
         let exchange = Exchange {
@@ -576,6 +579,7 @@ impl Sender {
             max_body_bytes: self.max_body_bytes,
             max_retries: self.retry.max_retries,
             timeout,
+            retries,
         };
         self.send(&exchange, body).await
     }
@@ -595,6 +599,7 @@ impl Sender {
         url: &Url,
         body: Bytes,
         limits: StreamLimits,
+        retries: Option<&AtomicU64>,
         sink: &mut (dyn FnMut(&[u8]) -> Result<(), Error> + Send),
     ) -> Result<(), Error> {
         let mut retries_done = 0;
@@ -624,6 +629,9 @@ impl Sender {
             );
             tokio::time::sleep(delay).await;
             retries_done += 1;
+            if let Some(count) = retries {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -834,6 +842,7 @@ impl Sender {
             max_body_bytes,
             max_retries: if retry { self.retry.max_retries } else { 0 },
             timeout: None,
+            retries: None,
         };
         self.send(&exchange, body).await
     }
@@ -864,6 +873,9 @@ impl Sender {
             );
             tokio::time::sleep(delay).await;
             retries_done += 1;
+            if let Some(count) = exchange.retries {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 

@@ -153,6 +153,9 @@ fn a_script_function_is_called_plain_and_streamed_under_the_fixture() {
     assert_eq!(last["attempts"], 1);
     assert_eq!(last["value"], value);
     assert!(last["value"].get("note").is_some_and(Value::is_null));
+    // Under the fixture nothing was spent.
+    assert_eq!(last["usage"]["input_tokens"], 0);
+    assert_eq!(last["cost_usd"], 0.0);
 
     // Without --stream: only the final envelope.
     let mut quiet = args.to_vec();
@@ -313,6 +316,16 @@ async fn a_call_reaches_the_configured_server() {
     );
     let last = lines.last().unwrap();
     assert_eq!(last["value"], serde_json::json!({"value": 41}));
+    // What it used and cost: the server's usage, at gpt-4.1-nano's price.
+    assert_eq!(
+        last["usage"],
+        serde_json::json!({"input_tokens": 20, "output_tokens": 5, "cached_tokens": 0, "reasoning_tokens": 0})
+    );
+    let cost = last["cost_usd"].as_f64().unwrap();
+    assert!(
+        (cost - (20.0 * 0.10 + 5.0 * 0.40) / 1e6).abs() < 1e-12,
+        "{cost}"
+    );
     assert_eq!(emulator.state.lock().unwrap().calls_received, 1);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -226,25 +226,41 @@ pub fn call_main<P, T>(
         let _ = writeln!(out, "{CALL_EVENT_PREFIX}{event}");
         let _ = out.flush();
     };
-    let failed = |message: String, attempts: u32, code: i32| -> ! {
-        emit(
+    let failed = |message: String,
+                  attempts: u32,
+                  code: i32,
+                  event: &dyn Fn(serde_json::Value) -> serde_json::Value|
+     -> ! {
+        emit(event(
             serde_json::json!({"kind": "final", "ok": false, "attempts": attempts, "message": message}),
-        );
+        ));
         std::process::exit(code)
     };
+    let plain = |event: serde_json::Value| event;
     let args: serde_json::Value = match argv.first().map(|a| serde_json::from_str(a)) {
         Some(Ok(v @ serde_json::Value::Object(_))) => v,
-        Some(Ok(_)) => failed("--args must be a JSON object".into(), 0, 2),
-        Some(Err(e)) => failed(format!("--args is not JSON: {e}"), 0, 2),
-        None => failed("no arguments given".into(), 0, 2),
+        Some(Ok(_)) => failed("--args must be a JSON object".into(), 0, 2, &plain),
+        Some(Err(e)) => failed(format!("--args is not JSON: {e}"), 0, 2, &plain),
+        None => failed("no arguments given".into(), 0, 2, &plain),
     };
+    let report = crate::ReportHandle::new();
     let options = match argv.get(2).filter(|m| !m.trim().is_empty()) {
         Some(model) => crate::CallOptions::new().model(model.trim()),
         None => crate::CallOptions::new(),
+    }
+    .report(&report);
+    // What the call used and cost, in its final event.
+    let spent = |mut event: serde_json::Value| {
+        let report = report.get();
+        event["usage"] = serde_json::to_value(report.totals()).unwrap_or_default();
+        event["cost_usd"] = report
+            .cost_usd()
+            .map_or(serde_json::Value::Null, |c| serde_json::json!(c));
+        event
     };
     let mut calls = match start(&args, &options) {
         Ok(stream) => stream,
-        Err(e) => failed(e.to_string(), 0, 2),
+        Err(e) => failed(e.to_string(), 0, 2, &plain),
     };
     let outcome = crate::block_on(async {
         let mut attempts = 1;
@@ -278,10 +294,15 @@ pub fn call_main<P, T>(
     match outcome {
         (Ok(value), attempts) => {
             match serde_json::to_value(&value) {
-                Ok(value) => emit(
+                Ok(value) => emit(spent(
                     serde_json::json!({"kind": "final", "ok": true, "attempts": attempts, "value": value}),
+                )),
+                Err(e) => failed(
+                    format!("the value does not serialize: {e}"),
+                    attempts,
+                    1,
+                    &spent,
                 ),
-                Err(e) => failed(format!("the value does not serialize: {e}"), attempts, 1),
             }
             std::process::exit(0)
         }
@@ -290,7 +311,7 @@ pub fn call_main<P, T>(
                 Error::InvalidOutput { attempts, .. } => *attempts,
                 _ => attempts,
             };
-            failed(error.to_string(), attempts, 1)
+            failed(error.to_string(), attempts, 1, &spent)
         }
     }
 }

@@ -15,6 +15,7 @@ impl Config {
                 default_model: None,
                 request_timeout: DEFAULT_REQUEST_TIMEOUT,
                 state_shape: StateShape::Auto,
+                prices: Vec::new(),
                 stream_first_byte_timeout: DEFAULT_STREAM_FIRST_BYTE_TIMEOUT,
                 stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
                 stream_timeout: DEFAULT_STREAM_TIMEOUT,
@@ -97,6 +98,13 @@ impl ConfigBuilder {
     /// Total time allowed for one HTTP request (default 60 s).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.config.request_timeout = timeout;
+        self
+    }
+    /// The price of the models whose names start with `model` (USD per
+    /// million tokens), before the built-in table (docs/runtime.md, "Usage
+    /// and cost").
+    pub fn price(mut self, model: impl Into<String>, price: crate::Price) -> Self {
+        self.config.prices.push((model.into(), price));
         self
     }
     /// Whether the system message states the schema's shape: `Auto` (the

@@ -111,6 +111,11 @@ impl Config {
         if let Some(format) = var("VOX_LLM_RESPONSE_FORMAT") {
             builder = builder.response_format(format.parse()?);
         }
+        if let Some(prices) = var("VOX_LLM_PRICES") {
+            for (model, price) in parse_prices(&prices)? {
+                builder = builder.price(model, price);
+            }
+        }
         if let Some(rule) = var("VOX_LLM_STATE_SHAPE") {
             builder = builder.state_shape(rule.parse()?);
         }
@@ -252,6 +257,37 @@ const AUTO_DETECTED: [Provider; 4] = [
 fn clean_key(key: Option<String>) -> Option<String> {
     key.filter(|k| !k.trim().is_empty())
         .map(|k| k.trim().to_owned())
+}
+
+/// `VOX_LLM_PRICES`: `model=input,output[,cached];…`, USD per million
+/// tokens.
+fn parse_prices(text: &str) -> Result<Vec<(String, crate::Price)>, Error> {
+    let bad = |entry: &str| {
+        Error::Config(format!(
+            "VOX_LLM_PRICES entries are `model=input,output[,cached]` (USD per million tokens), \
+             separated by `;`: got `{}`",
+            entry.trim()
+        ))
+    };
+    let mut out = Vec::new();
+    for entry in text.split(';').filter(|e| !e.trim().is_empty()) {
+        let (model, numbers) = entry.split_once('=').ok_or_else(|| bad(entry))?;
+        let numbers: Vec<f64> = numbers
+            .split(',')
+            .map(|n| n.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad(entry))?;
+        if model.trim().is_empty() || numbers.iter().any(|n| !n.is_finite() || *n < 0.0) {
+            return Err(bad(entry));
+        }
+        let price = match numbers[..] {
+            [input, output] => crate::Price::new(input, output),
+            [input, output, cached] => crate::Price::new(input, output).with_cached_input(cached),
+            _ => return Err(bad(entry)),
+        };
+        out.push((model.trim().to_owned(), price));
+    }
+    Ok(out)
 }
 
 fn parse_timeout_secs(name: &str, text: &str) -> Result<Duration, Error> {

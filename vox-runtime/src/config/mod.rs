@@ -152,6 +152,8 @@ pub struct Config {
     pub(crate) default_model: Option<String>,
     pub(crate) request_timeout: Duration,
     pub(crate) state_shape: StateShape,
+    /// Prices by model-name prefix, before the built-in table.
+    pub(crate) prices: Vec<(String, crate::Price)>,
     pub(crate) stream_first_byte_timeout: Duration,
     pub(crate) stream_idle_timeout: Duration,
     pub(crate) stream_timeout: Duration,
@@ -210,6 +212,7 @@ impl fmt::Debug for Config {
             .field("default_model", &self.default_model)
             .field("request_timeout", &self.request_timeout)
             .field("state_shape", &self.state_shape)
+            .field("prices", &self.prices)
             .field("stream_first_byte_timeout", &self.stream_first_byte_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)
             .field("stream_timeout", &self.stream_timeout)
@@ -273,6 +276,11 @@ impl Config {
     /// Total time allowed for one HTTP request.
     pub fn request_timeout(&self) -> Duration {
         self.request_timeout
+    }
+    /// The price of `model`: a configured one (`ConfigBuilder::price`,
+    /// `VOX_LLM_PRICES`), else the built-in table's.
+    pub fn price_of(&self, model: &str) -> Option<crate::Price> {
+        crate::report::price_of(&self.prices, model)
     }
     /// Whether the system message states the schema's shape.
     pub fn state_shape(&self) -> StateShape {

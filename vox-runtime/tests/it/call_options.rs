@@ -218,3 +218,78 @@ async fn the_request_timeout_is_the_call_s() {
         "Anna"
     );
 }
+
+/// What a call cost (docs/runtime.md, "Usage and cost"): an invalid
+/// attempt, a 429 retried once and again, then the fallback's valid one.
+#[tokio::test(start_paused = true)]
+async fn the_report_gives_every_attempt_the_retries_the_totals_and_the_cost() {
+    let transport = MemoryTransport::new()
+        .reply(ScriptedReply::json(
+            200,
+            &json!({"choices": [{"index": 0, "message": {"role": "assistant",
+                "content": "{\"nom\":\"Anna\"}"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20,
+                    "prompt_tokens_details": {"cached_tokens": 50}}}),
+        ))
+        .reply(ScriptedReply::new(429, "slow down"))
+        .reply(ScriptedReply::new(429, "slow down"))
+        .reply(ScriptedReply::json(
+            200,
+            &json!({"choices": [{"index": 0, "message": {"role": "assistant",
+                "content": "{\"name\":\"Anna\"}"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 30,
+                    "completion_tokens_details": {"reasoning_tokens": 10}}}),
+        ));
+    let config = Config::builder(Provider::OpenAi)
+        .api_key("sk-options")
+        .provider_api_key(Provider::OpenRouter, "sk-or-options")
+        .max_transport_retries(1)
+        .price(
+            "gpt-4o-mini",
+            vox_runtime::Price::new(0.15, 0.60).with_cached_input(0.075),
+        )
+        .price("backup-model", vox_runtime::Price::new(1.0, 2.0))
+        .build()
+        .unwrap();
+    let client = Client::builder(config)
+        .transport(transport.clone())
+        .build()
+        .unwrap();
+    let report = vox_runtime::ReportHandle::new();
+    let options = CallOptions::new()
+        .fallback(["openrouter:backup-model"])
+        .report(&report);
+    let contact = call(&client, &options).await.unwrap();
+    assert_eq!(contact.name, "Anna");
+    assert_eq!(transport.request_count(), 4);
+    let report = report.get();
+    assert_eq!(report.attempts.len(), 2, "{report:#?}");
+    assert_eq!(report.transport_retries, 1);
+    assert_eq!(report.fallbacks, 1);
+    let (first, second) = (&report.attempts[0], &report.attempts[1]);
+    assert_eq!(
+        (first.provider, first.model.as_str()),
+        (Provider::OpenAi, "gpt-4o-mini")
+    );
+    assert!(first.rejected.as_deref().unwrap().contains("nom"));
+    assert_eq!(
+        (second.provider, second.model.as_str()),
+        (Provider::OpenRouter, "backup-model")
+    );
+    assert_eq!(second.rejected, None);
+    let totals = report.totals();
+    assert_eq!(
+        (
+            totals.input_tokens,
+            totals.output_tokens,
+            totals.cached_tokens,
+            totals.reasoning_tokens
+        ),
+        (220, 50, 50, 10)
+    );
+    // 50 fresh and 50 cached input and 20 output at gpt-4o-mini's prices,
+    // 120 input and 30 output at the backup's.
+    let want = (50.0 * 0.15 + 50.0 * 0.075 + 20.0 * 0.60 + 120.0 * 1.0 + 30.0 * 2.0) / 1e6;
+    let cost = report.cost_usd().unwrap();
+    assert!((cost - want).abs() < 1e-6 / 1e3, "{cost} vs {want}");
+}

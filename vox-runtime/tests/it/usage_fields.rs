@@ -1,6 +1,6 @@
 //! Every provider's usage fields, read from bodies as each API documents
 //! them (cached and reasoning tokens included), kept with the reply in a
-//! cassette (docs/runtime.md, "Usage").
+//! cassette (docs/runtime.md, "Usage and cost").
 
 use serde_json::{json, Value};
 use vox_runtime::__private::{AiFunction, Args, OutputSchema};
