@@ -65,6 +65,8 @@ struct ClientInner {
     cache: Option<Recorder>,
     /// Removes every configured credential from what is recorded.
     recording_redactors: Vec<Redactor>,
+    /// The round-robin rotation.
+    router: Router,
 }
 
 /// The senders of a client under a network provider.
@@ -204,6 +206,7 @@ impl ClientBuilder {
                 test_cassette_mode,
                 cache,
                 recording_redactors,
+                router: Router::default(),
             }),
         })
     }
@@ -236,6 +239,75 @@ struct Target<'a> {
     /// of the function, else the configured default model, else `None`
     /// (the provider's default); a fallback's `provider:model`.
     named: Option<&'a str>,
+    /// Its place in the round-robin rotation, when the rotation chose it.
+    route: Option<usize>,
+}
+
+/// The round-robin rotation of a client (docs/runtime.md, "Routing"): the
+/// next target to start from, and until when each failed one is skipped.
+#[derive(Default)]
+struct Router {
+    next: std::sync::atomic::AtomicUsize,
+    down: std::sync::Mutex<Vec<Option<std::time::Instant>>>,
+}
+
+impl Router {
+    /// The target the next call starts with, of `targets`: the next in
+    /// turn among those not cooling off (each one passed over is a
+    /// `vox.route_skip` event); when every one is, the next in turn.
+    fn pick(&self, targets: &[ModelRef]) -> usize {
+        let n = targets.len();
+        let turn = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let now = std::time::Instant::now();
+        let down = self
+            .down
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cooling = |i: usize| down.get(i).copied().flatten().filter(|until| *until > now);
+        // The turn goes round the targets that are up, so their shares
+        // stay even while one cools off.
+        let up: Vec<usize> = (0..n).filter(|i| cooling(*i).is_none()).collect();
+        for i in (0..n).filter(|i| cooling(*i).is_some()) {
+            if let Some(until) = cooling(i) {
+                tracing::info!(
+                    target_model = %targets[i],
+                    cooloff_ms = until.duration_since(now).as_millis() as u64,
+                    "vox.route_skip"
+                );
+            }
+        }
+        if up.is_empty() {
+            turn % n
+        } else {
+            up[turn % up.len()]
+        }
+    }
+
+    /// Whether target `i` is cooling off.
+    fn is_down(&self, i: usize) -> bool {
+        let down = self
+            .down
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        down.get(i)
+            .copied()
+            .flatten()
+            .is_some_and(|until| until > std::time::Instant::now())
+    }
+
+    /// Target `i` failed: skipped for `cooloff`.
+    fn mark_down(&self, i: usize, n: usize, cooloff: std::time::Duration) {
+        let mut down = self
+            .down
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if down.len() < n {
+            down.resize(n, None);
+        }
+        if let Some(slot) = down.get_mut(i) {
+            *slot = Some(std::time::Instant::now() + cooloff);
+        }
+    }
 }
 
 /// Where a call's attempts go: the network (if a provider is configured)
@@ -580,6 +652,7 @@ impl Client {
                 provider,
                 model: self.model_or_default(provider, name),
                 named: model,
+                route: None,
             },
             Some((None, name)) => Target {
                 provider: config.provider,
@@ -589,11 +662,25 @@ impl Client {
                 } else {
                     model
                 },
+                route: None,
             },
+            None if !config.round_robin.is_empty() => {
+                let i = self.inner.router.pick(&config.round_robin);
+                let next = &config.round_robin[i];
+                Target {
+                    provider: next.provider,
+                    model: self.model_or_default(next.provider, &next.model),
+                    // Which target served a call is the rotation's choice,
+                    // not the program's: cassette keys leave it out.
+                    named: None,
+                    route: Some(i),
+                }
+            }
             None => Target {
                 provider: config.provider,
                 model: config.default_model(),
                 named: config.default_model.as_deref(),
+                route: None,
             },
         }
     }
@@ -658,12 +745,26 @@ impl Client {
         accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
         let config = &self.inner.config;
-        let fallbacks: Vec<Result<ModelRef, Error>> =
+        let mut fallbacks: Vec<Result<ModelRef, Error>> =
             match (&route.options.fallback, function.fallback()) {
                 (Some(list), _) => list.iter().map(|m| m.parse::<ModelRef>()).collect(),
                 (None, Some(list)) => list.iter().map(|m| m.parse::<ModelRef>()).collect(),
                 (None, None) => config.fallback.iter().cloned().map(Ok).collect(),
             };
+        let rotation = &config.round_robin;
+        if let (Some(i), true) = (first.route, falls_back(&error)) {
+            // The rotation's target failed: skipped for the cool-off, and
+            // the call goes on with the others in turn, then the fallbacks.
+            self.inner
+                .router
+                .mark_down(i, rotation.len(), config.route_cooloff);
+            let others: Vec<Result<ModelRef, Error>> = (1..rotation.len())
+                .map(|k| (i + k) % rotation.len())
+                .filter(|k| !self.inner.router.is_down(*k))
+                .map(|k| Ok(rotation[k].clone()))
+                .collect();
+            fallbacks.splice(0..0, others);
+        }
         if fallbacks.is_empty() || !falls_back(&error) {
             return Err(error);
         }
@@ -689,12 +790,28 @@ impl Client {
                         tap.retry(&format!("falling back to `{next}`: {}", previous.error));
                     }
                     let named = next.to_string();
+                    let in_rotation = first
+                        .route
+                        .and_then(|_| rotation.iter().position(|t| t == next));
                     let target = Target {
                         provider: next.provider,
                         model: self.model_or_default(next.provider, &next.model),
-                        named: Some(&named),
+                        named: if in_rotation.is_some() {
+                            None
+                        } else {
+                            Some(&named)
+                        },
+                        route: in_rotation,
                     };
-                    self.converse(route, function, args, target, accept).await
+                    let result = self.converse(route, function, args, target, accept).await;
+                    if let (Some(k), Err(e)) = (in_rotation, &result) {
+                        if falls_back(e) {
+                            self.inner
+                                .router
+                                .mark_down(k, rotation.len(), config.route_cooloff);
+                        }
+                    }
+                    result
                 }
                 Err(e) => Err(e.clone()),
             };

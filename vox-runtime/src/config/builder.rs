@@ -16,6 +16,8 @@ impl Config {
                 request_timeout: DEFAULT_REQUEST_TIMEOUT,
                 state_shape: StateShape::Auto,
                 prices: Vec::new(),
+                round_robin: Vec::new(),
+                route_cooloff: DEFAULT_ROUTE_COOLOFF,
                 stream_first_byte_timeout: DEFAULT_STREAM_FIRST_BYTE_TIMEOUT,
                 stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
                 stream_timeout: DEFAULT_STREAM_TIMEOUT,
@@ -192,6 +194,30 @@ impl ConfigBuilder {
             Ok(fallback) => self.config.fallback = fallback,
             Err(e) => self.error = Some(e),
         }
+        self
+    }
+    /// Calls of functions that name no model rotate over these targets
+    /// (`provider:model`), one call each in turn, skipping a target that
+    /// failed for [`ConfigBuilder::route_cooloff`] (docs/runtime.md,
+    /// "Routing").
+    pub fn round_robin<I, S>(mut self, targets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        match targets
+            .into_iter()
+            .map(|m| m.as_ref().parse::<ModelRef>())
+            .collect::<Result<_, _>>()
+        {
+            Ok(targets) => self.config.round_robin = targets,
+            Err(e) => self.error = Some(e),
+        }
+        self
+    }
+    /// How long a round-robin target that failed is skipped (default 30 s).
+    pub fn route_cooloff(mut self, cooloff: Duration) -> Self {
+        self.config.route_cooloff = cooloff;
         self
     }
     /// How a `compatible` server is given the schema (default

@@ -108,6 +108,14 @@ impl Config {
                 .collect::<Result<Vec<_>, _>>()?;
             builder.config.fallback = fallback;
         }
+        if let Some(list) = var("VOX_LLM_ROUND_ROBIN") {
+            let targets = list
+                .split(',')
+                .filter(|entry| !entry.trim().is_empty())
+                .map(str::parse::<ModelRef>)
+                .collect::<Result<Vec<_>, _>>()?;
+            builder.config.round_robin = targets;
+        }
         if let Some(format) = var("VOX_LLM_RESPONSE_FORMAT") {
             builder = builder.response_format(format.parse()?);
         }

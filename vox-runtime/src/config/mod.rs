@@ -42,6 +42,8 @@ pub const DEFAULT_STREAM_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default total time of one streamed attempt.
 pub const DEFAULT_STREAM_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default time a round-robin target that failed is skipped.
+pub const DEFAULT_ROUTE_COOLOFF: Duration = Duration::from_secs(30);
 /// Default time allowed to establish a connection.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default number of transport retries (429, 5xx, connect errors, timeouts).
@@ -170,6 +172,10 @@ pub struct Config {
     /// Tried in order when a function without `fallback = […]` fails with
     /// a transport error or a retryable status.
     pub(crate) fallback: Vec<ModelRef>,
+    /// Targets calls rotate over (docs/runtime.md, "Routing").
+    pub(crate) round_robin: Vec<ModelRef>,
+    /// How long a target that failed is skipped by the rotation.
+    pub(crate) route_cooloff: Duration,
     /// How `compatible` servers are given the schema.
     pub(crate) response_format: ResponseFormat,
     /// Whether replies that do not fit are repaired when the repair is
@@ -212,6 +218,8 @@ impl fmt::Debug for Config {
             .field("default_model", &self.default_model)
             .field("request_timeout", &self.request_timeout)
             .field("state_shape", &self.state_shape)
+            .field("round_robin", &self.round_robin)
+            .field("route_cooloff", &self.route_cooloff)
             .field("prices", &self.prices)
             .field("stream_first_byte_timeout", &self.stream_first_byte_timeout)
             .field("stream_idle_timeout", &self.stream_idle_timeout)

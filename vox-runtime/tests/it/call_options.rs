@@ -293,3 +293,64 @@ async fn the_report_gives_every_attempt_the_retries_the_totals_and_the_cost() {
     let cost = report.cost_usd().unwrap();
     assert!((cost - want).abs() < 1e-6 / 1e3, "{cost} vs {want}");
 }
+
+/// Round-robin routing (docs/runtime.md, "Routing"): calls of a function
+/// that names no model rotate over the configured targets; a target that
+/// fails is skipped for the cool-off, its calls served by the others.
+#[tokio::test]
+async fn round_robin_splits_calls_evenly_and_routes_around_a_target_that_is_down() {
+    static ANY: AiFunction = AiFunction::new("read", "Read the contact.", &CONTACT);
+    let run = |down: Option<Provider>| async move {
+        let transport = MemoryTransport::new().otherwise(move |request| {
+            if Some(request.provider) == down {
+                ScriptedReply::new(503, "down")
+            } else {
+                chat(r#"{"name":"Anna"}"#, 1, 1)
+            }
+        });
+        let config = Config::builder(Provider::OpenAi)
+            .api_key("sk-rr")
+            .provider_api_key(Provider::OpenRouter, "sk-or-rr")
+            .provider_api_key(Provider::Compatible, "sk-c-rr")
+            .provider_base_url(Provider::Compatible, "http://127.0.0.1:9/v1")
+            .max_transport_retries(0)
+            .round_robin([
+                "openai:gpt-4o-mini",
+                "openrouter:m-two",
+                "compatible:m-three",
+            ])
+            .build()
+            .unwrap();
+        let client = Client::builder(config)
+            .transport(transport.clone())
+            .build()
+            .unwrap();
+        for _ in 0..300 {
+            let _: Contact = client
+                .call_ai(&ANY, Args::new().arg("text", "x").unwrap(), async {
+                    panic!("no fixture")
+                })
+                .await
+                .unwrap();
+        }
+        let count = |p: Provider| {
+            transport
+                .requests()
+                .iter()
+                .filter(|r| r.provider == p)
+                .count()
+        };
+        (
+            count(Provider::OpenAi),
+            count(Provider::OpenRouter),
+            count(Provider::Compatible),
+        )
+    };
+    assert_eq!(run(None).await, (100, 100, 100));
+    // OpenRouter answers 503: asked once, then skipped for the cool-off;
+    // every call still succeeds, on the other two.
+    let (a, b, c) = run(Some(Provider::OpenRouter)).await;
+    assert_eq!(b, 1, "{a} {b} {c}");
+    assert_eq!(a + c, 300);
+    assert!(a.abs_diff(c) <= 2, "{a} {c}");
+}
