@@ -282,6 +282,9 @@ pub enum ExprKind {
     Match {
         scrutinee: Box<Expr>,
         arms: Vec<Arm>,
+        /// A syntax error inside the arms (reported): an arm may be missing,
+        /// so the match is not judged for exhaustiveness.
+        recovered: bool,
     },
     /// `try f(x)`: the outcome of a network call as a `Result` instead of
     /// a failure of the caller.
@@ -449,7 +452,9 @@ pub(crate) fn walk_expr<'m>(e: &'m Expr, f: &mut dyn FnMut(&'m Expr)) {
                 walk_block(b, f);
             }
         }
-        ExprKind::Match { scrutinee, arms } => {
+        ExprKind::Match {
+            scrutinee, arms, ..
+        } => {
             walk_expr(scrutinee, f);
             for a in arms {
                 if let Some(g) = &a.guard {

@@ -89,7 +89,7 @@ pub mod facts {
             .iter()
             .map(|s| SlipRow {
                 pattern: s.pattern,
-                fix: s.vox,
+                fix: s.vox.filter(|_| s.sure),
                 hint: s.say,
             })
             .collect()

@@ -1155,7 +1155,8 @@ impl Parser<'_> {
             T::Return => {
                 self.bump();
                 let value = match self.peek() {
-                    T::Newline | T::Semi | T::RBrace | T::Eof => None,
+                    // A comma ends it too: `_ => return, …` in a match's arms.
+                    T::Newline | T::Semi | T::RBrace | T::Eof | T::Comma => None,
                     _ => Some(self.expr()?),
                 };
                 let span = value.as_ref().map_or(start, |v| start.to(v.span));
@@ -1262,12 +1263,18 @@ impl Parser<'_> {
         let start = self.expect(T::Match, "")?.span;
         let scrutinee = self.head_expr()?;
         let open = self.expect(T::LBrace, "to start the match arms")?;
+        let errors = |p: &Self| p.diags.iter().filter(|d| d.is_error()).count();
+        let before = errors(self);
         let (arms, _) = self.line_items(open, LineItems::Arms, Self::arm)?;
+        // An arm that did not parse is missing from `arms`: the match is not
+        // judged for exhaustiveness (its "missing" patterns may be there).
+        let recovered = errors(self) > before;
         let end = self.prev_span();
         Ok(self.new_expr(
             ExprKind::Match {
                 scrutinee: Box::new(scrutinee),
                 arms,
+                recovered,
             },
             start.to(end),
         ))
@@ -1287,6 +1294,47 @@ impl Parser<'_> {
             let b = self.block()?;
             let span = b.span;
             self.new_expr(ExprKind::Block(b), span)
+        } else if matches!(self.peek(), T::Break | T::Continue | T::Return) {
+            // `None => break`, `_ => return 0`: a jump is an arm of one
+            // statement, a block that never completes (type never).
+            let stmt = self.stmt()?;
+            let span = stmt.span();
+            self.new_expr(
+                ExprKind::Block(Block {
+                    stmts: vec![stmt],
+                    span,
+                }),
+                span,
+            )
+        } else if matches!(self.peek(), T::Let | T::For | T::While) {
+            // Another statement: reported, with the braces that make it an
+            // arm, and read as that block.
+            let word = self.peek_tok().kind.describe();
+            let stmt = self.stmt()?;
+            let span = stmt.span();
+            let written = self.text(span).to_string();
+            let d = Diagnostic::error(
+                Code::UnexpectedToken,
+                span,
+                format!("{word} cannot be a match arm's value"),
+            )
+            .label("a statement")
+            .hint("an arm is an expression, `break`, `continue`, `return`, or a block of statements: `pattern => { … }`");
+            // Braces around one line; a statement over several lines is the
+            // reader's to wrap.
+            let d = if written.contains('\n') {
+                d
+            } else {
+                d.fix("wrap it in `{ }`", span, format!("{{ {written} }}"))
+            };
+            self.diags.push(d);
+            self.new_expr(
+                ExprKind::Block(Block {
+                    stmts: vec![stmt],
+                    span,
+                }),
+                span,
+            )
         } else {
             let e = self.expr()?;
             if self.peek() == T::Eq {
@@ -1810,6 +1858,32 @@ impl Parser<'_> {
             }
             T::If => self.if_expr(),
             T::Match => self.match_expr(),
+            T::Let | T::Return | T::Break | T::Continue | T::For | T::While => {
+                // A statement where a value is expected (`let x = break`,
+                // `f(return 1)`).
+                let at = self.skip_trivia_from(self.pos, !self.nl_significant());
+                let t = self.raw(at);
+                let word = t.kind.describe();
+                // First on its line: the line before ended without its value
+                // (`let b = p.x +`), and this is the next statement.
+                let line_start = (0..at)
+                    .rev()
+                    .map(|i| self.raw(i).kind)
+                    .find(|k| *k != T::Doc)
+                    .is_none_or(|k| k == T::Newline);
+                let hint = if line_start {
+                    format!("the expression before this line is unfinished; {word} starts the next statement")
+                } else {
+                    format!(
+                        "{word} is a statement, not a value: write it on a line of its own, as a match arm (`None => break`), or in a block, `{{ … }}` (`if c {{ … }}`)"
+                    )
+                };
+                let d = Diagnostic::error(Code::UnexpectedToken, t.span, "expected an expression")
+                    .label(format!("found {word}"))
+                    .hint(hint);
+                self.report(d);
+                Err(Abort)
+            }
             _ => Err(self.unexpected("expected an expression")),
         }
     }

@@ -22,6 +22,10 @@ pub(crate) struct Slip {
     pub(crate) vox: Option<&'static str>,
     /// What Vox writes instead, shown as a hint.
     pub(crate) say: &'static str,
+    /// Whether `vox` is what was meant: else it is offered (a person
+    /// should look, as when the Vox spelling gives an `Option` where the
+    /// foreign one gave the value) and `cargo vox fix` leaves it.
+    pub(crate) sure: bool,
 }
 
 const fn fix(pattern: &'static str, vox: &'static str, say: &'static str) -> Slip {
@@ -29,6 +33,17 @@ const fn fix(pattern: &'static str, vox: &'static str, say: &'static str) -> Sli
         pattern,
         vox: Some(vox),
         say,
+        sure: true,
+    }
+}
+
+/// A Vox spelling that is probably meant, shown but never applied.
+const fn offer(pattern: &'static str, vox: &'static str, say: &'static str) -> Slip {
+    Slip {
+        pattern,
+        vox: Some(vox),
+        say,
+        sure: false,
     }
 }
 
@@ -37,6 +52,7 @@ const fn say(pattern: &'static str, say: &'static str) -> Slip {
         pattern,
         vox: None,
         say,
+        sure: true,
     }
 }
 
@@ -102,6 +118,21 @@ pub(crate) const SLIPS: &[Slip] = &[
     fix("- >", "=>", "a Vox `match` arm is `pattern => value`"),
     say("?", "Vox has no `?` or ternary: write `match` on the `Option`/`Result`, or `if c { a } else { b }`"),
     say("$a if", "Vox has no `x if c else y`: write `if c { x } else { y }`"),
+    // Reading numbers from text: Vox's `parse_*` give an `Option` (`None`
+    // for text that is no such number) where these give the number or
+    // throw, so the Vox spelling is offered, not applied.
+    offer("$a . parse : : < i64 > ( )", "parse_int($a)", "Vox reads an `int` from text with `parse_int(s)`, an `Option[int]`: `match parse_int(s) { Some(n) => …, None => … }`"),
+    offer("$a . parse : : < f64 > ( )", "parse_float($a)", "Vox reads a `float` from text with `parse_float(s)`, an `Option[float]`: `match parse_float(s) { Some(x) => …, None => … }`"),
+    say(". parse (", "Vox has no methods: `parse_int(s)`, `parse_float(s)` and `parse_decimal(s)` read a number from text (each an `Option`)"),
+    say(". parse : :", "Vox has no methods: `parse_int(s)`, `parse_float(s)` and `parse_decimal(s)` read a number from text (each an `Option`)"),
+    offer("parseInt ( $a )", "parse_int($a)", "Vox reads an `int` from text with `parse_int(s)`, an `Option[int]` (`None`, not `NaN`, for text that is no number)"),
+    offer("parseFloat ( $a )", "parse_float($a)", "Vox reads a `float` from text with `parse_float(s)`, an `Option[float]` (`None`, not `NaN`, for text that is no number)"),
+    offer("Number ( $a )", "parse_float($a)", "Vox reads a number from text with `parse_float(s)` or `parse_int(s)`, each an `Option` (`None`, not `NaN`, for text that is no number)"),
+    offer("$a . toInt ( )", "parse_int($a)", "Vox reads an `int` from text with `parse_int(s)`, an `Option[int]`"),
+    offer("$a . toIntOrNull ( )", "parse_int($a)", "Vox reads an `int` from text with `parse_int(s)`, an `Option[int]`"),
+    offer("$a . toDouble ( )", "parse_float($a)", "Vox reads a `float` from text with `parse_float(s)`, an `Option[float]`"),
+    offer("$a . toDoubleOrNull ( )", "parse_float($a)", "Vox reads a `float` from text with `parse_float(s)`, an `Option[float]`"),
+    offer("strconv . Atoi ( $a )", "parse_int($a)", "Vox reads an `int` from text with `parse_int(s)`, an `Option[int]` (no error value: `None`)"),
     // Methods other languages call on values.
     fix("$a . push (", "$a = $a + [", "Vox lists are values: `xs = xs + [x]`"),
     fix("$a . append (", "$a = $a + [", "Vox lists are values: `xs = xs + [x]`"),
@@ -269,6 +300,15 @@ pub(crate) fn slip_fixes(all: &[Toks<'_>], diagnostics: &mut [Diagnostic]) {
             continue;
         };
         let blind_not = d.code == crate::diagnostic::Code::UnexpectedChar && toks.word(at) == "!";
+        // A name's "did you mean" (`parseInt` → `print`) is a guess; an
+        // offered slip knows what the name is.
+        let guessed = !slip.sure
+            && d.code == crate::diagnostic::Code::UnknownName
+            && d.hints.iter().any(|h| h.starts_with("did you mean"));
+        if guessed {
+            d.hints.retain(|h| !h.starts_with("did you mean"));
+            d.fixes.clear();
+        }
         if d.fixes
             .iter()
             .any(|f| f.applicability == Applicability::MachineApplicable)
@@ -314,14 +354,19 @@ pub(crate) fn slip_fixes(all: &[Toks<'_>], diagnostics: &mut [Diagnostic]) {
                 replacement: "]".into(),
             });
         }
-        d.fixes
-            .retain(|f| f.applicability != Applicability::MachineApplicable);
+        let applicability = if slip.sure {
+            d.fixes
+                .retain(|f| f.applicability != Applicability::MachineApplicable);
+            Applicability::MachineApplicable
+        } else {
+            Applicability::MaybeIncorrect
+        };
         d.fixes.insert(
             0,
             Fix {
                 message: format!("replace `{written}` with `{text}`"),
                 edits,
-                applicability: Applicability::MachineApplicable,
+                applicability,
             },
         );
     }

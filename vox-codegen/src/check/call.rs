@@ -285,6 +285,42 @@ impl Checker<'_> {
         }
     }
 
+    /// `int(s)` or `float(s)` of a `str`: not a conversion Vox has. The
+    /// text is read with `parse_int(s)` or `parse_float(s)`, an `Option`, so
+    /// the fix is offered, not applied: the code around it must handle `None`.
+    fn str_to_number(&mut self, call: &Expr, b: Builtin, t: &Ty) {
+        let ExprKind::Call { callee, args } = &call.kind else {
+            return;
+        };
+        let Some(a0) = args.first().map(|a| &a.value) else {
+            return;
+        };
+        let (name, parse, ty) = if b == Builtin::Int {
+            ("int", "parse_int", "int")
+        } else {
+            ("float", "parse_float", "float")
+        };
+        let accepts = b.accepts().unwrap_or(&[]);
+        let d = Diagnostic::error(
+            Code::Mismatch,
+            a0.span,
+            format!("`{name}` needs {}", Kind::prose(accepts)),
+        )
+        .types(Kind::alternatives(accepts), self.show(t))
+        .hint(format!(
+            "`{name}` converts numbers; to read one from text, `{parse}(s)` gives an `Option[{ty}]`, `None` when the text is not a number: `match {parse}(s) {{ Some(n) => …, None => … }}`"
+        ))
+        .fix_with(
+            crate::diagnostic::Applicability::MaybeIncorrect,
+            format!("read the text with `{parse}` (an `Option[{ty}]`)"),
+            vec![crate::diagnostic::Edit {
+                span: callee.span,
+                replacement: parse.to_string(),
+            }],
+        );
+        self.err(d);
+    }
+
     fn infer_builtin(&mut self, e: &Expr, b: Builtin, args: &[Arg], want: Want) -> Ty {
         let name = Builtin::ALL
             .iter()
@@ -330,6 +366,9 @@ impl Checker<'_> {
                 Builtin::Str => Ty::Str,
                 Builtin::Float => Ty::Float,
                 Builtin::Decimal => Ty::Decimal,
+                Builtin::ParseInt | Builtin::ParseFloat | Builtin::ParseDecimal => {
+                    b.parsed().map_or(Ty::Error, |t| Ty::Option(Box::new(t)))
+                }
                 Builtin::Keys => Ty::List(Box::new(Ty::Str)),
                 Builtin::Range | Builtin::Split => Ty::List(Box::new(match b {
                     Builtin::Range => Ty::Int,
@@ -380,19 +419,22 @@ impl Checker<'_> {
                 self.check_expr(a0, Want::Any);
                 Ty::Str
             }
-            Builtin::Int => {
+            Builtin::Int | Builtin::Float => {
                 let t = self.check_expr(a0, Want::Any);
-                if !takes(&t) {
+                if matches!(t, Ty::Str) {
+                    self.str_to_number(e, b, &t);
+                } else if !takes(&t) {
                     bad_kind(self, &t);
                 }
-                Ty::Int
+                if b == Builtin::Int {
+                    Ty::Int
+                } else {
+                    Ty::Float
+                }
             }
-            Builtin::Float => {
-                let t = self.check_expr(a0, Want::Any);
-                if !takes(&t) {
-                    bad_kind(self, &t);
-                }
-                Ty::Float
+            Builtin::ParseInt | Builtin::ParseFloat | Builtin::ParseDecimal => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                b.parsed().map_or(Ty::Error, |t| Ty::Option(Box::new(t)))
             }
             Builtin::Decimal => {
                 let t = self.check_expr(a0, Want::Any);

@@ -269,7 +269,11 @@ impl Checker<'_> {
             }
             ExprKind::Binary { op, lhs, rhs } => self.infer_binary(e, *op, lhs, rhs),
             ExprKind::If { cond, then, els } => self.infer_if(e, cond, then, els.as_ref(), want),
-            ExprKind::Match { scrutinee, arms } => self.infer_match(e, scrutinee, arms, want),
+            ExprKind::Match {
+                scrutinee,
+                arms,
+                recovered,
+            } => self.infer_match(e, scrutinee, arms, *recovered, want),
             ExprKind::Block(b) => {
                 let (t, has_tail) = self.check_block(b, want);
                 if let Want::Type(expected) = want {

@@ -55,6 +55,11 @@ pub enum Builtin {
     AssertEq,
     /// `range(n)`, `range(a, b)`: the ints from `a` (default 0) up to, not including, `b`.
     Range,
+    // Reading numbers from text (docs/language.md, "Reading numbers from
+    // text"): each an `Option`, `None` for text that is not such a number.
+    ParseInt,
+    ParseFloat,
+    ParseDecimal,
     // Lists (docs/language.md, "Lists").
     First,
     Last,
@@ -89,7 +94,7 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 36] = [
+    pub const ALL: [(&'static str, Builtin); 39] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -99,6 +104,9 @@ impl Builtin {
         ("assert", Builtin::Assert),
         ("assert_eq", Builtin::AssertEq),
         ("range", Builtin::Range),
+        ("parse_int", Builtin::ParseInt),
+        ("parse_float", Builtin::ParseFloat),
+        ("parse_decimal", Builtin::ParseDecimal),
         ("first", Builtin::First),
         ("last", Builtin::Last),
         ("get", Builtin::Get),
@@ -138,6 +146,16 @@ impl Builtin {
             Builtin::DocumentUrl => (Media::Document, true),
             Builtin::AudioFile => (Media::Audio, false),
             Builtin::AudioUrl => (Media::Audio, true),
+            _ => return None,
+        })
+    }
+
+    /// What `parse_int`, `parse_float` and `parse_decimal` read a `str` into.
+    pub fn parsed(self) -> Option<Ty> {
+        Some(match self {
+            Builtin::ParseInt => Ty::Int,
+            Builtin::ParseFloat => Ty::Float,
+            Builtin::ParseDecimal => Ty::Decimal,
             _ => return None,
         })
     }

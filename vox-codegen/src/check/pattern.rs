@@ -14,6 +14,7 @@ impl Checker<'_> {
         e: &Expr,
         scrutinee: &Expr,
         arms: &[Arm],
+        recovered: bool,
         want: Want,
     ) -> Ty {
         let st = self.check_expr(scrutinee, Want::Any);
@@ -113,7 +114,9 @@ impl Checker<'_> {
             }
             self.pop_scope();
         }
+        // An arm that did not parse may be the one that covers the rest.
         let uncovered = check_coverage
+            && !recovered
             && crate::exhaustive::Checker::new(&self.info.types, &mut budget).useful(
                 &rows,
                 &[crate::exhaustive::Pat::Wild],

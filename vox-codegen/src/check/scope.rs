@@ -385,7 +385,9 @@ fn settle_expr(info: &mut ModuleInfo, e: &Expr) -> bool {
                 changed |= settle_block(info, b);
             }
         }
-        ExprKind::Match { scrutinee, arms } => {
+        ExprKind::Match {
+            scrutinee, arms, ..
+        } => {
             for a in arms {
                 changed |= fill_holes_from(info, &a.body, &t);
             }

@@ -185,6 +185,17 @@ impl Emitter<'_> {
                     self.checked(call, "decimal::parse", &[v])
                 }
             },
+            Builtin::ParseInt | Builtin::ParseFloat | Builtin::ParseDecimal => {
+                let f = match b {
+                    Builtin::ParseInt => "parse_int",
+                    Builtin::ParseFloat => "parse_float",
+                    _ => "parse_decimal",
+                };
+                format!(
+                    "::vox_runtime::__private::builtins::{f}(&{})",
+                    self.borrowable(a0, ctx, depth)
+                )
+            }
             // Lazy: nothing is read or fetched until a call sends the value
             // (docs/language.md, "Images, documents and audio").
             Builtin::ImageFile

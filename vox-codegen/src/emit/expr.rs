@@ -286,9 +286,9 @@ impl<'a> Emitter<'a> {
                     None => format!("if {c} {t}"),
                 }
             }
-            ExprKind::Match { scrutinee, arms } => {
-                self.match_expr(scrutinee, arms, ctx, depth, tail)
-            }
+            ExprKind::Match {
+                scrutinee, arms, ..
+            } => self.match_expr(scrutinee, arms, ctx, depth, tail),
             ExprKind::Block(b) => self.block(b, ctx, depth, tail),
         }
     }

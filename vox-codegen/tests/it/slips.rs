@@ -286,3 +286,112 @@ fn called_names(text: &str) -> Vec<String> {
     }
     names
 }
+
+/// Text read as a number the way other languages read it: the Vox
+/// spelling, a `parse_*` builtin, gives an `Option` where theirs gave the
+/// number, so it is offered (`maybe-incorrect`), never applied.
+#[test]
+fn reading_a_number_from_text_offers_parse_builtins() {
+    // (language, body, the offered replacement, a hint's start).
+    const OFFERS: &[(&str, &str, &str, &str)] = &[
+        (
+            "Rust",
+            "    print(s0.parse::<i64>())\n",
+            "parse_int(s0)",
+            "Vox reads an `int` from text with `parse_int(s)`",
+        ),
+        (
+            "Rust",
+            "    print(s0.parse::<f64>())\n",
+            "parse_float(s0)",
+            "Vox reads a `float` from text with `parse_float(s)`",
+        ),
+        (
+            "JavaScript",
+            "    print(parseInt(s0))\n",
+            "parse_int(s0)",
+            "Vox reads an `int` from text with `parse_int(s)`",
+        ),
+        (
+            "JavaScript",
+            "    print(parseFloat(s0))\n",
+            "parse_float(s0)",
+            "Vox reads a `float` from text with `parse_float(s)`",
+        ),
+        (
+            "TypeScript",
+            "    print(Number(s0))\n",
+            "parse_float(s0)",
+            "Vox reads a number from text with `parse_float(s)` or `parse_int(s)`",
+        ),
+        (
+            "Kotlin",
+            "    print(s0.toInt())\n",
+            "parse_int(s0)",
+            "Vox reads an `int` from text with `parse_int(s)`",
+        ),
+        (
+            "Kotlin",
+            "    print(s0.toIntOrNull())\n",
+            "parse_int(s0)",
+            "Vox reads an `int` from text with `parse_int(s)`",
+        ),
+        (
+            "Kotlin",
+            "    print(s0.toDouble())\n",
+            "parse_float(s0)",
+            "Vox reads a `float` from text with `parse_float(s)`",
+        ),
+        (
+            "Go",
+            "    print(strconv.Atoi(s0))\n",
+            "parse_int(s0)",
+            "Vox reads an `int` from text with `parse_int(s)`",
+        ),
+        (
+            "Python",
+            "    print(int(s0))\n",
+            "parse_int",
+            "`int` converts numbers; to read one from text, `parse_int(s)`",
+        ),
+        (
+            "Python",
+            "    print(float(s0))\n",
+            "parse_float",
+            "`float` converts numbers; to read one from text, `parse_float(s)`",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (lang, body, replacement, hint) in OFFERS {
+        let text = module(body);
+        let c = checked(&text);
+        let found = c.diagnostics().iter().filter(|d| d.is_error()).find(|d| {
+            d.hints.iter().any(|h| h.starts_with(hint))
+                && d.fixes.iter().any(|f| {
+                    f.applicability == vox_codegen::diagnostic::Applicability::MaybeIncorrect
+                        && f.edits.iter().any(|e| e.replacement == *replacement)
+                })
+        });
+        if found.is_none() {
+            failures.push(format!(
+                "{lang} `{}`: no offer of `{replacement}` with hint {hint:?}; got {:#?}",
+                body.trim(),
+                c.diagnostics()
+            ));
+        }
+        // Nothing else is applied in its place: `cargo vox fix` leaves it.
+        let out = fix_module(&[FixFile {
+            name: "slip.vox".into(),
+            text: text.clone(),
+            editable: true,
+        }]);
+        if out.texts[0].contains("parse_") {
+            failures.push(format!(
+                "{lang} `{}`: applied: {}",
+                body.trim(),
+                out.texts[0]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -2,7 +2,8 @@
 //!
 //! Most builtins (`len`, `int`, `float`, `assert`, `assert_eq`) compile to
 //! plain Rust expressions; the ones here need a shared definition of how a
-//! Vox value looks as text (`str`, `print`).
+//! Vox value looks as text (`str`, `print`), or of the text a number is
+//! read from (`parse_int`, `parse_float`, `parse_decimal`).
 
 use std::fmt::Display;
 
@@ -31,6 +32,83 @@ pub fn fixed(x: f64, digits: i64) -> String {
         Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_owned(),
         _ => text,
     }
+}
+
+/// `s` without the ASCII whitespace around it (space, tab, line feed,
+/// form feed, carriage return): what the `parse_*` builtins ignore.
+fn trim_ascii_space(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_ascii_whitespace())
+}
+
+/// `s` without one leading `+` or `-`, and whether it was a `-`.
+fn split_sign(s: &str) -> (bool, &str) {
+    match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    }
+}
+
+/// One or more ASCII digits.
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Vox `parse_int(s)` (docs/language.md, "Reading numbers from text"):
+/// after trimming ASCII whitespace, an optional `+` or `-` and one or more
+/// ASCII digits whose value fits an `int`; anything else is `None`.
+pub fn parse_int(s: &str) -> Option<i64> {
+    let t = trim_ascii_space(s);
+    let (_, digits) = split_sign(t);
+    if !all_digits(digits) {
+        return None;
+    }
+    // The sign and digits are what `i64::from_str` reads; too large is `None`.
+    t.parse::<i64>().ok()
+}
+
+/// Vox `parse_float(s)`: after trimming ASCII whitespace, an optional `+`
+/// or `-`, digits with an optional `.` and fraction (`1.5`, `.5`, `2.`;
+/// at least one digit), and an optional exponent (`e` or `E`, an optional
+/// sign, digits). The nearest `float`; a value too large for one
+/// (`1e999`) is `None`, and so are `inf`, `nan` and `1_000`.
+pub fn parse_float(s: &str) -> Option<f64> {
+    let t = trim_ascii_space(s);
+    let (_, rest) = split_sign(t);
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None => (rest, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
+        return None;
+    }
+    if let Some(e) = exponent {
+        if !all_digits(split_sign(e).1) {
+            return None;
+        }
+    }
+    match t.parse::<f64>() {
+        Ok(x) if x.is_finite() => Some(x),
+        _ => None,
+    }
+}
+
+/// Vox `parse_decimal(s)`: after trimming ASCII whitespace, an optional `+`
+/// or `-`, one or more ASCII digits, and optionally `.` and one or more
+/// digits (the text [`super::decimal::is_decimal`] takes, and a `+`). The
+/// `Decimal` is that text as written, without a `+`: `" +12.50 "` is
+/// `"12.50"`.
+pub fn parse_decimal(s: &str) -> Option<String> {
+    let t = trim_ascii_space(s);
+    let t = match t.strip_prefix('+') {
+        // One sign: `+-1` is not a number.
+        Some(rest) if rest.starts_with('-') => return None,
+        Some(rest) => rest,
+        None => t,
+    };
+    super::decimal::is_decimal(t).then(|| t.to_owned())
 }
 
 /// Renders scalars; refuses everything else so the caller falls back to JSON.
@@ -205,6 +283,101 @@ mod tests {
         assert_eq!(fixed(3.0, -1), "3");
         assert_eq!(fixed(f64::NEG_INFINITY, 2), "-inf");
         assert_eq!(fixed(f64::NAN, 2), "NaN");
+    }
+
+    #[test]
+    fn parse_int_reads_a_signed_whole_number() {
+        assert_eq!(parse_int("42"), Some(42));
+        assert_eq!(parse_int("  -7\n"), Some(-7));
+        assert_eq!(parse_int("+007"), Some(7));
+        assert_eq!(parse_int("-0"), Some(0));
+        assert_eq!(parse_int("9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_int("-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            "",
+            " ",
+            "+",
+            "-",
+            "+-1",
+            "--1",
+            "1_000",
+            "1.0",
+            "1e3",
+            "0x10",
+            "١٢",
+            "１２",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "12a",
+            "1 2",
+            "\u{a0}1",
+        ] {
+            assert_eq!(parse_int(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parse_float_reads_decimal_and_exponent_forms_only() {
+        assert_eq!(parse_float("1.5"), Some(1.5));
+        assert_eq!(parse_float(" .5 "), Some(0.5));
+        assert_eq!(parse_float("2."), Some(2.0));
+        assert_eq!(parse_float("-3"), Some(-3.0));
+        assert_eq!(parse_float("+1e3"), Some(1000.0));
+        assert_eq!(parse_float("1E-2"), Some(0.01));
+        assert_eq!(parse_float("1e-999"), Some(0.0));
+        for bad in [
+            "", ".", "-", "+.", "e3", "1e", "1e+", "1.5.2", "inf", "-inf", "NaN", "nan",
+            "infinity", "1_000.0", "1e999", "-1e999", "0x1p3", "１.５", "1,5",
+        ] {
+            assert_eq!(parse_float(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parse_decimal_keeps_the_text_as_written() {
+        assert_eq!(parse_decimal("12.50").as_deref(), Some("12.50"));
+        assert_eq!(parse_decimal(" +3 ").as_deref(), Some("3"));
+        assert_eq!(parse_decimal("-0.001").as_deref(), Some("-0.001"));
+        for bad in [
+            "", "+", "-", ".5", "5.", "1e3", "1_000", "+-1", "١", "12.5.0", "NaN",
+        ] {
+            assert_eq!(parse_decimal(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parsing_never_panics_on_hostile_text() {
+        let huge = "9".repeat(100_000);
+        let mut hostile = vec![
+            huge.clone(),
+            format!("-{huge}"),
+            format!("{huge}.{huge}"),
+            format!("1e{huge}"),
+            format!("1e-{huge}"),
+            format!("0.{huge}e-{huge}"),
+            "+".repeat(1000),
+            "-".repeat(1000),
+            "\u{0}".into(),
+            "\u{660}\u{661}".into(),
+            "\u{FF11}".into(),
+            "1\u{301}".into(),
+            "\u{FEFF}1".into(),
+            "𝟙𝟚".into(),
+        ];
+        for sign in ["", "+", "-"] {
+            for tail in ["", ".", "e", "E+", ".e", " "] {
+                hostile.push(format!("{sign}{tail}"));
+            }
+        }
+        for s in &hostile {
+            let _ = parse_int(s);
+            let _ = parse_float(s);
+            let _ = parse_decimal(s);
+        }
+        assert_eq!(parse_int(&huge), None);
+        assert_eq!(parse_float(&huge), None);
+        assert_eq!(parse_float(&format!("1e-{huge}")), Some(0.0));
+        assert_eq!(parse_decimal(&huge).as_deref(), Some(huge.as_str()));
     }
 
     #[derive(Serialize)]
