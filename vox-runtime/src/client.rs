@@ -67,6 +67,8 @@ struct ClientInner {
     recording_redactors: Vec<Redactor>,
     /// The round-robin rotation.
     router: Router,
+    /// Tokens every call of the client used, for its budget.
+    spent: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The senders of a client under a network provider.
@@ -207,6 +209,7 @@ impl ClientBuilder {
                 cache,
                 recording_redactors,
                 router: Router::default(),
+                spent: Arc::default(),
             }),
         })
     }
@@ -849,7 +852,14 @@ impl Client {
         accept: &mut (dyn FnMut(&str) -> Result<Repairs, String> + Send),
     ) -> Result<(), Error> {
         let config = &self.inner.config;
-        let mut call = Call::start(config, function, args, target, route.options)?;
+        let mut call = Call::start(
+            config,
+            function,
+            args,
+            target,
+            route.options,
+            &self.inner.spent,
+        )?;
         // Built when the first attempt goes to the server: a replayed call
         // needs no key and no URL.
         let mut sender: Option<&Sender> = None;
@@ -962,7 +972,7 @@ impl Client {
             };
             let was_replayed = matches!(&taped, Some((_, _, Lookup::Hit(_))));
             drop(taped);
-            call.record_usage(&answer.usage);
+            call.record_usage(&answer.usage, !was_replayed);
             let verdict = answer.content().and_then(|content| {
                 accept(content).map_err(|error| answer.rejection(error, content))
             });
@@ -1054,7 +1064,7 @@ impl Client {
             )
         })?;
         let sender = network.sender(config, target.provider)?;
-        let call = Call::start(config, function, args, target, options)?;
+        let call = Call::start(config, function, args, target, options, &self.inner.spent)?;
         let wire = call.parts.wire();
         let mut body = call.parts.request_body(&call.conversation).to_vec();
         if stream {
@@ -1183,6 +1193,8 @@ struct Call<'a> {
     /// The call's token budget, and the tokens its attempts used so far.
     budget: Option<u64>,
     used_tokens: u64,
+    /// The client's budget and what all its calls spent.
+    client_budget: Option<(u64, Arc<std::sync::atomic::AtomicU64>)>,
     /// Transport retries since the last attempt was reported.
     retries: std::sync::atomic::AtomicU64,
     /// Where the call's report goes, if anywhere.
@@ -1197,6 +1209,7 @@ impl<'a> Call<'a> {
         args: &Args,
         target: Target<'a>,
         options: &CallOptions,
+        spent: &Arc<std::sync::atomic::AtomicU64>,
     ) -> Result<Call<'a>, Error> {
         let facts = target.provider.facts();
         let (wire, rules) = match Backend::of(target.provider, config) {
@@ -1249,6 +1262,9 @@ impl<'a> Call<'a> {
             timeout: options.request_timeout,
             budget: options.token_budget,
             used_tokens: 0,
+            client_budget: config
+                .token_budget
+                .map(|budget| (budget, Arc::clone(spent))),
             retries: std::sync::atomic::AtomicU64::new(0),
             report: options.report.clone(),
             parts,
@@ -1361,27 +1377,41 @@ impl<'a> Call<'a> {
     /// request's own (about four bytes a token) must fit (docs/runtime.md,
     /// "Budgets").
     fn within_budget(&self, body_bytes: usize) -> Result<(), Error> {
-        let Some(budget) = self.budget else {
-            return Ok(());
-        };
         let needed = (body_bytes as u64).div_ceil(4);
-        if self.used_tokens.saturating_add(needed) > budget {
-            return Err(Error::BudgetExceeded {
-                function: self.function.name().to_owned(),
-                budget,
-                used: self.used_tokens,
-                needed,
-                attempt: self.attempt,
-            });
+        let client = self
+            .client_budget
+            .as_ref()
+            .map(|(budget, spent)| (*budget, spent.load(std::sync::atomic::Ordering::Relaxed)));
+        for (budget, used) in [self.budget.map(|b| (b, self.used_tokens)), client]
+            .into_iter()
+            .flatten()
+        {
+            if used.saturating_add(needed) > budget {
+                return Err(Error::BudgetExceeded {
+                    function: self.function.name().to_owned(),
+                    budget,
+                    used,
+                    needed,
+                    attempt: self.attempt,
+                });
+            }
         }
         Ok(())
     }
 
-    fn record_usage(&mut self, usage: &Usage) {
-        self.used_tokens = self
-            .used_tokens
-            .saturating_add(usage.prompt_tokens.unwrap_or(0))
-            .saturating_add(usage.completion_tokens.unwrap_or(0));
+    /// Records an attempt's usage (`spent`: it was not a replay, whose
+    /// tokens cost nothing and count in no budget).
+    fn record_usage(&mut self, usage: &Usage, spent: bool) {
+        if spent {
+            let tokens = usage
+                .prompt_tokens
+                .unwrap_or(0)
+                .saturating_add(usage.completion_tokens.unwrap_or(0));
+            self.used_tokens = self.used_tokens.saturating_add(tokens);
+            if let Some((_, total)) = &self.client_budget {
+                total.fetch_add(tokens, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         self.span.in_scope(|| {
             tracing::info!(
                 attempt = self.attempt,

@@ -17,6 +17,7 @@ impl Config {
                 state_shape: StateShape::Auto,
                 prices: Vec::new(),
                 round_robin: Vec::new(),
+                token_budget: None,
                 route_cooloff: DEFAULT_ROUTE_COOLOFF,
                 stream_first_byte_timeout: DEFAULT_STREAM_FIRST_BYTE_TIMEOUT,
                 stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
@@ -213,6 +214,13 @@ impl ConfigBuilder {
             Ok(targets) => self.config.round_robin = targets,
             Err(e) => self.error = Some(e),
         }
+        self
+    }
+    /// At most this many tokens over every call of the client (so, for
+    /// the default client, of the process): an attempt that could cross
+    /// it is not sent (`Error::BudgetExceeded`; docs/runtime.md, "Budgets").
+    pub fn token_budget(mut self, tokens: u64) -> Self {
+        self.config.token_budget = Some(tokens);
         self
     }
     /// How long a round-robin target that failed is skipped (default 30 s).

@@ -108,6 +108,15 @@ impl Config {
                 .collect::<Result<Vec<_>, _>>()?;
             builder.config.fallback = fallback;
         }
+        if let Some(tokens) = var("VOX_LLM_TOKEN_BUDGET") {
+            let tokens = tokens.trim().parse::<u64>().map_err(|_| {
+                Error::Config(format!(
+                    "VOX_LLM_TOKEN_BUDGET must be a whole number of tokens, got `{}`",
+                    tokens.trim()
+                ))
+            })?;
+            builder = builder.token_budget(tokens);
+        }
         if let Some(list) = var("VOX_LLM_ROUND_ROBIN") {
             let targets = list
                 .split(',')

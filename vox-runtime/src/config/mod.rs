@@ -172,6 +172,8 @@ pub struct Config {
     /// Tried in order when a function without `fallback = […]` fails with
     /// a transport error or a retryable status.
     pub(crate) fallback: Vec<ModelRef>,
+    /// Tokens every call of one client may use together.
+    pub(crate) token_budget: Option<u64>,
     /// Targets calls rotate over (docs/runtime.md, "Routing").
     pub(crate) round_robin: Vec<ModelRef>,
     /// How long a target that failed is skipped by the rotation.

@@ -354,3 +354,28 @@ async fn round_robin_splits_calls_evenly_and_routes_around_a_target_that_is_down
     assert_eq!(a + c, 300);
     assert!(a.abs_diff(c) <= 2, "{a} {c}");
 }
+
+/// A client's budget holds over all its calls: once the calls so far and
+/// the next request would cross it, nothing more is sent.
+#[tokio::test]
+async fn a_client_budget_holds_over_every_call() {
+    let transport = MemoryTransport::new().otherwise(|_| chat(r#"{"name":"Anna"}"#, 40, 10));
+    let config = Config::builder(Provider::OpenAi)
+        .api_key("sk-budget")
+        .token_budget(170)
+        .build()
+        .unwrap();
+    let client = Client::builder(config)
+        .transport(transport.clone())
+        .build()
+        .unwrap();
+    // Each call uses 50 tokens and its request is estimated at over 70:
+    // two fit (100 used), the third would cross 170, and so would every
+    // later one.
+    let mut outcomes = Vec::new();
+    for _ in 0..4 {
+        outcomes.push(call(&client, &CallOptions::DEFAULT).await.is_ok());
+    }
+    assert_eq!(outcomes, [true, true, false, false], "{outcomes:?}");
+    assert_eq!(transport.request_count(), 2);
+}
