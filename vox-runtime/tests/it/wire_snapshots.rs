@@ -316,10 +316,27 @@ async fn each_wire_sends_an_image_and_a_pdf_in_its_documented_form() {
             .zip(second.bytes())
             .take_while(|(a, b)| a == b)
             .count();
-        assert!(
-            first[..common].contains("EUR") && first[..common].contains("<"),
-            "{name} {what}: the correction turn changed the first message"
-        );
+        if provider == Provider::Anthropic {
+            // The correction turn adds a cache breakpoint after the media
+            // (docs/runtime.md, "Prompt caching"); the message is the same.
+            let strip = |body: &[u8]| {
+                let mut v: serde_json::Value = serde_json::from_slice(body).unwrap();
+                for block in v["messages"][0]["content"].as_array_mut().unwrap() {
+                    block.as_object_mut().unwrap().remove("cache_control");
+                }
+                v["messages"][0].clone()
+            };
+            assert_eq!(
+                strip(&requests[0].body),
+                strip(&requests[1].body),
+                "{name} {what}: the correction turn changed the first message"
+            );
+        } else {
+            assert!(
+                first[..common].contains("EUR") && first[..common].contains("<"),
+                "{name} {what}: the correction turn changed the first message"
+            );
+        }
         assert!(second.len() > first.len(), "{name} {what}");
     }
 }
