@@ -37,6 +37,7 @@ module.exports = grammar({
     // `match None {`: a record literal cannot start the head of
     // `if`/`match`/`for`; both readings are tried and the block wins.
     [$.constructor_expression, $.record_expression],
+    [$._arm_return],
   ],
 
   rules: {
@@ -149,6 +150,11 @@ module.exports = grammar({
 
     while_statement: ($) => seq('while', field('condition', $._expression), field('body', $.block)),
 
+    // A `return` arm body: bare (`None => return`, the next arm on the next
+    // line) or with a value; both readings are tried (see `conflicts`) and
+    // the one that parses wins.
+    _arm_return: ($) => choice('return', prec.dynamic(-1, seq('return', $._expression))),
+
     break_statement: (_) => 'break',
     continue_statement: (_) => 'continue',
 
@@ -184,7 +190,17 @@ module.exports = grammar({
         field('pattern', $._pattern),
         optional(seq('if', field('guard', $._expression))),
         '=>',
-        field('body', choice($.block, $._expression)),
+        // `None => break`, `_ => return 0`: a jump is an arm body too.
+        field(
+          'body',
+          choice(
+            $.block,
+            $._expression,
+            alias($._arm_return, $.return_statement),
+            $.break_statement,
+            $.continue_statement,
+          ),
+        ),
       ),
 
     _pattern: ($) =>
