@@ -885,7 +885,7 @@ impl Client {
             };
             let body: Bytes;
             let replayed: Recorded;
-            let mut streamed: Streamed;
+            let mut streamed = Streamed::default();
             let answer = match &taped {
                 Some((_, _, Lookup::Hit(recorded))) => {
                     if let Some(failure) = recorded.as_error() {
@@ -897,42 +897,6 @@ impl Client {
                         tap.replay(content, REPLAY_PIECE);
                     }
                     Answer::replayed(&replayed)
-                }
-                _ if route.tap.is_some() => {
-                    let transport = match sender {
-                        Some(sender) => sender,
-                        None => {
-                            let built = self.network_sender(route, target)?;
-                            sender = Some(built);
-                            built
-                        }
-                    };
-                    let recording = taped
-                        .as_ref()
-                        .map(|(recorder, request, _)| (*recorder, request));
-                    streamed = Streamed::default();
-                    if let Some(tap) = route.tap {
-                        tap.begin();
-                    }
-                    let asked = call
-                        .ask_stream(transport, config, route.tap, &mut streamed)
-                        .await
-                        .map_err(|e| transport.redact_malformed(e));
-                    if let Err(error) = asked {
-                        if let (Some((recorder, request)), Some(failure)) = (
-                            recording,
-                            Recorded::failure(&error).filter(|_| falls_back(&error)),
-                        ) {
-                            recorder.save(request, failure)?;
-                        }
-                        return Err(error);
-                    }
-                    let answer = streamed.answer();
-                    if let Some((recorder, request)) = recording {
-                        recorder
-                            .save(request, answer.recorded(&|text| self.redact_recorded(text)))?;
-                    }
-                    answer
                 }
                 _ => {
                     let transport = match sender {
@@ -946,11 +910,22 @@ impl Client {
                     let recording = taped
                         .as_ref()
                         .map(|(recorder, request, _)| (*recorder, request));
-                    body = match call.ask(transport).await {
-                        Ok(body) => body,
+                    // Streamed (for a tap) or whole; judged the same way.
+                    let asked = match route.tap {
+                        Some(tap) => {
+                            tap.begin();
+                            call.ask_stream(transport, config, Some(tap), &mut streamed)
+                                .await
+                                .map(|()| None)
+                        }
+                        None => call.ask(transport).await.map(Some),
+                    };
+                    let whole = match asked {
+                        Ok(whole) => whole,
                         Err(error) => {
                             // What a call falls back from is recorded, so
                             // the fallback replays too.
+                            let error = transport.redact_malformed(error);
                             if let (Some((recorder, request)), Some(failure)) = (
                                 recording,
                                 Recorded::failure(&error).filter(|_| falls_back(&error)),
@@ -960,9 +935,16 @@ impl Client {
                             return Err(error);
                         }
                     };
-                    // serde_json quotes the reply in its errors: redact them.
-                    let answer = parse_response(call.parts.wire(), &body, transport.redactor())
-                        .map_err(|e| transport.redact_malformed(e))?;
+                    let answer = match whole {
+                        Some(whole) => {
+                            body = whole;
+                            // serde_json quotes the reply in its errors:
+                            // redact them.
+                            parse_response(call.parts.wire(), &body, transport.redactor())
+                                .map_err(|e| transport.redact_malformed(e))?
+                        }
+                        None => streamed.answer(),
+                    };
                     if let Some((recorder, request)) = recording {
                         recorder
                             .save(request, answer.recorded(&|text| self.redact_recorded(text)))?;

@@ -77,14 +77,16 @@ impl CallReport {
     /// The call's price in USD: the sum of its attempts', `None` when an
     /// attempt that spent tokens has no known price.
     pub fn cost_usd(&self) -> Option<f64> {
+        // A replay is priced 0 when recorded; an attempt without a price
+        // costs nothing only when it spent nothing.
         self.attempts
             .iter()
-            .filter(|a| !a.replayed)
-            .map(|a| {
-                a.cost_usd.or(
-                    (a.input_tokens.unwrap_or(0) + a.output_tokens.unwrap_or(0) == 0)
-                        .then_some(0.0),
-                )
+            .map(|a| match a.cost_usd {
+                Some(cost) => Some(cost),
+                None if a.input_tokens.unwrap_or(0) + a.output_tokens.unwrap_or(0) == 0 => {
+                    Some(0.0)
+                }
+                None => None,
             })
             .sum()
     }

@@ -55,7 +55,7 @@ where
     T: serde::de::DeserializeOwned + Send,
     F: Future<Output = Result<T, Error>>,
 {
-    default_client()?.call_ai(function, args, fixture).await
+    call_ai_with(function, &crate::CallOptions::DEFAULT, args, fixture).await
 }
 
 /// [`call_ai`] with a check of the value: what `@ai(check = f)` generates
@@ -71,9 +71,7 @@ where
     F: Future<Output = Result<T, Error>>,
     C: Fn(&T) -> Vec<String> + Sync,
 {
-    default_client()?
-        .call_ai_checked(function, args, fixture, check)
-        .await
+    call_ai_checked_with(function, &crate::CallOptions::DEFAULT, args, fixture, check).await
 }
 
 /// `f_with`: [`call_ai`] with per-call options (see
@@ -111,7 +109,8 @@ where
         .await
 }
 
-/// `f_stream_with`: [`call_ai_stream`] with per-call options.
+/// `f_stream_with`: a streamed call with per-call options (see
+/// [`crate::Client::call_ai_stream_with`]).
 pub fn call_ai_stream_with<P, T, F>(
     function: &'static AiFunction,
     options: &crate::CallOptions,
@@ -145,43 +144,6 @@ where
 {
     match default_client() {
         Ok(client) => client.call_ai_stream_checked_with(function, options, args, fixture, check),
-        Err(e) => crate::AiStream::failed(e),
-    }
-}
-
-/// `f_stream`: [`call_ai`] streamed, through the default client (see
-/// [`crate::Client::call_ai_stream`]).
-pub fn call_ai_stream<P, T, F>(
-    function: &'static AiFunction,
-    args: Args,
-    fixture: F,
-) -> crate::AiStream<P, T>
-where
-    P: serde::de::DeserializeOwned,
-    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-{
-    match default_client() {
-        Ok(client) => client.call_ai_stream(function, args, fixture),
-        Err(e) => crate::AiStream::failed(e),
-    }
-}
-
-/// `f_stream` of a function with `check = f`.
-pub fn call_ai_stream_checked<P, T, F, C>(
-    function: &'static AiFunction,
-    args: Args,
-    fixture: F,
-    check: C,
-) -> crate::AiStream<P, T>
-where
-    P: serde::de::DeserializeOwned,
-    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-    C: Fn(&T) -> Vec<String> + Send + Sync + 'static,
-{
-    match default_client() {
-        Ok(client) => client.call_ai_stream_checked(function, args, fixture, check),
         Err(e) => crate::AiStream::failed(e),
     }
 }

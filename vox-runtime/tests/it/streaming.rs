@@ -12,32 +12,32 @@ use vox_runtime::{AiStream, Client, Config, Error, Provider, StreamEvent};
 
 /// `Out { title: str, priority: Priority, lines: list[Line], shape: Shape,
 /// note: Option[str], tags: list[str], ok: bool }` as vox-codegen writes it.
-const SCHEMA: &str = r#"{"type":"object","properties":{"title":{"type":"string"},"priority":{"type":"string","enum":["Low","High"]},"lines":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"qty":{"type":"integer"}},"required":["name","qty"],"additionalProperties":false}},"shape":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["Circle"]},"r":{"type":"number"}},"required":["kind","r"],"additionalProperties":false},{"type":"object","properties":{"kind":{"type":"string","enum":["Square"]},"side":{"type":"number"}},"required":["kind","side"],"additionalProperties":false}]},"note":{"anyOf":[{"type":"string"},{"type":"null"}]},"tags":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"}},"required":["title","priority","lines","shape","note","tags","ok"],"additionalProperties":false}"#;
+pub(crate) const SCHEMA: &str = r#"{"type":"object","properties":{"title":{"type":"string"},"priority":{"type":"string","enum":["Low","High"]},"lines":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"qty":{"type":"integer"}},"required":["name","qty"],"additionalProperties":false}},"shape":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["Circle"]},"r":{"type":"number"}},"required":["kind","r"],"additionalProperties":false},{"type":"object","properties":{"kind":{"type":"string","enum":["Square"]},"side":{"type":"number"}},"required":["kind","side"],"additionalProperties":false}]},"note":{"anyOf":[{"type":"string"},{"type":"null"}]},"tags":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"}},"required":["title","priority","lines","shape","note","tags","ok"],"additionalProperties":false}"#;
 static OUT: OutputSchema = OutputSchema::new("Out", SCHEMA, false);
 static READ: AiFunction = AiFunction::new("read", "Read it.", &OUT).with_max_iterations(2);
 
 /// The reply: escapes, multi-byte UTF-8, nested lists, a tagged case, `null`.
-const REPLY: &str = r#"{"title":"Caf\u00e9 \"Zoë\" — 日本 😀\nline two","priority":"High","lines":[{"name":"tea \\ pot","qty":3},{"name":"cake","qty":12}],"shape":{"kind":"Circle","r":1.5},"note":null,"tags":["a","b c","日本"],"ok":true}"#;
+pub(crate) const REPLY: &str = r#"{"title":"Caf\u00e9 \"Zoë\" — 日本 😀\nline two","priority":"High","lines":[{"name":"tea \\ pot","qty":3},{"name":"cake","qty":12}],"shape":{"kind":"Circle","r":1.5},"note":null,"tags":["a","b c","日本"],"ok":true}"#;
 
 #[derive(Clone, Copy, Debug)]
-enum Wire {
+pub(crate) enum Wire {
     Chat,
     Anthropic,
     Gemini,
     Ollama,
 }
 
-const WIRES: [Wire; 4] = [Wire::Chat, Wire::Anthropic, Wire::Gemini, Wire::Ollama];
+pub(crate) const WIRES: [Wire; 4] = [Wire::Chat, Wire::Anthropic, Wire::Gemini, Wire::Ollama];
 
 /// `text` cut into pieces of `n` characters.
-fn fragments(text: &str, n: usize) -> Vec<String> {
+pub(crate) fn fragments(text: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars.chunks(n).map(|c| c.iter().collect()).collect()
 }
 
 /// The streamed body `wire` sends for `content` in `pieces`, ending as
 /// `finish` says (`None`: the server's normal end).
-fn streamed_body(wire: Wire, pieces: &[String], finish: Option<&str>) -> String {
+pub(crate) fn streamed_body(wire: Wire, pieces: &[String], finish: Option<&str>) -> String {
     let mut body = String::new();
     match wire {
         Wire::Chat => {
@@ -140,7 +140,7 @@ fn stream(client: &Client) -> AiStream<Value, Out> {
 /// The return type as generated code declares it.
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Out {
+pub(crate) struct Out {
     title: String,
     priority: Priority,
     lines: Vec<Line>,
@@ -151,21 +151,21 @@ struct Out {
 }
 
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-enum Priority {
+pub(crate) enum Priority {
     Low,
     High,
 }
 
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Line {
+pub(crate) struct Line {
     name: String,
     qty: i64,
 }
 
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", deny_unknown_fields)]
-enum Shape {
+pub(crate) enum Shape {
     Circle { r: f64 },
     Square { side: f64 },
 }
@@ -191,7 +191,7 @@ async fn drain<T>(
 
 /// Whether `partial` is a state of `full`: keys a subset, strings
 /// prefixes, finished list elements equal, atomic values equal.
-fn is_state_of(partial: &Value, full: &Value) -> bool {
+pub(crate) fn is_state_of(partial: &Value, full: &Value) -> bool {
     match (partial, full) {
         (Value::Object(p), Value::Object(f)) => p
             .iter()

@@ -27,59 +27,16 @@ use vox_runtime::transport::{
 };
 use vox_runtime::{AiStream, CassetteMode, Client, Config, Error, Provider, StreamEvent};
 
+// The reply, its types and each wire's streamed form, shared with the
+// in-memory streaming tests.
+use crate::streaming::{fragments, is_state_of, streamed_body, Out, Wire, REPLY, SCHEMA, WIRES};
+
 /// `Out { title: str, priority: Priority, lines: list[Line], shape: Shape,
 /// note: Option[str], tags: list[str], ok: bool }` as vox-codegen writes it.
-const SCHEMA: &str = r#"{"type":"object","properties":{"title":{"type":"string"},"priority":{"type":"string","enum":["Low","High"]},"lines":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"qty":{"type":"integer"}},"required":["name","qty"],"additionalProperties":false}},"shape":{"anyOf":[{"type":"object","properties":{"kind":{"type":"string","enum":["Circle"]},"r":{"type":"number"}},"required":["kind","r"],"additionalProperties":false},{"type":"object","properties":{"kind":{"type":"string","enum":["Square"]},"side":{"type":"number"}},"required":["kind","side"],"additionalProperties":false}]},"note":{"anyOf":[{"type":"string"},{"type":"null"}]},"tags":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"}},"required":["title","priority","lines","shape","note","tags","ok"],"additionalProperties":false}"#;
 static OUT: OutputSchema = OutputSchema::new("Out", SCHEMA, false);
 static READ: AiFunction = AiFunction::new("read", "Read it.", &OUT).with_max_iterations(1);
 
-/// The reply: escapes, multi-byte UTF-8, nested lists, a tagged case, `null`.
-const REPLY: &str = r#"{"title":"Caf\u00e9 \"Zoë\" — 日本 😀\nline two","priority":"High","lines":[{"name":"tea \\ pot","qty":3},{"name":"cake","qty":12}],"shape":{"kind":"Circle","r":1.5},"note":null,"tags":["a","b c","日本"],"ok":true}"#;
-
 const KEY: &str = "sk-stream-http-test";
-
-/// The return type as generated code declares it.
-#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Out {
-    title: String,
-    priority: Priority,
-    lines: Vec<Line>,
-    shape: Shape,
-    note: Option<String>,
-    tags: Vec<String>,
-    ok: bool,
-}
-
-#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-enum Priority {
-    Low,
-    High,
-}
-
-#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Line {
-    name: String,
-    qty: i64,
-}
-
-#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-enum Shape {
-    Circle { r: f64 },
-    Square { side: f64 },
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Wire {
-    Chat,
-    Anthropic,
-    Gemini,
-    Ollama,
-}
-
-const WIRES: [Wire; 4] = [Wire::Chat, Wire::Anthropic, Wire::Gemini, Wire::Ollama];
 
 impl Wire {
     fn provider(self) -> Provider {
@@ -355,73 +312,6 @@ fn dribble(body: &[u8]) -> Vec<Step> {
 // ---------------------------------------------------------------------
 // Bodies, as each wire streams them (from streaming.rs) and answers whole.
 
-/// `text` cut into pieces of `n` characters.
-fn fragments(text: &str, n: usize) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    chars.chunks(n).map(|c| c.iter().collect()).collect()
-}
-
-/// The streamed body `wire` sends for `content` in `pieces`.
-fn streamed_body(wire: Wire, pieces: &[String]) -> String {
-    let mut body = String::new();
-    match wire {
-        Wire::Chat => {
-            body.push_str(": keep-alive\r\n\r\n");
-            for p in pieces {
-                let chunk = json!({"id": "c1", "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]});
-                body.push_str(&format!("data: {chunk}\r\n\r\n"));
-            }
-            let chunk = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-            body.push_str(&format!("data: {chunk}\n\n"));
-            let usage =
-                json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 22}});
-            body.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
-        }
-        Wire::Anthropic => {
-            let start = json!({"type": "message_start", "message": {"id": "m1", "type": "message",
-                "role": "assistant", "content": [], "usage": {"input_tokens": 11, "output_tokens": 1}}});
-            body.push_str(&format!("event: message_start\ndata: {start}\n\n"));
-            let block = json!({"type": "content_block_start", "index": 0, "content_block":
-                {"type": "tool_use", "id": "toolu_1", "name": "vox_read", "input": {}}});
-            body.push_str(&format!("event: content_block_start\ndata: {block}\n\n"));
-            body.push_str("event: ping\ndata: {\"type\": \"ping\"}\n\n");
-            for p in pieces {
-                let delta = json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": p}});
-                body.push_str(&format!("event: content_block_delta\ndata: {delta}\n\n"));
-            }
-            body.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
-            let delta = json!({"type": "message_delta", "delta": {"stop_reason": "tool_use",
-                "stop_sequence": null}, "usage": {"output_tokens": 22}});
-            body.push_str(&format!("event: message_delta\ndata: {delta}\n\n"));
-            body.push_str("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
-        }
-        Wire::Gemini => {
-            for p in pieces {
-                let chunk = json!({"candidates": [{"content": {"parts": [{"text": p}], "role": "model"},
-                    "index": 0}]});
-                body.push_str(&format!("data: {chunk}\r\n\r\n"));
-            }
-            let last = json!({"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"},
-                "finishReason": "STOP", "index": 0}],
-                "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 22}});
-            body.push_str(&format!("data: {last}\r\n\r\n"));
-        }
-        Wire::Ollama => {
-            for p in pieces {
-                let line = json!({"model": "m", "message": {"role": "assistant", "content": p},
-                    "done": false});
-                body.push_str(&format!("{line}\n"));
-            }
-            let last = json!({"model": "m", "message": {"role": "assistant", "content": ""},
-                "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 22});
-            body.push_str(&format!("{last}\n"));
-        }
-    }
-    body
-}
-
 /// The whole (unstreamed) response `wire` gives for `content`, with the
 /// same usage as the streamed one.
 fn whole_body(wire: Wire, content: &str) -> Value {
@@ -546,28 +436,6 @@ async fn drain<T>(
         .expect("the streamed call hung")
 }
 
-/// Whether `partial` is a state of `full`: keys a subset, strings
-/// prefixes, finished list elements equal, atomic values equal.
-fn is_state_of(partial: &Value, full: &Value) -> bool {
-    match (partial, full) {
-        (Value::Object(p), Value::Object(f)) => p
-            .iter()
-            .all(|(k, v)| f.get(k).is_some_and(|fv| is_state_of(v, fv))),
-        (Value::String(p), Value::String(f)) => f.starts_with(p.as_str()),
-        (Value::Array(p), Value::Array(f)) => {
-            p.len() <= f.len()
-                && p.iter().enumerate().all(|(i, v)| {
-                    if i + 1 < p.len() {
-                        v == &f[i]
-                    } else {
-                        is_state_of(v, &f[i])
-                    }
-                })
-        }
-        (p, f) => p == f,
-    }
-}
-
 fn temp_dir(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("vox-streaming-http-{}-{name}", std::process::id()));
@@ -614,7 +482,7 @@ async fn every_wire_streams_over_http_to_the_plain_call_s_value_and_usage() {
 
         for n in [1, 3, 7, 16] {
             let dir = temp_dir(&format!("{wire:?}-{n}"));
-            let body = streamed_body(wire, &fragments(REPLY, n));
+            let body = streamed_body(wire, &fragments(REPLY, n), None);
             let server = StreamServer::start(
                 vec![streamed(wire, &body)],
                 Answer::Chunked("text/plain", vec![Step::Close]),
@@ -858,7 +726,7 @@ async fn an_event_of_invalid_json_over_http_is_a_malformed_response() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_closed_mid_stream_is_a_transport_error_not_a_hang() {
-    let body = streamed_body(Wire::Chat, &fragments(REPLY, 9));
+    let body = streamed_body(Wire::Chat, &fragments(REPLY, 9), None);
     let mut steps = dribble(&body.as_bytes()[..body.len() / 2]);
     steps.push(Step::Sleep(Duration::from_millis(20)));
     steps.push(Step::Close);
@@ -908,7 +776,7 @@ async fn a_byte_a_second_trips_the_idle_timeout_over_http() {
 /// the content is read, not all after the whole body.
 #[tokio::test]
 async fn partials_of_a_body_that_is_all_there_come_before_its_end() {
-    let body = streamed_body(Wire::Chat, &fragments(REPLY, 3));
+    let body = streamed_body(Wire::Chat, &fragments(REPLY, 3), None);
     let chunks: Vec<Vec<u8>> = body.as_bytes().chunks(16).map(<[u8]>::to_vec).collect();
     let total = chunks.len();
     let seen = Arc::new(Mutex::new(Vec::new()));
