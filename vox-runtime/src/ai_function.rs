@@ -23,21 +23,35 @@ use crate::wire::Wire;
 #[derive(Debug)]
 pub struct OutputSchema {
     name: &'static str,
-    json: &'static str,
+    /// The generated text; a call's own for a schema whose run-time
+    /// categories were filled in ([`AiFunction::with_categories`]).
+    json: Cow<'static, str>,
     wrapped: bool,
     parsed: OnceLock<Result<ParsedSchema, String>>,
     /// Whether `json` has a `Decimal`, searched for once (every call asks).
     decimals: OnceLock<bool>,
+    /// Whether `json` names run-time categories still to be filled in
+    /// (`"x-vox-categories"`), searched for once.
+    open_categories: OnceLock<bool>,
+    /// Filled-in run-time categories: their values are checked in every
+    /// reply, since the Rust type (a string) does not.
+    categories: bool,
 }
 
 /// The schema checked once: as a value (for callers that inspect it) and
-/// as validated raw JSON borrowed from the generated text (spliced into
-/// every request body without re-serializing).
+/// as validated raw JSON (spliced into every request body without
+/// re-serializing).
 #[derive(Debug)]
 struct ParsedSchema {
     value: serde_json::Value,
-    raw: &'static RawValue,
+    raw: Box<RawValue>,
 }
+
+/// The key that marks a run-time category type in a generated schema:
+/// `{"type":"string","x-vox-categories":"Category"}`, replaced by the
+/// call's values before anything is sent (docs/runtime.md, "Categories at
+/// run time").
+pub(crate) const CATEGORIES_KEY: &str = "x-vox-categories";
 
 impl OutputSchema {
     /// A schema named `name` (the `json_schema.name` sent to the provider)
@@ -48,21 +62,50 @@ impl OutputSchema {
     pub const fn new(name: &'static str, json: &'static str, wrapped: bool) -> Self {
         OutputSchema {
             name,
-            json,
+            json: Cow::Borrowed(json),
             wrapped,
             parsed: OnceLock::new(),
             decimals: OnceLock::new(),
+            open_categories: OnceLock::new(),
+            categories: false,
+        }
+    }
+
+    /// A call's own schema: `json` with its run-time categories filled in.
+    fn filled(name: &'static str, json: String, wrapped: bool) -> Self {
+        OutputSchema {
+            name,
+            json: Cow::Owned(json),
+            wrapped,
+            parsed: OnceLock::new(),
+            decimals: OnceLock::new(),
+            open_categories: OnceLock::new(),
+            categories: true,
         }
     }
 
     /// The schema's name.
-    pub fn name(&self) -> &str {
+    pub fn name(&self) -> &'static str {
         self.name
     }
 
     /// The schema's JSON text, as generated.
     pub fn json_text(&self) -> &str {
-        self.json
+        &self.json
+    }
+
+    /// Whether the schema has a run-time category type whose values a call
+    /// must supply (`CallOptions::categories`).
+    pub fn needs_categories(&self) -> bool {
+        *self
+            .open_categories
+            .get_or_init(|| self.json.contains(CATEGORIES_KEY))
+    }
+
+    /// Whether a reply that deserialized still needs its strings checked
+    /// against the schema: a `Decimal`'s text, a run-time category's value.
+    pub(crate) fn checks_strings(&self) -> bool {
+        self.categories || self.has_decimals()
     }
 
     /// Whether the schema has a `Decimal` (a string with the decimal
@@ -99,16 +142,16 @@ impl OutputSchema {
     }
 
     /// The schema as validated raw JSON, for request bodies.
-    pub(crate) fn raw(&self) -> Result<&'static RawValue, Error> {
-        self.parsed().map(|parsed| parsed.raw)
+    pub(crate) fn raw(&self) -> Result<&RawValue, Error> {
+        self.parsed().map(|parsed| &*parsed.raw)
     }
 
     fn parsed(&self) -> Result<&ParsedSchema, Error> {
-        let json: &'static str = self.json;
+        let json: &str = &self.json;
         self.parsed
             .get_or_init(|| {
                 let value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-                let raw = serde_json::from_str(json).map_err(|e| e.to_string())?;
+                let raw = RawValue::from_string(json.to_owned()).map_err(|e| e.to_string())?;
                 Ok(ParsedSchema { value, raw })
             })
             .as_ref()
@@ -149,9 +192,16 @@ pub struct AiFunction {
     max_iterations: u32,
     max_tokens: Option<u32>,
     fallback: Option<&'static [&'static str]>,
-    output: &'static OutputSchema,
+    output: Output,
     test_cassettes: Option<&'static str>,
     request_parts: OnceLock<RequestParts>,
+}
+
+/// A function's output schema: the generated one, or one call's own with
+/// its run-time categories filled in.
+enum Output {
+    Static(&'static OutputSchema),
+    Filled(Box<OutputSchema>),
 }
 
 impl AiFunction {
@@ -172,7 +222,7 @@ impl AiFunction {
             max_iterations: 1,
             max_tokens: None,
             fallback: None,
-            output,
+            output: Output::Static(output),
             test_cassettes: None,
             request_parts: OnceLock::new(),
         }
@@ -271,8 +321,44 @@ impl AiFunction {
     }
 
     /// The schema of the return type.
-    pub fn output(&self) -> &'static OutputSchema {
-        self.output
+    pub fn output(&self) -> &OutputSchema {
+        match &self.output {
+            Output::Static(output) => output,
+            Output::Filled(output) => output,
+        }
+    }
+
+    /// This function for one call whose run-time category types take the
+    /// values `categories` gives them (docs/runtime.md, "Categories at run
+    /// time"): `None` when its schema has no such type, else a copy whose
+    /// schema lists exactly those values. An error, before anything is
+    /// sent, when a type has no values, or the filled-in schema crosses a
+    /// strict-mode limit.
+    pub(crate) fn with_categories(
+        &self,
+        categories: &crate::categories::Categories,
+    ) -> Result<Option<AiFunction>, Error> {
+        let output = self.output();
+        if !output.needs_categories() {
+            return Ok(None);
+        }
+        let json = crate::categories::fill(self.name, output.try_value()?, categories)?;
+        Ok(Some(AiFunction {
+            name: self.name,
+            instruction: self.instruction,
+            model: self.model,
+            temperature: self.temperature,
+            max_iterations: self.max_iterations,
+            max_tokens: self.max_tokens,
+            fallback: self.fallback,
+            output: Output::Filled(Box::new(OutputSchema::filled(
+                output.name,
+                json,
+                output.wrapped,
+            ))),
+            test_cassettes: self.test_cassettes,
+            request_parts: OnceLock::new(),
+        }))
     }
 
     /// The constant parts of this function's requests in the shape `wire`
@@ -318,7 +404,7 @@ impl fmt::Debug for AiFunction {
             .field("max_iterations", &self.max_iterations)
             .field("max_tokens", &self.max_tokens)
             .field("fallback", &self.fallback)
-            .field("output", &self.output.name())
+            .field("output", &self.output().name())
             .field("test_cassettes", &self.test_cassettes)
             .finish()
     }

@@ -542,13 +542,21 @@ impl Client {
         F: Future<Output = Result<T, Error>> + Send + 'static,
         C: ValueCheck<T> + Send + 'static,
     {
-        let output = function.output();
+        // Run-time categories are filled in here, so the partials follow
+        // the schema the call sends.
+        let filled = function.with_categories(&options.categories.clone().unwrap_or_default());
+        let output = match &filled {
+            Ok(Some(filled)) => filled.output(),
+            _ => function.output(),
+        };
         let wrapped = output.is_wrapped();
         let tap = Arc::new(Tap::new(output.json_text(), wrapped));
         let client = self.clone();
         let call_tap = Arc::clone(&tap);
         let call = async move {
             let tap = &*call_tap;
+            let filled = filled?;
+            let function = filled.as_ref().unwrap_or(function);
             client
                 .call_with(
                     function,
@@ -591,6 +599,14 @@ impl Client {
         F: Future<Output = Result<T, Error>>,
         C: ValueCheck<T>,
     {
+        // Run-time categories: this call's own function, whose schema
+        // lists the values the options give (an error before anything is
+        // sent when they are missing or too many).
+        let filled = match &options.categories {
+            Some(categories) => function.with_categories(categories)?,
+            None => function.with_categories(&Default::default())?,
+        };
+        let function = filled.as_ref().unwrap_or(function);
         let config = &self.inner.config;
         let network = self.inner.network.as_ref();
         let recorder = self.recorder_for(function);

@@ -48,6 +48,9 @@ pub(crate) struct Problem {
     pub path: String,
     /// What is wrong, in schema terms.
     pub message: String,
+    /// A string the Rust type alone does not check: a value outside an
+    /// `enum` (a run-time category) or a `Decimal`'s text.
+    pub atomic: bool,
 }
 
 impl std::fmt::Display for Problem {
@@ -195,10 +198,15 @@ impl<'s> Doc<'s> {
 
 impl<'s> Validator<'s> {
     fn push(&mut self, path: &str, message: String) {
+        self.push_problem(path, message, false);
+    }
+
+    fn push_problem(&mut self, path: &str, message: String, atomic: bool) {
         if self.out.len() < MAX_PROBLEMS {
             self.out.push(Problem {
                 path: path.to_owned(),
                 message,
+                atomic,
             });
         }
     }
@@ -271,7 +279,11 @@ impl<'s> Validator<'s> {
                     [one] => one.clone(),
                     _ => format!("one of {}", clip(&list.join(", "), SHAPES_CHARS)),
                 };
-                return self.push(path, format!("expected {expected}, found {}", quote(value)));
+                return self.push_problem(
+                    path,
+                    format!("expected {expected}, found {}", quote(value)),
+                    true,
+                );
             }
         }
         if let (Some(pattern), Value::String(text)) =
@@ -280,7 +292,11 @@ impl<'s> Validator<'s> {
             // The one pattern Vox generates: a `Decimal`'s text. Others
             // (a hand-written schema's) are left to the type's parse.
             if pattern == DECIMAL_PATTERN && !crate::__private::decimal::is_decimal(text) {
-                return self.push(path, format!("{NOT_A_DECIMAL}, found {}", found(value)));
+                return self.push_problem(
+                    path,
+                    format!("{NOT_A_DECIMAL}, found {}", found(value)),
+                    true,
+                );
             }
         }
         match (ty, value) {

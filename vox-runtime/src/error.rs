@@ -179,6 +179,19 @@ pub enum Error {
         attempt: u32,
     },
 
+    /// A call's run-time categories (`CallOptions::categories`;
+    /// docs/runtime.md, "Categories at run time") are missing or cannot be
+    /// sent: nothing was sent.
+    #[error("@ai function `{function}`: run-time categories `{type_name}`: {problem}")]
+    Categories {
+        /// The Vox name of the `@ai` function.
+        function: String,
+        /// The Vox category type (`(all)` for a limit of the whole schema).
+        type_name: String,
+        /// What is wrong, and how to give the values.
+        problem: String,
+    },
+
     /// A cassette (docs/runtime.md, "Cassettes") has no reply for this
     /// call, and its mode does not allow recording one: `replay`, or no
     /// provider is configured to record with. `differs` says how the

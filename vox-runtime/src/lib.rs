@@ -30,6 +30,7 @@ pub mod __private;
 mod ai_function;
 mod batch;
 mod cassette;
+mod categories;
 mod client;
 mod config;
 mod correction;

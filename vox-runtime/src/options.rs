@@ -27,6 +27,7 @@ pub struct CallOptions {
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) token_budget: Option<u64>,
     pub(crate) report: Option<crate::ReportHandle>,
+    pub(crate) categories: Option<crate::categories::Categories>,
 }
 
 impl CallOptions {
@@ -40,6 +41,7 @@ impl CallOptions {
         request_timeout: None,
         token_budget: None,
         report: None,
+        categories: None,
     };
 
     /// No change yet (the same as [`CallOptions::DEFAULT`]).
@@ -99,6 +101,32 @@ impl CallOptions {
     /// (docs/runtime.md, "Usage and cost").
     pub fn report(mut self, handle: &crate::ReportHandle) -> CallOptions {
         self.report = Some(handle.clone());
+        self
+    }
+
+    /// The values of the run-time category type `type_name`
+    /// (`type Category = dynamic` in Vox) for this call: the schema sent
+    /// lists exactly these, a reply outside them is corrected with them
+    /// listed, and the cassette key includes them (docs/runtime.md,
+    /// "Categories at run time"). A call whose return type has such a type
+    /// without values for it fails with `Error::Categories` before anything
+    /// is sent; values for a type the function does not use are ignored.
+    ///
+    /// ```
+    /// use vox_runtime::CallOptions;
+    /// let queues = ["billing", "shipping", "returns"];
+    /// let options = CallOptions::new().categories("Category", queues);
+    /// # let _ = options;
+    /// ```
+    pub fn categories<S: Into<String>>(
+        mut self,
+        type_name: &str,
+        values: impl IntoIterator<Item = S>,
+    ) -> CallOptions {
+        self.categories.get_or_insert_with(Default::default).set(
+            type_name.to_owned(),
+            values.into_iter().map(Into::into).collect(),
+        );
         self
     }
 }

@@ -41,7 +41,7 @@ pub(crate) struct RequestParts {
     /// the wire has one (Anthropic).
     pub tool: Option<(Box<str>, Box<str>)>,
     /// The strict schema, as generated.
-    pub schema: &'static RawValue,
+    pub schema: Box<RawValue>,
     /// The schema's name.
     pub schema_name: &'static str,
     /// The schema as the wire sends it when that differs (Gemini's subset).
@@ -303,7 +303,7 @@ impl RequestParts {
             tool: prepared
                 .tool
                 .map(|(name, description)| (name.into(), description.into())),
-            schema,
+            schema: schema.to_owned(),
             schema_name: output.name(),
             wire_schema: prepared.schema,
             first_request: OnceLock::new(),

@@ -173,7 +173,9 @@ pub(crate) fn parse_reply<T: DeserializeOwned>(
     match parse_content::<T>(content, output.is_wrapped()) {
         // A `Decimal` is a `String` in Rust: its text is checked against the
         // schema's pattern here, for return types that have one.
-        Ok(_) if output.has_decimals() && !decimals_fit(content, output) => recover(
+        // A run-time category is a `String` too: its value is checked
+        // against the call's values.
+        Ok(_) if output.checks_strings() && !strings_fit(content, output) => recover(
             content,
             output,
             repair,
@@ -184,19 +186,25 @@ pub(crate) fn parse_reply<T: DeserializeOwned>(
     }
 }
 
-/// Whether every `Decimal` in a reply that deserialized is a decimal number.
+/// Whether every `Decimal` and run-time category in a reply that
+/// deserialized fits the schema.
 #[cold]
-fn decimals_fit(content: &str, output: &OutputSchema) -> bool {
-    let (Ok(schema), Ok(value)) = (
+fn strings_fit(content: &str, output: &OutputSchema) -> bool {
+    let (Ok(schema), Ok(mut value)) = (
         output.try_value(),
         serde_json::from_str::<Value>(strip_code_fences(content)),
     ) else {
         return false;
     };
+    if output.is_wrapped() && !value.as_object().is_some_and(|o| o.contains_key("value")) {
+        let mut object = serde_json::Map::new();
+        object.insert("value".to_owned(), value);
+        value = Value::Object(object);
+    }
     !correction::check(schema, &value)
         .problems
         .iter()
-        .any(|p| p.message.starts_with(correction::NOT_A_DECIMAL))
+        .any(|p| p.atomic)
 }
 
 /// The slow path: a reply that did not deserialize as it was.

@@ -563,7 +563,7 @@ async fn next_done<F: Future + Unpin>(running: &mut Vec<F>) -> F::Output {
 /// (with [`BatchOptions::check_schema`]) and the function's own check.
 struct Checks<'a, C> {
     schema_root: Option<&'a serde_json::Value>,
-    output: &'static OutputSchema,
+    output: &'a OutputSchema,
     check: &'a C,
 }
 
@@ -683,7 +683,7 @@ struct Run<'a> {
     plan: &'a Plan,
     options: &'a BatchOptions,
     wire: Wire,
-    output: &'static OutputSchema,
+    output: &'a OutputSchema,
     /// The parsed schema, when values are checked against it.
     schema_root: Option<&'a serde_json::Value>,
     repair: bool,

@@ -87,7 +87,7 @@ impl Protocol for Anthropic {
                 tools: [Tool {
                     name: tool,
                     description,
-                    input_schema: parts.schema,
+                    input_schema: &parts.schema,
                 }],
                 tool_choice: ToolChoice {
                     kind: "tool",

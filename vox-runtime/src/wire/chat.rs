@@ -75,7 +75,7 @@ impl Protocol for Chat {
                     json_schema: NamedSchema {
                         name: parts.schema_name,
                         strict: true,
-                        schema: parts.schema,
+                        schema: &parts.schema,
                     },
                 },
             )?,
@@ -85,7 +85,7 @@ impl Protocol for Chat {
                 "response_format",
                 &JsonObjectFormat {
                     kind: "json_object",
-                    schema: parts.schema,
+                    schema: &parts.schema,
                 },
             )?,
         }

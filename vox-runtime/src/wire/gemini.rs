@@ -133,7 +133,7 @@ impl Protocol for Gemini {
                 // The model is in the URL, not the body.
                 generation_config: GenerationConfig {
                     response_mime_type: "application/json",
-                    response_json_schema: parts.wire_schema.as_deref().unwrap_or(parts.schema),
+                    response_json_schema: parts.wire_schema.as_deref().unwrap_or(&parts.schema),
                     max_output_tokens: parts.max_tokens(),
                     temperature: temperature(parts, 2.0),
                 },

@@ -48,7 +48,7 @@ impl Protocol for Ollama {
                     conversation,
                     ollama: true,
                 },
-                format: parts.schema,
+                format: &parts.schema,
                 options: Options {
                     num_predict: parts.max_tokens(),
                     temperature: temperature(parts, f64::MAX),

@@ -26,6 +26,7 @@ mod rate_limits;
 mod reply_repairs;
 mod reprompt_loop;
 mod runaway_replies;
+mod runtime_categories;
 mod security;
 mod server_text;
 mod streaming;
