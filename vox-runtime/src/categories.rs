@@ -29,6 +29,9 @@ pub(crate) const MAX_LARGE_ENUM_CHARS: usize = 15_000;
 pub(crate) struct Categories(Vec<(String, Vec<String>)>);
 
 impl Categories {
+    /// No values for any type.
+    pub(crate) const NONE: Categories = Categories(Vec::new());
+
     /// Sets `type_name`'s values (replacing earlier ones).
     pub(crate) fn set(&mut self, type_name: String, values: Vec<String>) {
         match self.0.iter_mut().find(|(name, _)| *name == type_name) {

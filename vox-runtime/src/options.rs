@@ -129,4 +129,10 @@ impl CallOptions {
         );
         self
     }
+
+    /// The run-time categories given (none: empty).
+    pub(crate) fn categories_given(&self) -> &crate::categories::Categories {
+        static NONE: crate::categories::Categories = crate::categories::Categories::NONE;
+        self.categories.as_ref().unwrap_or(&NONE)
+    }
 }
