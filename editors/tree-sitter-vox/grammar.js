@@ -79,8 +79,11 @@ module.exports = grammar({
         optional($.visibility),
         'type',
         field('name', $.type_identifier),
-        choice($.record_body, seq('=', repeat1($.variant))),
+        choice($.record_body, seq('=', choice($.dynamic, repeat1($.variant)))),
       ),
+
+    // `type Category = dynamic`: values each call supplies.
+    dynamic: (_) => 'dynamic',
 
     visibility: (_) => 'pub',
 

@@ -59,6 +59,10 @@ pub struct TypeDecl {
 pub enum TypeDeclKind {
     Record(Vec<Field>),
     Sum(Vec<Variant>),
+    /// `type Category = dynamic`: text whose allowed values each call
+    /// supplies (docs/language.md, "Categories known at run time"); the
+    /// span is the `dynamic` word's.
+    Dynamic(Span),
 }
 
 #[derive(Debug, Clone)]

@@ -215,6 +215,7 @@ impl Builder<'_> {
                                 self.push(f.name.span, sym, true);
                             }
                         }
+                        TypeDeclKind::Dynamic(_) => {}
                         TypeDeclKind::Sum(variants) => {
                             for (vi, v) in variants.iter().enumerate() {
                                 let sym = Symbol::Variant {
@@ -613,6 +614,9 @@ pub fn describe(checked: &Checked, symbol: Symbol) -> Option<String> {
                         body.push_str(&format!("    {}: {}\n", f.name, f.ty.display(types)));
                     }
                     body.push('}');
+                }
+                crate::types::TypeDefKind::Dynamic => {
+                    body.push_str(&format!("type {} = dynamic", def.name));
                 }
                 crate::types::TypeDefKind::Sum(vs) => {
                     body.push_str(&format!("type {} =", def.name));

@@ -727,6 +727,20 @@ impl Parser<'_> {
             T::LBrace => TypeDeclKind::Record(self.record_fields()?),
             T::Eq => {
                 self.bump();
+                // `type Category = dynamic`: `dynamic` is a keyword only here.
+                let next = self.raw(self.skip_trivia_from(self.pos, true));
+                if next.kind == T::Ident && self.text(next.span) == "dynamic" {
+                    self.skip_newlines();
+                    let word = self.bump();
+                    return Ok(TypeDecl {
+                        docs,
+                        decorators,
+                        is_pub,
+                        name,
+                        kind: TypeDeclKind::Dynamic(word.span),
+                        span: start.to(word.span),
+                    });
+                }
                 let mut variants = Vec::new();
                 loop {
                     let before_docs = self.pos;
@@ -735,7 +749,9 @@ impl Parser<'_> {
                         // Those docs belong to the next item.
                         self.pos = before_docs;
                         if variants.is_empty() {
-                            return Err(self.unexpected("expected `|` to start the first variant"));
+                            return Err(self.unexpected(
+                                "expected `|` to start the first variant, or `dynamic`",
+                            ));
                         }
                         break;
                     }

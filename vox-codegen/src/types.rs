@@ -312,6 +312,9 @@ pub struct VariantDef {
 pub enum TypeDefKind {
     Record(Vec<FieldDef>),
     Sum(Vec<VariantDef>),
+    /// `type Category = dynamic`: a string enum whose values each call
+    /// supplies (docs/language.md, "Categories known at run time").
+    Dynamic,
 }
 
 #[derive(Debug, Clone)]
@@ -329,7 +332,7 @@ impl TypeDef {
     pub fn fields(&self) -> Option<&[FieldDef]> {
         match &self.kind {
             TypeDefKind::Record(f) => Some(f),
-            TypeDefKind::Sum(_) => None,
+            TypeDefKind::Sum(_) | TypeDefKind::Dynamic => None,
         }
     }
 
@@ -340,10 +343,15 @@ impl TypeDef {
         matches!(&self.kind, TypeDefKind::Sum(v) if !v.is_empty() && v.iter().all(|v| v.fields.is_empty()))
     }
 
+    /// A run-time category type (`type Category = dynamic`).
+    pub fn is_dynamic(&self) -> bool {
+        matches!(self.kind, TypeDefKind::Dynamic)
+    }
+
     pub fn variants(&self) -> Option<&[VariantDef]> {
         match &self.kind {
             TypeDefKind::Sum(v) => Some(v),
-            TypeDefKind::Record(_) => None,
+            TypeDefKind::Record(_) | TypeDefKind::Dynamic => None,
         }
     }
 
@@ -353,6 +361,7 @@ impl TypeDef {
         let (record, variants): (&[FieldDef], &[VariantDef]) = match &self.kind {
             TypeDefKind::Record(f) => (f, &[]),
             TypeDefKind::Sum(v) => (&[], v),
+            TypeDefKind::Dynamic => (&[], &[]),
         };
         let sum = variants
             .iter()

@@ -40,6 +40,10 @@ impl Categories {
         }
     }
 
+    pub(crate) fn has(&self, type_name: &str) -> bool {
+        self.get(type_name).is_some()
+    }
+
     fn get(&self, type_name: &str) -> Option<&[String]> {
         self.0
             .iter()

@@ -39,7 +39,7 @@ use crate::report::AttemptReport;
 use crate::stream::call::{AiStream, Tap};
 use crate::stream::{Events, Streamed};
 use crate::transport::{is_retryable_failure, HttpTransport, Sender, StreamLimits, Transport};
-use crate::validator::{FnCheck, NoCheck, ValueCheck};
+use crate::validator::{FixtureFits, FnCheck, NoCheck, ValueCheck};
 use crate::wire::{Backend, Wire};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
@@ -442,7 +442,7 @@ impl Client {
             options,
             args,
             fixture,
-            &FnCheck(check),
+            &FixtureFits(FnCheck(check)),
             None,
             |_: &T| {},
         )
@@ -466,7 +466,13 @@ impl Client {
         T: DeserializeOwned + serde::Serialize + Send + 'static,
         F: Future<Output = Result<T, Error>> + Send + 'static,
     {
-        self.stream_with(function, CallOptions::DEFAULT, args, fixture, NoCheck)
+        self.stream_with(
+            function,
+            CallOptions::DEFAULT,
+            args,
+            fixture,
+            FixtureFits(NoCheck),
+        )
     }
 
     /// [`Client::call_ai_stream`] with per-call `options`.
@@ -482,7 +488,13 @@ impl Client {
         T: DeserializeOwned + serde::Serialize + Send + 'static,
         F: Future<Output = Result<T, Error>> + Send + 'static,
     {
-        self.stream_with(function, options.clone(), args, fixture, NoCheck)
+        self.stream_with(
+            function,
+            options.clone(),
+            args,
+            fixture,
+            FixtureFits(NoCheck),
+        )
     }
 
     /// [`Client::call_ai_stream`] with a check of the value, as
@@ -525,7 +537,13 @@ impl Client {
         F: Future<Output = Result<T, Error>> + Send + 'static,
         C: Fn(&T) -> Vec<String> + Send + Sync + 'static,
     {
-        self.stream_with(function, options.clone(), args, fixture, FnCheck(check))
+        self.stream_with(
+            function,
+            options.clone(),
+            args,
+            fixture,
+            FixtureFits(FnCheck(check)),
+        )
     }
 
     fn stream_with<P, T, F, C>(
@@ -584,7 +602,7 @@ impl Client {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn call_with<T, F, C>(
+    pub(crate) async fn call_with<T, F, C>(
         &self,
         function: &AiFunction,
         options: &CallOptions,
@@ -1077,8 +1095,12 @@ impl Client {
 
     /// The provider and model `function`'s calls go to first (the batch
     /// runner submits to them).
-    pub(crate) fn first_target(&self, function: &AiFunction) -> (Provider, String) {
-        let target = self.primary_target(function, &CallOptions::DEFAULT);
+    pub(crate) fn first_target(
+        &self,
+        function: &AiFunction,
+        options: &CallOptions,
+    ) -> (Provider, String) {
+        let target = self.primary_target(function, options);
         (target.provider, target.model.to_owned())
     }
 
@@ -1101,6 +1123,7 @@ impl Client {
     pub(crate) async fn rerun<T: DeserializeOwned + Send, C: ValueCheck<T>>(
         &self,
         function: &AiFunction,
+        options: &CallOptions,
         args: &Args,
         check: &C,
     ) -> Result<T, Error> {
@@ -1109,9 +1132,9 @@ impl Client {
             network: self.inner.network.as_ref(),
             recorder: recorder.as_ref(),
             tap: None,
-            options: &CallOptions::DEFAULT,
+            options,
         };
-        let target = self.primary_target(function, &CallOptions::DEFAULT);
+        let target = self.primary_target(function, options);
         self.ask_model(route, function, args, target, check).await
     }
 

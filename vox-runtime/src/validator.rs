@@ -41,6 +41,45 @@ impl<T> ValueCheck<T> for NoCheck {
     }
 }
 
+/// `C`, and a fixture body's value held to the strings the schema
+/// constrains — run-time categories (the call's values) and `Decimal`s —
+/// as a reply is: what generated code calls with, whose values serialize.
+pub(crate) struct FixtureFits<C>(pub C);
+
+impl<T, C> ValueCheck<T> for FixtureFits<C>
+where
+    T: Serialize + serde::de::DeserializeOwned,
+    C: ValueCheck<T>,
+{
+    #[inline(always)]
+    fn check(&self, value: &T) -> Result<(), String> {
+        self.0.check(value)
+    }
+
+    fn check_fixture(&self, function: &AiFunction, value: T) -> Result<T, Error> {
+        let output = function.output();
+        if output.checks_strings() {
+            let text = serde_json::to_string(&value).unwrap_or_default();
+            let text = if output.is_wrapped() {
+                format!("{{\"value\":{text}}}")
+            } else {
+                text
+            };
+            if let Err(correction) = crate::repair::parse_reply::<T>(&text, output, false) {
+                return Err(Error::InvalidOutput {
+                    function: function.name().to_owned(),
+                    attempts: 1,
+                    last_error: format!(
+                        "the fixture body's value is not of the schema: {correction}"
+                    ),
+                    last_reply: server_text(&text, LAST_REPLY_CHARS),
+                });
+            }
+        }
+        self.0.check_fixture(function, value)
+    }
+}
+
 /// A check function: the problems it finds (none: accepted).
 pub(crate) struct FnCheck<C>(pub C);
 

@@ -10,6 +10,7 @@
 ] @keyword
 
 (visibility) @keyword.modifier
+(dynamic) @keyword.type
 (mutable) @keyword.modifier
 
 [

@@ -63,6 +63,15 @@ impl Checker<'_> {
                 e.kind,
                 ExprKind::If { .. } | ExprKind::Match { .. } | ExprKind::Block(_)
             );
+            // A string literal where a run-time category is expected is
+            // that category's value (docs/language.md, "Categories known at
+            // run time").
+            if matches!(t, Ty::Str)
+                && matches!(e.kind, ExprKind::Str(_))
+                && self.is_category(expected)
+            {
+                return self.record(e, expected.clone());
+            }
             if !handled && !expected.accepts(&t) {
                 self.mismatch(e, expected, &t);
                 return self.record(e, expected.clone());
@@ -77,12 +86,39 @@ impl Checker<'_> {
         self.record(e, t)
     }
 
+    /// A run-time category type (`type Category = dynamic`).
+    pub(super) fn is_category(&self, t: &Ty) -> bool {
+        matches!(t, Ty::Named(id) if self.info.types.get(*id).is_some_and(|d| d.is_dynamic()))
+    }
+
+    /// The right side of `lhs is rhs` when the left side is text or a
+    /// run-time category, which compare with each other: `label is
+    /// "billing"`, `"billing" is label`, `label is other`.
+    fn text_operand(&mut self, lt: &Ty, rhs: &Expr) -> Ty {
+        let rt = self.check_expr(rhs, Want::Any);
+        let text = |c: &Self, t: &Ty| matches!(t, Ty::Str) || c.is_category(t);
+        let fits = lt.accepts(&rt) || (text(self, &rt) && (*lt == Ty::Str || rt == Ty::Str));
+        if !fits {
+            self.mismatch(rhs, lt, &rt);
+            return self.record(rhs, lt.clone());
+        }
+        if !rt.is_concrete() {
+            return self.record(rhs, rt.join(lt));
+        }
+        rt
+    }
+
     fn mismatch(&mut self, e: &Expr, expected: &Ty, found: &Ty) {
         let (es, fs) = (self.show(expected), self.show(found));
         let mut d = Diagnostic::error(Code::Mismatch, e.span, "mismatched types")
             .types(es.clone(), fs.clone());
         let text = self.source_text(e.span).to_string();
         match (expected, found) {
+            (Ty::Named(_), Ty::Str) if self.is_category(expected) => {
+                d = d.hint(format!(
+                    "a `{es}` comes from a model's reply (among the call's values) or is written as a string literal; compare text with it instead (`x is \"billing\"`)"
+                ));
+            }
             (Ty::Float, Ty::Int) => {
                 d = d.hint("convert with `float(…)`").fix(
                     "convert to `float`",
@@ -406,6 +442,18 @@ impl Checker<'_> {
                         self.err(d);
                         Ty::Error
                     }
+                    TypeDefKind::Dynamic => {
+                        let tname = def.name.clone();
+                        self.err(
+                            Diagnostic::error(
+                                Code::NotARecord,
+                                name.span,
+                                format!("`{tname}` is a run-time category (text); it has no fields"),
+                            )
+                            .hint("compare it with text (`label is \"billing\"`) or write it with `str(…)`"),
+                        );
+                        Ty::Error
+                    }
                     TypeDefKind::Sum(_) => {
                         let tname = def.name.clone();
                         self.err(
@@ -446,7 +494,11 @@ impl Checker<'_> {
         }
         let lt = self.check_expr(lhs, Want::Any);
         let rt = if lt.is_concrete() && !matches!(lt, Ty::Never) && matches!(op, Eq | NotEq) {
-            self.check_expr(rhs, Want::Type(&lt))
+            if matches!(lt, Ty::Str) || self.is_category(&lt) {
+                self.text_operand(&lt, rhs)
+            } else {
+                self.check_expr(rhs, Want::Type(&lt))
+            }
         } else {
             self.check_expr(rhs, Want::Any)
         };

@@ -133,6 +133,7 @@ impl Checker<'_> {
             let Item::Type(t) = item else { continue };
             let kind = match &t.kind {
                 TypeDeclKind::Record(fields) => TypeDefKind::Record(self.resolve_fields(fields)),
+                TypeDeclKind::Dynamic(_) => TypeDefKind::Dynamic,
                 TypeDeclKind::Sum(vs) => TypeDefKind::Sum({
                     self.reserved_kind_fields(vs);
                     vs.iter()

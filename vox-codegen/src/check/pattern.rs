@@ -190,6 +190,8 @@ impl Checker<'_> {
                 false
             }
             PatternKind::Int(_) => literal(self, Ty::Int),
+            // A run-time category matches text literals, as `str` does.
+            PatternKind::Str(_) if self.is_category(t) => false,
             PatternKind::Str(_) => literal(self, Ty::Str),
             PatternKind::Bool(_) => {
                 literal(self, Ty::Bool);

@@ -109,7 +109,18 @@ impl<'a> Emitter<'a> {
             ExprKind::Int(n) if *n < 0 => format!("({n}_i64)"),
             ExprKind::Int(n) => format!("{n}_i64"),
             ExprKind::Float(x) => float_lit(*x),
-            ExprKind::Str(s) => format!("::std::string::String::from({})", rust_str(s)),
+            ExprKind::Str(s) => match self.ty(e) {
+                // A run-time category's value (the checker allows a literal).
+                Ty::Named(id) => {
+                    let name = self
+                        .info
+                        .types
+                        .get(*id)
+                        .map_or_else(String::new, |d| rust_type_ident(&d.name));
+                    format!("{name}::new({})", rust_str(s))
+                }
+                _ => format!("::std::string::String::from({})", rust_str(s)),
+            },
             ExprKind::Bool(b) => b.to_string(),
             // Modules with errors are never emitted.
             ExprKind::Error | ExprKind::Poison(_) => "::std::unreachable!()".into(),

@@ -175,6 +175,7 @@ impl Emitter<'_> {
                 let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));
             }
             out.push_str(";\n");
+            self.argument_categories(f, &mut out);
             match &ai.check {
                 // `@ai(check = f)`: the runtime runs `f` on each parsed
                 // value (docs/runtime.md, "Checks").
@@ -358,6 +359,7 @@ impl Emitter<'_> {
             let _ = write!(out, "\n        .arg({}, &{})?", rust_str(p), rust_ident(p));
         }
         out.push_str(")) () {\n        ::std::result::Result::Ok(args) => args,\n        ::std::result::Result::Err(e) => return ::vox_runtime::AiStream::failed(e),\n    };\n");
+        self.argument_categories(f, out);
         out.push_str("    let VOX_FIXTURE = async move {\n");
         out.push_str(&self.fn_body(d, &f.ret, Ctx::Fallible, 2));
         out.push_str("    };\n");
@@ -372,6 +374,31 @@ impl Emitter<'_> {
             None => out.push_str(
                 "    ::vox_runtime::__private::call_ai_stream_with(&VOX_AI, VOX_OPTIONS, VOX_ARGS, VOX_FIXTURE)\n}\n\n",
             ),
+        }
+    }
+
+    /// Shadows `VOX_OPTIONS` with the run-time categories the arguments
+    /// give: a parameter `queues: list[Queue]` of a `type Queue = dynamic`
+    /// supplies `Queue`'s values, unless the options give them
+    /// (docs/language.md, "Categories known at run time").
+    fn argument_categories(&self, f: &crate::check::FnInfo, out: &mut String) {
+        let mut given = Vec::new();
+        for (i, (p, ty)) in f.params.iter().enumerate() {
+            let Ty::List(el) = ty else { continue };
+            let Ty::Named(id) = **el else { continue };
+            let Some(def) = self.info.types.get(id).filter(|d| d.is_dynamic()) else {
+                continue;
+            };
+            if given.contains(&id) {
+                continue;
+            }
+            given.push(id);
+            let _ = writeln!(
+                out,
+                "    let VOX_CATEGORIES_{i} = ::vox_runtime::__private::argument_categories(VOX_OPTIONS, {}, &{});\n    let VOX_OPTIONS: &::vox_runtime::CallOptions = &VOX_CATEGORIES_{i};",
+                rust_str(&def.name),
+                rust_ident(p)
+            );
         }
     }
 

@@ -18,10 +18,21 @@ impl Emitter<'_> {
             return;
         };
         let mut out = String::new();
+        let name = rust_type_ident(&def.name);
+        if def.is_dynamic() {
+            // The chosen value's text, compared with the caller's strings
+            // (vox-runtime's `run_time_category!`: docs/runtime.md,
+            // "Categories at run time").
+            out.push_str("::vox_runtime::__private::run_time_category! {\n");
+            doc_attrs(&mut out, &def.docs, "");
+            out.push_str(TYPE_ALLOWS);
+            let _ = writeln!(out, "{name}\n}}\n");
+            self.out.push_str(&out);
+            return;
+        }
         doc_attrs(&mut out, &def.docs, "");
         out.push_str(TYPE_ALLOWS);
         out.push_str("#[derive(Debug, Clone, PartialEq, ::vox_runtime::serde::Serialize, ::vox_runtime::serde::Deserialize)]\n");
-        let name = rust_type_ident(&def.name);
         match &def.kind {
             TypeDefKind::Record(fields) => {
                 // A key the record does not have is an error, so a misnamed
@@ -76,6 +87,7 @@ impl Emitter<'_> {
                 }
                 out.push_str("}\n\n");
             }
+            TypeDefKind::Dynamic => {}
         }
         self.out.push_str(&out);
     }
@@ -265,7 +277,7 @@ impl Emitter<'_> {
                     let Some(def) = self.info.types.get(id) else {
                         continue;
                     };
-                    if def.is_plain_enum() || !seen.insert(id) {
+                    if def.is_plain_enum() || def.is_dynamic() || !seen.insert(id) {
                         continue;
                     }
                     match &def.kind {
@@ -277,6 +289,7 @@ impl Emitter<'_> {
                                 .iter()
                                 .flat_map(|v| v.fields.iter().map(|f| f.ty.clone())),
                         ),
+                        TypeDefKind::Dynamic => {}
                     }
                 }
                 _ => {}
@@ -321,7 +334,10 @@ impl Emitter<'_> {
             ),
             Ty::Option(t) => format!("::std::option::Option<{}>", self.partial_rust_type(t)),
             Ty::Named(id) => match self.info.types.get(*id) {
-                Some(def) if !def.is_plain_enum() => self.partial_type_name(*id),
+                // Plain enums and run-time categories appear only complete.
+                Some(def) if !def.is_plain_enum() && !def.is_dynamic() => {
+                    self.partial_type_name(*id)
+                }
                 _ => self.rust_type(ty),
             },
             _ => self.rust_type(ty),
@@ -377,6 +393,8 @@ impl Emitter<'_> {
         );
         out.push_str(TYPE_ALLOWS);
         match &def.kind {
+            // Never reached: `partial_ids` leaves categories out.
+            TypeDefKind::Dynamic => return,
             TypeDefKind::Record(fields) => {
                 out.push_str("#[derive(Debug, Clone, PartialEq, Default, ::vox_runtime::serde::Serialize, ::vox_runtime::serde::Deserialize)]\n");
                 out.push_str("#[serde(crate = \"::vox_runtime::serde\")]\n");

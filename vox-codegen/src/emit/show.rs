@@ -91,6 +91,9 @@ impl Emitter<'_> {
                 text.push_str(if fields.is_empty() { "}" } else { " }" });
                 let _ = writeln!(out, "        VOX_OUT.push_str({});", rust_str(&text));
             }
+            // A run-time category is written as its value, unquoted, as a
+            // plain enum's case is.
+            TypeDefKind::Dynamic => out.push_str("        VOX_OUT.push_str(self.as_str());\n"),
             TypeDefKind::Sum(variants) => {
                 out.push_str("        match self {\n");
                 for v in variants {

@@ -98,6 +98,7 @@ fn declared_names(all: &[Toks<'_>], module: &Module) -> std::collections::HashMa
                 add(&t.name.name);
                 match &t.kind {
                     TypeDeclKind::Record(fs) => fs.iter().for_each(|f| add(&f.name.name)),
+                    TypeDeclKind::Dynamic(_) => {}
                     TypeDeclKind::Sum(vs) => {
                         for v in vs {
                             add(&v.name.name);
@@ -1053,7 +1054,7 @@ fn missing_fields_fix(
     let decl_fields = module.items.iter().find_map(|i| match i {
         Item::Type(t) if t.name.name == name.name => match &t.kind {
             TypeDeclKind::Record(fs) => Some(fs),
-            TypeDeclKind::Sum(_) => None,
+            TypeDeclKind::Sum(_) | TypeDeclKind::Dynamic(_) => None,
         },
         _ => None,
     })?;

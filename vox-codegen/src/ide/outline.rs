@@ -51,6 +51,8 @@ pub fn outline(checked: &Checked, file: FileId) -> Vec<OutlineItem> {
             Item::Type(t) if t.name.span.file == file => {
                 let (kind, children) = match &t.kind {
                     TypeDeclKind::Record(fs) => (OutlineKind::Record, fields(fs)),
+                    // A string enum, whose cases each call supplies.
+                    TypeDeclKind::Dynamic(_) => (OutlineKind::Sum, Vec::new()),
                     TypeDeclKind::Sum(vs) => (
                         OutlineKind::Sum,
                         vs.iter()

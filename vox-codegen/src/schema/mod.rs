@@ -278,6 +278,19 @@ impl<'a> Builder<'a> {
         };
         match &def.kind {
             TypeDefKind::Record(_) => self.record_body(id),
+            // A run-time category: marked for vox-runtime, which puts the
+            // call's values in an `enum` before anything is sent
+            // (docs/runtime.md, "Categories at run time").
+            TypeDefKind::Dynamic => {
+                let mut pairs = vec![
+                    ("type".to_string(), Json::str("string")),
+                    ("x-vox-categories".to_string(), Json::str(def.name.clone())),
+                ];
+                if let Some(d) = doc_text(&def.docs) {
+                    pairs.push(("description".into(), Json::str(d)));
+                }
+                Json::Obj(pairs)
+            }
             TypeDefKind::Sum(variants) if def.is_plain_enum() => {
                 // `"USD"`: a string enum; the cases' docs go into the
                 // description, since enum values cannot carry their own.

@@ -482,6 +482,23 @@ fn valid_schema_name(name: &str) -> bool {
 
 /// Checks a derived [`OutputSchema`] as a whole: its name, its document,
 /// and that the `wrapped` flag matches the root's shape.
+/// A schema as vox-runtime sends it: each run-time category's mark
+/// (`"x-vox-categories":"Queue"`) replaced by the values a call gives.
+fn with_sample_categories(text: &str) -> String {
+    const MARK: &str = "\"x-vox-categories\":\"";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + MARK.len()..];
+        let end = after.find('"').expect("the mark's name is quoted");
+        out.push_str("\"enum\":[\"a\",\"b\"]");
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn check_output(s: &OutputSchema) -> Result<Measures, Vec<String>> {
     let mut errors = Vec::new();
     if !valid_schema_name(&s.name) {
@@ -490,7 +507,7 @@ fn check_output(s: &OutputSchema) -> Result<Measures, Vec<String>> {
             s.name
         ));
     }
-    let text = s.schema.to_compact();
+    let text = with_sample_categories(&s.schema.to_compact());
     let measures = match check_strict(&text) {
         Ok(m) => Some(m),
         Err(e) => {
@@ -896,6 +913,11 @@ fn independent_counts_match_schema_stats() {
     }
     for (name, c) in &modules {
         for (ty, s) in schemas_of(c) {
+            // The compiled schema of a run-time category has no values
+            // yet; its limits are vox-runtime's to check, per call.
+            if s.schema.to_compact().contains("x-vox-categories") {
+                continue;
+            }
             let Ok(mine) = check_output(&s) else { continue };
             let theirs = schema::stats(&s.schema);
             assert_eq!(mine.const_chars, 0);

@@ -93,6 +93,7 @@ fn kitchen_sink_module() {
         names,
         [
             "more-vox/recursion.vox",
+            "vox/categories.vox",
             "vox/checks.vox",
             "vox/keywords.vox",
             "vox/shapes.vox"

@@ -13,11 +13,13 @@ use std::future::Future;
 
 pub mod arith;
 pub mod builtins;
+mod category;
 pub mod decimal;
 pub mod show;
 
 pub use crate::ai_function::{AiFunction, Args, OutputSchema};
 pub use crate::batch::{batch_ai, batch_ai_checked};
+pub use crate::run_time_category;
 use crate::{default_client, Error, CONTRACT_VERSION};
 
 /// Fails compilation when generated code was made for another contract
@@ -52,7 +54,7 @@ pub async fn call_ai<T, F>(
     fixture: F,
 ) -> Result<T, Error>
 where
-    T: serde::de::DeserializeOwned + Send,
+    T: serde::de::DeserializeOwned + serde::Serialize + Send,
     F: Future<Output = Result<T, Error>>,
 {
     call_ai_with(function, &crate::CallOptions::DEFAULT, args, fixture).await
@@ -83,11 +85,21 @@ pub async fn call_ai_with<T, F>(
     fixture: F,
 ) -> Result<T, Error>
 where
-    T: serde::de::DeserializeOwned + Send,
+    T: serde::de::DeserializeOwned + serde::Serialize + Send,
     F: Future<Output = Result<T, Error>>,
 {
+    // Unlike `Client::call_ai_with`, the fixture body's value is held to
+    // the schema's constrained strings (run-time categories, `Decimal`).
     default_client()?
-        .call_ai_with(function, options, args, fixture)
+        .call_with(
+            function,
+            options,
+            args,
+            fixture,
+            &crate::validator::FixtureFits(crate::validator::NoCheck),
+            None,
+            |_: &T| {},
+        )
         .await
 }
 
@@ -287,6 +299,25 @@ where
     T: serde::Deserialize<'de>,
 {
     <Option<T> as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
+
+/// `options` with the values of the run-time category `type_name` taken
+/// from an argument of the function (`queues: list[Queue]` for
+/// `type Queue = dynamic`; docs/language.md, "Categories known at run
+/// time"), unless the options already give that type's values.
+pub fn argument_categories<'a, V: AsRef<str>>(
+    options: &'a crate::CallOptions,
+    type_name: &str,
+    values: &[V],
+) -> std::borrow::Cow<'a, crate::CallOptions> {
+    if options.categories_given().has(type_name) {
+        return std::borrow::Cow::Borrowed(options);
+    }
+    std::borrow::Cow::Owned(
+        options
+            .clone()
+            .categories(type_name, values.iter().map(|v| v.as_ref().to_owned())),
+    )
 }
 
 /// Judges one reply's content as a call does — parse, repair (when

@@ -85,6 +85,12 @@ pub struct BatchOptions {
     /// bytes would be sent, for a cost estimate. Running again without it
     /// submits the planned job.
     pub plan_only: bool,
+    /// The call options every item is sent with (docs/runtime.md,
+    /// "Options"): the model (a `provider:` prefix allowed), temperature,
+    /// completion limit and run-time categories shape the batch's
+    /// requests; attempts, timeout and token budget apply to the re-runs,
+    /// which are normal calls. Unset ones keep the compiled settings.
+    pub call: crate::CallOptions,
 }
 
 impl std::fmt::Debug for BatchOptions {
@@ -116,6 +122,7 @@ impl Default for BatchOptions {
             progress: None,
             check_schema: false,
             plan_only: false,
+            call: crate::CallOptions::new(),
         }
     }
 }
@@ -253,7 +260,10 @@ impl Client {
         I: IntoIterator<Item = Result<Args, Error>>,
         C: ValueCheck<T>,
     {
-        let (provider, model) = self.first_target(function);
+        // Run-time categories: one set for every item of the batch.
+        let filled = function.with_categories(options.call.categories_given())?;
+        let function = filled.as_ref().unwrap_or(function);
+        let (provider, model) = self.first_target(function, &options.call);
         let engine = Engine::of(provider)?;
         let sender = self.sender_for(provider)?;
         let mut job = JobDir::open(dir)?;
@@ -290,13 +300,20 @@ impl Client {
                     options.max_requests_per_batch.clamp(1, max_requests),
                     options.max_bytes_per_batch.min(max_bytes),
                 );
-                let max_tokens = function.max_tokens().unwrap_or(config.max_tokens);
-                let parts = function.request_parts(
+                let max_tokens = options
+                    .call
+                    .max_tokens
+                    .or(function.max_tokens())
+                    .unwrap_or(config.max_tokens);
+                let mut parts = function.request_parts(
                     wire,
                     &model,
                     max_tokens,
                     Some(config.state_shape.decide(wire.protocol().states_shape())),
                 )?;
+                if let Some(t) = options.call.temperature {
+                    parts.to_mut().set_temperature(t);
+                }
                 let render = |args: &Args| parts.request_body(&Conversation::text_only(wire, args));
                 // A batch's requests are written to its job files and
                 // uploaded: media arguments are not sent that way.
@@ -504,7 +521,11 @@ impl Client {
                 report.reran += 1;
                 let check = &check;
                 running.push(Box::pin(async move {
-                    (i, self.rerun::<T, _>(function, &args, check).await)
+                    (
+                        i,
+                        self.rerun::<T, _>(function, &options.call, &args, check)
+                            .await,
+                    )
                 }));
             }
             if running.is_empty() {
