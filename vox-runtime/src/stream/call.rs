@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use serde::de::DeserializeOwned;
 
 use super::partial::PartialParser;
+use super::view::View;
 use crate::error::Error;
 
 /// What a streamed call ([`AiStream`]) yields: partial values while a
@@ -47,15 +48,15 @@ enum RawEvent {
 }
 
 /// A reply's first this many bytes show every change; past them a partial
-/// is made once the content has grown by a quarter.
+/// is made once the content has doubled since the last one shown.
 const EVERY_CHANGE_BYTES: usize = 4096;
 
 /// Where a streamed call reports what it sees: each attempt's content so
 /// far is parsed as it arrives (work linear in the reply), and a partial
 /// value is made from it when the program asks for the next event — at
 /// most one per new piece of content; past the first 4 KiB only once the
-/// content has grown by a quarter since the last partial shown (or the
-/// attempt ended), so that making partials costs a bounded multiple of
+/// content has doubled since the last partial shown (or the attempt
+/// ended), so that making partials costs a bounded multiple of
 /// parsing the reply once, however finely it is chunked (docs/runtime.md,
 /// "Streaming"). A rejected attempt is a retry.
 pub(crate) struct Tap {
@@ -76,21 +77,35 @@ struct TapState {
     shown: usize,
     /// The attempt's content is complete: its last partial is due.
     ended: bool,
-    /// A hash of the last partial shown, to show only changes (a hash, not
-    /// a copy: copying every partial cost more than making it).
-    last: Option<u64>,
+    /// The size ([`View::size`]) of the last partial shown, to show only
+    /// changes: each partial of an attempt is a state of the next, so one
+    /// of the same size is the same partial (a size, not a copy or a hash:
+    /// either cost more than making the partial).
+    last: Option<usize>,
+}
+
+/// What [`Tap::pop`] hands over: an event, its partial typed.
+enum Popped<P> {
+    Partial {
+        attempt: u32,
+        value: Result<P, serde_json::Error>,
+    },
+    Retry {
+        attempt: u32,
+        reason: String,
+    },
 }
 
 impl TapState {
     /// Whether a partial is due: new content, and (past the first
-    /// [`EVERY_CHANGE_BYTES`]) grown by a quarter since the last one shown,
-    /// or the attempt's end.
+    /// [`EVERY_CHANGE_BYTES`]) doubled since the last one shown, or the
+    /// attempt's end.
     fn due(&self) -> bool {
         self.parser.is_some()
             && self.fed > self.shown
             && (self.ended
                 || self.shown < EVERY_CHANGE_BYTES
-                || self.fed - self.shown >= self.shown / 4)
+                || self.fed - self.shown >= self.shown)
     }
 }
 
@@ -173,8 +188,10 @@ impl Tap {
             self.content(&text[..end]);
             let mut state = self.state();
             state.ended = end == text.len();
-            if let Some(partial) = Self::snapshot(&mut state, self.wrapped) {
-                state.queue.push_back(partial);
+            if let Some((attempt, value)) =
+                Self::snapshot(&mut state, self.wrapped, |v| v.to_value())
+            {
+                state.queue.push_back(RawEvent::Partial { attempt, value });
             }
         }
     }
@@ -195,72 +212,51 @@ impl Tap {
         state.last = None;
     }
 
-    /// The next event: one queued, else a partial if one is due.
-    fn pop(&self) -> Option<RawEvent> {
+    /// The next event: one queued, else a partial if one is due, typed
+    /// as `P` straight from the parser's state.
+    fn pop<P: DeserializeOwned>(&self) -> Option<Popped<P>> {
         let mut state = self.state();
         if let Some(event) = state.queue.pop_front() {
-            return Some(event);
+            return Some(match event {
+                RawEvent::Partial { attempt, value } => Popped::Partial {
+                    attempt,
+                    value: serde_json::from_value(value),
+                },
+                RawEvent::Retry { attempt, reason } => Popped::Retry { attempt, reason },
+            });
         }
         if !state.due() {
             return None;
         }
-        Self::snapshot(&mut state, self.wrapped)
+        let (attempt, value) = Self::snapshot(&mut state, self.wrapped, |v| P::deserialize(v))?;
+        Some(Popped::Partial { attempt, value })
     }
 
-    /// The partial of the content so far, if it shows something new.
-    fn snapshot(state: &mut TapState, wrapped: bool) -> Option<RawEvent> {
-        let value = state.parser.as_ref()?.value();
-        state.shown = state.fed;
-        let value = value.and_then(|v| {
-            if wrapped {
-                match v {
-                    serde_json::Value::Object(mut map) => map.remove("value"),
-                    _ => None,
-                }
-            } else {
-                Some(v)
-            }
-        })?;
-        let hash = value_hash(&value);
-        if state.last == Some(hash) {
+    /// The partial of the content so far, made by `make`, if it shows
+    /// something new; with the attempt it belongs to.
+    fn snapshot<R>(
+        state: &mut TapState,
+        wrapped: bool,
+        make: impl FnOnce(View<'_>) -> R,
+    ) -> Option<(u32, R)> {
+        let TapState {
+            parser,
+            fed,
+            shown,
+            last,
+            attempt,
+            ..
+        } = state;
+        let view = parser.as_ref()?.view();
+        *shown = *fed;
+        let view = if wrapped { view?.field("value") } else { view }?;
+        let size = view.size();
+        if *last == Some(size) {
             return None;
         }
-        state.last = Some(hash);
-        Some(RawEvent::Partial {
-            attempt: state.attempt,
-            value,
-        })
+        *last = Some(size);
+        Some((*attempt, make(view)))
     }
-}
-
-/// A hash of `value`'s content (kinds, keys, strings, numbers), walked
-/// without allocating.
-fn value_hash(value: &serde_json::Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    fn walk(value: &serde_json::Value, h: &mut std::collections::hash_map::DefaultHasher) {
-        match value {
-            serde_json::Value::Null => 0u8.hash(h),
-            serde_json::Value::Bool(b) => (1u8, b).hash(h),
-            serde_json::Value::Number(n) => {
-                (2u8, n.as_i64(), n.as_u64(), n.as_f64().map(f64::to_bits)).hash(h)
-            }
-            serde_json::Value::String(s) => (3u8, s).hash(h),
-            serde_json::Value::Array(items) => {
-                (4u8, items.len()).hash(h);
-                items.iter().for_each(|v| walk(v, h));
-            }
-            serde_json::Value::Object(map) => {
-                (5u8, map.len()).hash(h);
-                for (k, v) in map {
-                    k.hash(h);
-                    walk(v, h);
-                }
-            }
-        }
-    }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    walk(value, &mut h);
-    h.finish()
 }
 
 /// A call's future, boxed so that [`AiStream`] is one type for every
@@ -348,9 +344,9 @@ impl<P: DeserializeOwned, T> AiStream<P, T> {
         ))
     }
 
-    fn typed(raw: RawEvent) -> Option<StreamEvent<P, T>> {
-        match raw {
-            RawEvent::Partial { attempt, value } => match serde_json::from_value::<P>(value) {
+    fn typed(popped: Popped<P>) -> Option<StreamEvent<P, T>> {
+        match popped {
+            Popped::Partial { attempt, value } => match value {
                 Ok(value) => Some(StreamEvent::Partial { attempt, value }),
                 // The partial rules keep every partial within the partial
                 // type; one that is not is skipped, never shown wrong.
@@ -359,7 +355,7 @@ impl<P: DeserializeOwned, T> AiStream<P, T> {
                     None
                 }
             },
-            RawEvent::Retry { attempt, reason } => Some(StreamEvent::Retry { attempt, reason }),
+            Popped::Retry { attempt, reason } => Some(StreamEvent::Retry { attempt, reason }),
         }
     }
 }
@@ -370,7 +366,7 @@ impl<P: DeserializeOwned, T> futures_core::Stream for AiStream<P, T> {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
-            if let Some(raw) = this.tap.as_ref().and_then(|t| t.pop()) {
+            if let Some(raw) = this.tap.as_ref().and_then(|t| t.pop::<P>()) {
                 match Self::typed(raw) {
                     Some(event) => return Poll::Ready(Some(event)),
                     None => continue,

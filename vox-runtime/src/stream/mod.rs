@@ -15,6 +15,7 @@
 
 pub(crate) mod call;
 pub(crate) mod partial;
+pub(crate) mod view;
 
 use crate::error::Error;
 use crate::reply::{Answer, Usage};
@@ -62,8 +63,14 @@ impl Lines {
         }
         while let Some(at) = rest.iter().position(|b| *b == b'\n' || *b == b'\r') {
             let (head, tail) = rest.split_at(at);
-            self.partial.extend_from_slice(head);
-            let text = std::str::from_utf8(&self.partial).map_err(|e| Error::InvalidUtf8 {
+            // A line whole in this chunk is read where it is, not copied.
+            let bytes = if self.partial.is_empty() {
+                head
+            } else {
+                self.partial.extend_from_slice(head);
+                &self.partial
+            };
+            let text = std::str::from_utf8(bytes).map_err(|e| Error::InvalidUtf8 {
                 valid_up_to: e.valid_up_to(),
             })?;
             line(text)?;

@@ -57,10 +57,16 @@
 //! constant time apart from schema-bounded work (key and enum prefix checks,
 //! union dispatch) and the one-time check of fields read before a `kind`, so
 //! the work over a whole reply is linear in its length, however it is
-//! chunked. Earlier text is never re-read. [`PartialParser::value`] builds a
-//! fresh value, in time linear in the size of what is shown.
+//! chunked. Inside a string, a run of characters up to the next quote,
+//! backslash or control character is taken at once (a key or enum prefix
+//! checked once at its end). Earlier text is never re-read.
+//! [`PartialParser::view`] shows the partial value in place, in time
+//! linear in the depth of what is open; [`PartialParser::value`] builds
+//! it, in time linear in the size of what is shown.
 
 use serde_json::{Map, Number, Value};
+
+use super::view::View;
 
 /// Deepest nesting of arrays and objects accepted; deeper text is broken.
 pub(crate) const MAX_DEPTH: usize = 256;
@@ -737,42 +743,96 @@ impl PartialParser {
         if self.broken.is_some() {
             return;
         }
-        for c in text.chars() {
+        let mut rest = text;
+        // Bytes to read one character at a time: a run that breaks a key or
+        // an enum prefix somewhere, for `step` to find where.
+        let mut slow = 0;
+        while let Some(c) = rest.chars().next() {
+            if slow == 0 {
+                match self.string_run(rest) {
+                    Ok(0) => {}
+                    Ok(taken) => {
+                        rest = &rest[taken..];
+                        continue;
+                    }
+                    Err(len) => slow = len,
+                }
+            }
+            slow = slow.saturating_sub(c.len_utf8());
             if let Err(e) = self.step(c) {
                 self.broken = Some(format!("{e} (at character {})", self.pos));
                 return;
             }
             self.pos += 1;
+            rest = &rest[c.len_utf8()..];
         }
+    }
+
+    /// Inside a string and outside an escape, the plain characters at the
+    /// start of `text` (up to a quote, a backslash or a control character)
+    /// taken as one run, as [`PartialParser::step`] would take them one by
+    /// one: `Ok` with how many bytes were taken (0: none), or `Err` with
+    /// the length of a run that breaks a key or enum prefix somewhere, not
+    /// taken (`step` finds the offending character).
+    fn string_run(&mut self, text: &str) -> Result<usize, usize> {
+        let Some(Tok::Str(t)) = &mut self.tok else {
+            return Ok(0);
+        };
+        if t.esc != Esc::None {
+            return Ok(0);
+        }
+        let len = text
+            .bytes()
+            .position(|b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(text.len());
+        if len == 0 {
+            return Ok(0);
+        }
+        // Every byte stopped at is ASCII, so `len` is a character boundary.
+        let run = &text[..len];
+        let before = t.buf.len();
+        t.buf.push_str(run);
+        // A prefix that fits an enum or a key has every shorter prefix
+        // fitting too, so checking the run's end checks each character.
+        if self.check_str_prefix().is_err() {
+            if let Some(Tok::Str(t)) = &mut self.tok {
+                t.buf.truncate(before);
+            }
+            return Err(len);
+        }
+        self.pos += run.chars().count();
+        Ok(len)
     }
 
     /// The partial value of all text pushed so far, by the rules of the
     /// module; `None` while there is nothing to show (before the root's
     /// first key).
     pub(crate) fn value(&self) -> Option<serde_json::Value> {
+        self.view().map(|view| view.to_value())
+    }
+
+    /// The partial value of [`PartialParser::value`], borrowed from the
+    /// parser's state instead of built (docs: [`View`]).
+    pub(crate) fn view(&self) -> Option<View<'_>> {
         if let Some(done) = &self.done {
-            return Some(done.clone());
+            return Some(View::Whole(done));
         }
         let mut cur = match &self.tok {
             Some(Tok::Str(t)) if !t.key && matches!(self.tys[t.ty], Ty::Str) => {
-                Some(Value::String(t.buf.clone()))
+                Some(View::Str(&t.buf))
             }
             _ => None,
         };
         for frame in self.stack.iter().rev() {
             cur = match frame {
-                Frame::Obj(f) if f.shown => {
-                    let mut map = f.map.clone();
-                    if let Some(child) = cur {
-                        map.insert(f.key.clone(), child);
-                    }
-                    Some(Value::Object(map))
-                }
-                Frame::Arr(a) if a.shown => {
-                    let mut items = a.items.clone();
-                    items.extend(cur);
-                    Some(Value::Array(items))
-                }
+                Frame::Obj(f) if f.shown => Some(View::Obj {
+                    map: &f.map,
+                    open: cur.map(|child| (f.key.as_str(), Box::new(child))),
+                }),
+                Frame::Arr(a) if a.shown => Some(View::Arr {
+                    items: &a.items,
+                    open: cur.map(Box::new),
+                }),
                 _ => None,
             };
         }
@@ -1371,14 +1431,25 @@ mod tests {
         schema: &Value,
         chunks: impl IntoIterator<Item = &'a str>,
     ) -> (PartialParser, Vec<Value>) {
+        use serde::Deserialize;
         let mut p = PartialParser::new(schema);
         let mut seen: Vec<Value> = Vec::new();
+        let mut last_size = 0;
         for chunk in chunks {
             p.push(chunk);
+            // What a streamed call is given, read in place, is the value.
+            let viewed = p.view().map(|view| Value::deserialize(view).unwrap());
+            assert_eq!(viewed, p.value(), "{chunk:?}");
+            let size = p.view().map_or(0, |view| view.size());
             if let Some(v) = p.value() {
+                // A new partial is larger, the same one the same size.
                 if seen.last() != Some(&v) {
+                    assert!(size > last_size, "{v}: {size} after {last_size}");
                     seen.push(v);
+                } else {
+                    assert_eq!(size, last_size, "{v}");
                 }
+                last_size = size;
             }
         }
         (p, seen)
