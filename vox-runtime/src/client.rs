@@ -38,6 +38,7 @@ use crate::reply::{parse_response, Answer, RejectedReply, Usage};
 use crate::report::AttemptReport;
 use crate::stream::call::{AiStream, Tap};
 use crate::stream::{Events, Streamed};
+use crate::telemetry::{self, CallTrace};
 use crate::transport::{is_retryable_failure, HttpTransport, Sender, StreamLimits, Transport};
 use crate::validator::{FixtureFits, FnCheck, NoCheck, ValueCheck};
 use crate::wire::{Backend, Wire};
@@ -324,6 +325,13 @@ struct Route<'a> {
     tap: Option<&'a Tap>,
     /// The call's own options (docs/runtime.md, "Options").
     options: &'a CallOptions,
+}
+
+/// A call's span and its running totals (docs/runtime.md, "OpenTelemetry").
+#[derive(Clone, Copy)]
+struct Traced<'a> {
+    span: &'a tracing::Span,
+    trace: &'a CallTrace,
 }
 
 impl Client {
@@ -750,16 +758,36 @@ impl Client {
             value = Some(parsed);
             Ok(repairs)
         };
-        match self
-            .converse(route, function, args, target, &mut accept)
-            .await
-        {
-            Ok(()) => {}
-            Err(error) => {
-                self.fall_back(route, function, args, target, error, &mut accept)
-                    .await?
+        // One span for the whole call, attempts and fallbacks inside it
+        // (docs/runtime.md, "OpenTelemetry").
+        let span = telemetry::call_span(function.name(), target.provider, target.model);
+        let trace = CallTrace::default();
+        let traced = Traced {
+            span: &span,
+            trace: &trace,
+        };
+        let asked = async {
+            match self
+                .converse(route, traced, function, args, target, &mut accept)
+                .await
+            {
+                Ok(()) => Ok(()),
+                Err(error) => {
+                    self.fall_back(route, traced, function, args, target, error, &mut accept)
+                        .await
+                }
             }
-        }
+        };
+        // Without a subscriber listening, entering the span on every poll
+        // is pure overhead.
+        let asked = if span.is_disabled() {
+            asked.await
+        } else {
+            let asked = asked.instrument(span.clone()).await;
+            trace.finish(&span, asked.as_ref().err());
+            asked
+        };
+        asked?;
         // `converse` succeeds only once `accept` has stored a value.
         value.ok_or_else(|| {
             Error::MalformedResponse("internal error: an accepted reply left no value".into())
@@ -769,9 +797,11 @@ impl Client {
     /// After `first` failed with `error`: the function's fallbacks (else
     /// the configured ones) in order, while each failure is one worth
     /// falling back from (docs/runtime.md, "Fallbacks").
+    #[allow(clippy::too_many_arguments)]
     async fn fall_back(
         &self,
         route: Route<'_>,
+        traced: Traced<'_>,
         function: &AiFunction,
         args: &Args,
         first: Target<'_>,
@@ -820,6 +850,10 @@ impl Client {
                     if let Some(report) = &route.options.report {
                         report.with(|r| r.fallbacks += 1);
                     }
+                    traced
+                        .trace
+                        .fallbacks
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if let Some(tap) = route.tap {
                         tap.retry(&format!("falling back to `{next}`: {}", previous.error));
                     }
@@ -837,7 +871,9 @@ impl Client {
                         },
                         route: in_rotation,
                     };
-                    let result = self.converse(route, function, args, target, accept).await;
+                    let result = self
+                        .converse(route, traced, function, args, target, accept)
+                        .await;
                     if let (Some(k), Err(e)) = (in_rotation, &result) {
                         if falls_back(e) {
                             self.inner
@@ -877,6 +913,7 @@ impl Client {
     async fn converse(
         &self,
         route: Route<'_>,
+        traced: Traced<'_>,
         function: &AiFunction,
         args: &Args,
         target: Target<'_>,
@@ -891,6 +928,18 @@ impl Client {
             route.options,
             &self.inner.spent,
         )?;
+        call.call_span = traced.span.clone();
+        if !call.conversation.media.is_empty() {
+            // Placeholders, media types and sizes (or URL hosts): never
+            // content.
+            traced.span.in_scope(|| {
+                tracing::debug!(media = ?call.conversation.media, "vox.ai_media");
+            });
+        }
+        let fallback = traced
+            .trace
+            .fallbacks
+            .load(std::sync::atomic::Ordering::Relaxed);
         // Built when the first attempt goes to the server: a replayed call
         // needs no key and no URL.
         let mut sender: Option<&Sender> = None;
@@ -905,6 +954,17 @@ impl Client {
         }
         loop {
             call.attempt += 1;
+            call.span = telemetry::request_span(
+                traced.span,
+                &telemetry::Asked {
+                    provider: target.provider,
+                    model: call.parts.model(),
+                    attempt: call.attempt,
+                    fallback,
+                    temperature: call.parts.temperature,
+                    max_tokens: call.max_tokens,
+                },
+            );
             let started = std::time::Instant::now();
             let taped = match (route.recorder, &schema) {
                 (Some(recorder), Some(schema)) => {
@@ -915,6 +975,8 @@ impl Client {
                 _ => None,
             };
             let body: Bytes;
+            // The whole body again, for what it says about the answer.
+            let mut body_read: Option<Bytes> = None;
             let replayed: Recorded;
             let mut streamed = Streamed::default();
             let answer = match &taped {
@@ -954,6 +1016,12 @@ impl Client {
                     let whole = match asked {
                         Ok(whole) => whole,
                         Err(error) => {
+                            call.span
+                                .record("error.type", telemetry::error_type(&error));
+                            // The report counts them when the call drops.
+                            traced
+                                .trace
+                                .retried(call.retries.load(std::sync::atomic::Ordering::Relaxed));
                             // What a call falls back from is recorded, so
                             // the fallback replays too.
                             let error = transport.redact_malformed(error);
@@ -969,6 +1037,7 @@ impl Client {
                     let answer = match whole {
                         Some(whole) => {
                             body = whole;
+                            body_read = Some(body.clone());
                             // serde_json quotes the reply in its errors:
                             // redact them.
                             parse_response(call.parts.wire(), &body, transport.redactor())
@@ -989,6 +1058,34 @@ impl Client {
             let verdict = answer.content().and_then(|content| {
                 accept(content).map_err(|error| answer.rejection(error, content))
             });
+            // What the server said about its answer: read again from a
+            // whole body only for a listening subscriber or a report.
+            let observed = !call.span.is_disabled();
+            let retries = call.retries.swap(0, std::sync::atomic::Ordering::Relaxed);
+            let meta = match (&body_read, observed || route.options.report.is_some()) {
+                (Some(body), true) => telemetry::response_meta(call.parts.wire(), body),
+                _ => telemetry::ResponseMeta::default(),
+            };
+            if observed {
+                let rejected = verdict.as_ref().err().map(|r| r.error.as_str());
+                telemetry::record_request(&call.span, &answer.usage, &meta, was_replayed, rejected);
+                if config.trace_content {
+                    let redactor = sender
+                        .map(Sender::redactor)
+                        .unwrap_or(&self.inner.recording_redactors[0]);
+                    let reply = answer
+                        .content
+                        .as_deref()
+                        .map(|c| redactor.shown(c, usize::MAX));
+                    telemetry::record_content(
+                        &call.span,
+                        function.instruction(),
+                        &redactor.shown(args.as_json(), usize::MAX),
+                        reply.as_deref(),
+                    );
+                }
+                traced.trace.attempt(&answer.usage, meta.clone(), retries);
+            }
             if let Some(report) = &route.options.report {
                 let usage = answer.usage;
                 let model = call.parts.model().to_owned();
@@ -1000,12 +1097,13 @@ impl Client {
                     )
                 });
                 let rejected = verdict.as_ref().err().map(|r| r.error.clone());
-                let retries = call.retries.swap(0, std::sync::atomic::Ordering::Relaxed);
                 report.with(|r| {
                     r.transport_retries += retries as u32;
                     r.attempts.push(AttemptReport {
                         provider: target.provider,
                         model,
+                        response_model: meta.model,
+                        finish_reason: meta.finish_reason,
                         input_tokens: usage.prompt_tokens,
                         output_tokens: usage.completion_tokens,
                         cached_tokens: usage.cached_tokens,
@@ -1217,6 +1315,10 @@ struct Call<'a> {
     retries: std::sync::atomic::AtomicU64,
     /// Where the call's report goes, if anywhere.
     report: Option<crate::ReportHandle>,
+    /// The completion limit the requests ask for.
+    max_tokens: u32,
+    /// The whole call's span, and the current attempt's inside it.
+    call_span: tracing::Span,
     span: tracing::Span,
 }
 
@@ -1246,21 +1348,7 @@ impl<'a> Call<'a> {
             .max_tokens
             .or(function.max_tokens())
             .unwrap_or(config.max_tokens);
-        let span = tracing::info_span!(
-            "vox.ai_call",
-            function = function.name(),
-            model = target.model,
-            provider = target.provider.name(),
-            repairs = tracing::field::Empty
-        );
         let conversation = Conversation::start(wire, args, rules)?;
-        if !conversation.media.is_empty() {
-            // Placeholders, media types and sizes (or URL hosts): never
-            // content.
-            span.in_scope(|| {
-                tracing::debug!(media = ?conversation.media, "vox.ai_media");
-            });
-        }
         let mut parts = function.request_parts(
             wire,
             target.model,
@@ -1291,7 +1379,9 @@ impl<'a> Call<'a> {
             attempt: 0,
             previous_reply: None,
             stepped: false,
-            span,
+            max_tokens,
+            call_span: tracing::Span::none(),
+            span: tracing::Span::none(),
         })
     }
 
@@ -1447,7 +1537,7 @@ impl<'a> Call<'a> {
     /// span's `repairs` field (docs/runtime.md, "Repairs").
     #[cold]
     fn record_repairs(&self, repairs: &Repairs) {
-        self.span.record("repairs", repairs.len());
+        self.call_span.record("repairs", repairs.len());
         self.span.in_scope(|| {
             tracing::info!(
                 attempt = self.attempt,

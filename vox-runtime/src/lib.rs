@@ -45,6 +45,7 @@ mod reply;
 mod report;
 mod server_text;
 mod stream;
+mod telemetry;
 pub mod transport;
 mod validator;
 mod wire;

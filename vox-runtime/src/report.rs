@@ -13,6 +13,12 @@ pub struct AttemptReport {
     #[serde(serialize_with = "provider_name")]
     pub provider: Provider,
     pub model: String,
+    /// The model the server says answered (`model`, Gemini's
+    /// `modelVersion`), when it says; not read from streamed answers.
+    pub response_model: Option<String>,
+    /// Why the model stopped, as the server said (`stop`, `length`,
+    /// `end_turn`, `STOP`, …); not read from streamed answers.
+    pub finish_reason: Option<String>,
     /// Every input token (cached ones included), as the server reported.
     pub input_tokens: Option<u64>,
     /// Every output token (reasoning ones included).

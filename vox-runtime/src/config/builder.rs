@@ -43,6 +43,7 @@ impl Config {
                 reply_cache_max_bytes: DEFAULT_CACHE_MAX_BYTES,
                 test_build: false,
                 live_in_tests: false,
+                trace_content: false,
             },
         }
     }
@@ -273,6 +274,16 @@ impl ConfigBuilder {
     /// asks no provider, whatever key is configured.
     pub fn test_build(mut self, test: bool) -> Self {
         self.config.test_build = test;
+        self
+    }
+    /// Records each attempt's prompt (the instruction and the arguments)
+    /// and reply, redacted, on its tracing span as
+    /// `gen_ai.system_instructions`, `gen_ai.input.messages` and
+    /// `gen_ai.output.messages` (`VOX_TRACE_CONTENT=1`). Off by default:
+    /// spans carry no prompt or reply text, and never a key
+    /// (docs/runtime.md, "OpenTelemetry").
+    pub fn trace_content(mut self, on: bool) -> Self {
+        self.config.trace_content = on;
         self
     }
     /// Lets tests ask the provider without a cassette (`VOX_LLM_LIVE=1`).

@@ -206,6 +206,8 @@ pub struct Config {
     pub(crate) test_build: bool,
     /// Tests may ask the provider without a cassette (`VOX_LLM_LIVE`).
     pub(crate) live_in_tests: bool,
+    /// Tracing spans carry the prompt and the reply (`VOX_TRACE_CONTENT`).
+    pub(crate) trace_content: bool,
 }
 
 impl fmt::Debug for Config {
@@ -244,6 +246,7 @@ impl fmt::Debug for Config {
             .field("reply_cache_max_bytes", &self.reply_cache_max_bytes)
             .field("test_build", &self.test_build)
             .field("live_in_tests", &self.live_in_tests)
+            .field("trace_content", &self.trace_content)
             .field(
                 "other_providers",
                 &Provider::ALL

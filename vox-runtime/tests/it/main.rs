@@ -15,6 +15,7 @@ mod hostile_headers;
 mod hostile_replies;
 mod key_echoes;
 mod media_arguments;
+mod otel;
 mod prompt_caching;
 mod providers_anthropic;
 mod providers_compatible;

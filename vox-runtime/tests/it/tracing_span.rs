@@ -1,6 +1,7 @@
-//! Each `@ai` call is one `vox.ai_call` span (function, model) whose events
-//! report every attempt (number, token usage), every rejected reply and
-//! every transport retry; no recorded field carries the API key.
+//! Each `@ai` call is one `vox.ai_call` span (function, model) holding one
+//! `vox.ai_request` span per attempt, whose events report the attempt
+//! (number, token usage), its rejected reply and its transport retries; no
+//! recorded field carries the API key.
 //!
 //! A small recording subscriber (tests/support/trace.rs) stands in for
 //! `tracing-subscriber`.
@@ -59,6 +60,25 @@ fn one_span_per_call_with_attempts_usage_rejections_and_retries() {
     assert_eq!(calls.len(), 1, "one span per call: {:?}", log.spans);
     assert_eq!(calls[0].fields["function"], "extract_invoice");
     assert_eq!(calls[0].fields["model"], "gpt-4o-mini");
+    assert_eq!(calls[0].fields["vox.attempts"], "2");
+    assert_eq!(calls[0].fields["vox.transport_retries"], "1");
+    assert_eq!(calls[0].fields["gen_ai.usage.input_tokens"], "42");
+    assert_eq!(calls[0].fields["gen_ai.usage.output_tokens"], "14");
+    let mut requests: Vec<&Recorded> = log
+        .spans
+        .values()
+        .filter(|s| s.name == "vox.ai_request")
+        .collect();
+    requests.sort_by_key(|s| s.fields["vox.attempt"].clone());
+    assert_eq!(requests.len(), 2, "one span per attempt: {:?}", log.spans);
+    for (i, r) in requests.iter().enumerate() {
+        assert_eq!(r.span.as_deref(), Some("vox.ai_call"), "{r:?}");
+        assert_eq!(r.fields["vox.attempt"], (i + 1).to_string());
+        assert_eq!(r.fields["otel.name"], "chat gpt-4o-mini");
+        assert_eq!(r.fields["gen_ai.usage.input_tokens"], "21");
+    }
+    assert!(requests[0].fields["vox.rejected"].contains("total"));
+    assert!(!requests[1].fields.contains_key("vox.rejected"));
 
     let ours: Vec<&Recorded> = log
         .events
@@ -79,8 +99,8 @@ fn one_span_per_call_with_attempts_usage_rejections_and_retries() {
     for event in &ours {
         assert_eq!(
             event.span.as_deref(),
-            Some("vox.ai_call"),
-            "{} happens inside the call's span",
+            Some("vox.ai_request"),
+            "{} happens inside its attempt's span",
             event.name
         );
     }
@@ -103,7 +123,11 @@ fn one_span_per_call_with_attempts_usage_rejections_and_retries() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/runtime.md"),
     )
     .expect("docs/runtime.md");
-    for name in names.iter().copied().chain(["vox.ai_call"]) {
+    for name in names
+        .iter()
+        .copied()
+        .chain(["vox.ai_call", "vox.ai_request"])
+    {
         assert!(
             docs.contains(&format!("`{name}`")),
             "docs/runtime.md misses {name}"

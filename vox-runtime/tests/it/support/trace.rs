@@ -74,12 +74,22 @@ impl Subscriber for Recorder {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst) + 1;
         let mut fields = HashMap::new();
         attributes.record(&mut Fields(&mut fields));
-        self.log.lock().unwrap().spans.insert(
+        let mut log = self.log.lock().unwrap();
+        // A span's `span` is its parent's name.
+        let parent = match attributes.parent() {
+            Some(id) => Some(id.into_u64()),
+            None if attributes.is_contextual() => log.stack.last().copied(),
+            None => None,
+        };
+        let parent = parent
+            .and_then(|id| log.spans.get(&id))
+            .map(|s| s.name.clone());
+        log.spans.insert(
             id,
             Recorded {
                 name: attributes.metadata().name().to_owned(),
                 fields,
-                span: None,
+                span: parent,
             },
         );
         Id::from_u64(id)
