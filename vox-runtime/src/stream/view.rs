@@ -370,8 +370,14 @@ macro_rules! numeric_key {
     ($($method:ident)*) => {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-                if !self.0.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-                    return Err(de::Error::custom("key must be a string"));
+                // Nothing before or after the number, not even whitespace.
+                let json_ws = [' ', '\t', '\n', '\r'];
+                if !self.0.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+                    || self.0.ends_with(json_ws)
+                {
+                    return Err(de::Error::custom(
+                        "invalid value: expected key to be a number in quotes",
+                    ));
                 }
                 let mut de = serde_json::Deserializer::from_str(self.0);
                 let value = de.$method(visitor)?;
@@ -505,5 +511,39 @@ mod tests {
             typed += usize::from(from_view.is_ok());
         }
         assert!(typed > chars.len() / 2, "{typed}");
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Numbered {
+        m: Option<BTreeMap<i64, String>>,
+        n: Option<BTreeMap<u8, String>>,
+    }
+
+    /// Keys read as numbers, as serde_json reads those of a value's map.
+    #[test]
+    fn numeric_keys_are_read_as_from_the_value() {
+        let schema = json!({"type": "object", "properties": {
+            "m": {"type": "object", "additionalProperties": {"type": "string"}},
+            "n": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        for text in [
+            r#"{"m": {"1": "a", "-20": "bc"}, "n": {"7": "x"}}"#,
+            r#"{"m": {"1 ": "a"}}"#,
+            r#"{"m": {" 1": "a"}}"#,
+            r#"{"n": {"300": "x"}}"#,
+            r#"{"n": {"x": "y"}}"#,
+        ] {
+            let chars: Vec<char> = text.chars().collect();
+            for cut in 0..=chars.len() {
+                let prefix: String = chars[..cut].iter().collect();
+                let mut p = PartialParser::new(&schema);
+                p.push(&prefix);
+                let (Some(view), Some(value)) = (p.view(), p.value()) else {
+                    continue;
+                };
+                let from_view = Numbered::deserialize(view).ok();
+                let from_value = serde_json::from_value::<Numbered>(value).ok();
+                assert_eq!(from_view, from_value, "{prefix}");
+            }
+        }
     }
 }
