@@ -1086,16 +1086,22 @@ impl Client {
                 }
                 traced.trace.attempt(&answer.usage, meta.clone(), retries);
             }
-            if let Some(report) = &route.options.report {
-                let usage = answer.usage;
-                let model = call.parts.model().to_owned();
-                let cost = config.price_of(&model).map(|p| {
+            let usage = answer.usage;
+            let cost = || {
+                config.price_of(call.parts.model()).map(|p| {
                     p.cost(
                         usage.prompt_tokens.unwrap_or(0),
                         usage.cached_tokens.unwrap_or(0),
                         usage.completion_tokens.unwrap_or(0),
                     )
-                });
+                })
+            };
+            if !was_replayed {
+                telemetry::usage_event(function.name(), call.parts.model(), &usage, cost);
+            }
+            if let Some(report) = &route.options.report {
+                let model = call.parts.model().to_owned();
+                let cost = cost();
                 let rejected = verdict.as_ref().err().map(|r| r.error.clone());
                 report.with(|r| {
                     r.transport_retries += retries as u32;

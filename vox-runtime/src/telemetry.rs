@@ -220,6 +220,47 @@ pub(crate) fn record_content(span: &Span, instruction: &str, input: &str, output
     }
 }
 
+/// Counts a model request for `cargo vox run` and `test`'s one-line total
+/// (docs/runtime.md, "Usage and cost"): when `VOX_LLM_USAGE_EVENTS` names a
+/// file, appends `usage FUNCTION MODEL INPUT OUTPUT CACHED REASONING COST`
+/// to it, tab-separated (`-` for an unknown count or price), one short
+/// `write` per request so the lines of parallel tests do not mix.
+pub(crate) fn usage_event(
+    function: &str,
+    model: &str,
+    usage: &Usage,
+    cost: impl FnOnce() -> Option<f64>,
+) {
+    static FILE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    let Some(path) = FILE
+        .get_or_init(|| std::env::var_os("VOX_LLM_USAGE_EVENTS").map(Into::into))
+        .as_deref()
+    else {
+        return;
+    };
+    let count = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+    let cost = cost().map_or_else(|| "-".to_owned(), |c| format!("{c:.9}"));
+    // Names never hold tabs or newlines in practice; keep each line one line.
+    let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+    let line = format!(
+        "usage\t{}\t{}\t{}\t{}\t{}\t{}\t{cost}\n",
+        clean(function),
+        clean(model),
+        count(usage.prompt_tokens),
+        count(usage.completion_tokens),
+        count(usage.cached_tokens),
+        count(usage.reasoning_tokens),
+    );
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        use std::io::Write as _;
+        let _ = file.write_all(line.as_bytes());
+    }
+}
+
 /// `error.type` of an error: its kind, low in cardinality.
 pub(crate) fn error_type(error: &Error) -> &'static str {
     match error {

@@ -14,6 +14,7 @@ pub mod rustc;
 pub mod script;
 pub mod stream;
 pub mod testrun;
+pub mod usage;
 pub mod user_runner;
 
 use std::ffi::OsString;

@@ -14,6 +14,48 @@ use vox_e2e::{cargo_vox, envelopes, run, work_dir, workspace_root, Run, BUILD};
 use vox_metadata::Envelope;
 
 /// The `test` envelope of a `--json` run.
+/// `cargo vox run` of a script says what its model requests used on
+/// stderr, once the program is done, only when a model was asked.
+#[test]
+fn a_run_that_asked_a_model_prints_its_usage_total() {
+    let dir = work_dir("cassette-lane-run-usage");
+    let script = GREET_SCRIPT.replace(
+        "@test\nfn greets_ada() {",
+        "fn main() {\n    print(greet(\"Ada\").text)\n    print(greet(\"Grace\").text)\n}\n\n@test\nfn greets_ada() {",
+    );
+    std::fs::write(dir.join("greet.vox"), script).unwrap();
+    let cache = dir.join("cache");
+    let cache = cache.to_str().unwrap();
+    let (url, requests) = loopback(r#"{"text":"Hello!"}"#);
+    let mut cmd = cargo_vox(&dir);
+    cmd.args(["run", "greet.vox"])
+        .env("VOX_SCRIPT_CACHE", cache)
+        .env("VOX_LLM_PROVIDER", "compatible")
+        .env("VOX_LLM_BASE_URL", &url)
+        .env("VOX_LLM_MAX_RETRIES", "0")
+        .env("VOX_LLM_PRICES", "test-model=1.0,2.0");
+    let r = run(&mut cmd, BUILD);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(requests.load(Ordering::SeqCst), 2);
+    assert_eq!(r.stdout, "Hello!\nHello!\n", "{}", r.dump());
+    // 20 input tokens at $1 and 10 output at $2 per million.
+    assert!(
+        r.stderr.contains(
+            "vox: 2 model requests, 20 input tokens (0 cached), 10 output tokens (0 reasoning), $0.000040"
+        ),
+        "{}",
+        r.dump()
+    );
+    // Under the fixture provider no model is asked: nothing is said.
+    let mut cmd = cargo_vox(&dir);
+    cmd.args(["run", "greet.vox"])
+        .env("VOX_SCRIPT_CACHE", cache)
+        .env_remove("VOX_LLM_PROVIDER");
+    let r = run(&mut cmd, BUILD);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert!(!r.stderr.contains("model request"), "{}", r.dump());
+}
+
 fn test_envelope(r: &Run) -> Envelope {
     envelopes(r)
         .into_iter()
@@ -180,6 +222,14 @@ fn record_then_replay_a_scripts_replies_with_the_server_gone() {
     assert_eq!((env.passed, env.failed), (Some(1), Some(0)), "{}", r.dump());
     assert_eq!(env.cassette_recorded, Some(1), "{}", r.dump());
     assert_eq!(requests.load(Ordering::SeqCst), 1);
+    // What the model requests used, in one line on stderr.
+    assert!(
+        r.stderr.contains(
+            "vox: 1 model request, 10 input tokens (0 cached), 5 output tokens (0 reasoning), cost unknown"
+        ),
+        "{}",
+        r.dump()
+    );
     let recorded = std::fs::read_to_string(&cassette).unwrap();
     assert!(
         recorded.contains(r#""arguments":{"name":"Ada"}"#),
@@ -201,6 +251,11 @@ fn record_then_replay_a_scripts_replies_with_the_server_gone() {
     );
     assert_eq!(requests.load(Ordering::SeqCst), 1);
     assert_eq!(std::fs::read_to_string(&cassette).unwrap(), recorded);
+    assert!(
+        !r.stderr.contains("model request"),
+        "a replay asks no model\n{}",
+        r.dump()
+    );
 
     // A changed argument is a miss, counted.
     std::fs::write(

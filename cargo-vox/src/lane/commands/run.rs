@@ -9,6 +9,7 @@ use super::{build_envelope, cargo_beside_metadata, common_args, print_rendered};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::lane::usage::UsageEvents;
 use crate::lane::ChildStatus;
 
 #[derive(Debug, Args)]
@@ -75,10 +76,18 @@ pub fn run(args: &RunArgs, ctx: &Context) -> Result<i32> {
 }
 
 /// Runs the built program with the terminal; its status becomes ours.
+/// What its model requests used is said on stderr once it is done.
 pub fn run_program(exe: &std::path::Path, args: &[OsString]) -> Result<i32> {
     crate::lane::ignore_interrupts_while_children_run();
-    match std::process::Command::new(exe).args(args).status() {
+    let usage = UsageEvents::new(&std::env::temp_dir().join("vox-usage"));
+    let (var, file) = usage.env();
+    match std::process::Command::new(exe)
+        .args(args)
+        .env(var, file)
+        .status()
+    {
         Ok(status) => {
+            crate::lane::usage::report(usage);
             let st = ChildStatus::from_status(status);
             Ok(st.code().unwrap_or(exit::FAILURE))
         }

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::exit;
 use crate::lane::libtest::{self, TestFailure, TestReport};
 use crate::lane::testrun::{self, BinaryRun};
+use crate::lane::usage::UsageEvents;
 use crate::lane::{failure_summary, run_cargo_with, CargoRun, ChildStatus};
 use crate::workspace::{Member, Workspace};
 
@@ -74,15 +75,13 @@ pub fn test(args: &TestArgs, ctx: &Context) -> Result<i32> {
     }
 
     let events = cassette_events_file(&ws);
-    let tests = run_tests(
-        &args.cargo_args,
-        ctx,
-        &ws,
-        &build_run,
-        &test_env(args.record, &events),
-    );
+    let usage = UsageEvents::new(&ws.target_dir.join("vox").join("test-runs"));
+    let mut env = test_env(args.record, &events);
+    env.push(usage.env());
+    let tests = run_tests(&args.cargo_args, ctx, &ws, &build_run, &env);
     let cassettes = CassetteCounts::read(&events);
     let _ = std::fs::remove_file(&events);
+    crate::lane::usage::report(usage);
     let report = tests.report;
     let notes: Vec<DiagnosticPayload> = report
         .notes
