@@ -1053,3 +1053,89 @@ async fn a_foreign_result_line_is_an_error_not_a_value() {
     assert!(items.iter().all(|i| i.result.is_err()), "{items:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+static LABEL_SCHEMA: OutputSchema = OutputSchema::new(
+    "Label",
+    r#"{"type":"object","properties":{"value":{"type":"string","x-vox-categories":"Queue"}},"required":["value"],"additionalProperties":false}"#,
+    false,
+);
+
+/// `@ai fn read_label(text: str) to Label` with `type Queue = dynamic`.
+static READ_LABEL: AiFunction = AiFunction::new("read_label", "Label it.", &LABEL_SCHEMA);
+
+/// `BatchOptions::call` (docs/runtime.md, "Bulk runs"): the model,
+/// temperature, completion limit and run-time categories of every request
+/// of the batch; a function with categories and no values sends nothing.
+#[tokio::test]
+async fn a_batch_s_call_options_shape_every_request() {
+    let (emulator, _) = Emulator::start(0, None).await;
+    let client = client(Provider::OpenAi, &emulator.base_url());
+    let call = vox_runtime::CallOptions::new()
+        .model("gpt-other")
+        .temperature(0.7)
+        .max_tokens(300)
+        .categories("Queue", ["billing", "shipping"]);
+    let dir = temp_dir("call-options");
+    client
+        .batch::<Count, _>(
+            &READ_COUNT,
+            &dir,
+            inputs(4),
+            &BatchOptions {
+                call: call.clone(),
+                ..options(100)
+            },
+        )
+        .await
+        .unwrap();
+    let batch = &emulator.batches()[0];
+    assert_eq!(batch.requests.len(), 4);
+    for (_, body) in &batch.requests {
+        assert_eq!(body["model"], "gpt-other", "{body}");
+        assert_eq!(body["temperature"], 0.7, "{body}");
+        let limit = body
+            .get("max_completion_tokens")
+            .or_else(|| body.get("max_tokens"));
+        assert_eq!(limit, Some(&serde_json::json!(300)), "{body}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+
+    // The categories fill the schema every request carries.
+    let dir = temp_dir("call-categories");
+    let _ = client
+        .batch::<serde_json::Value, _>(
+            &READ_LABEL,
+            &dir,
+            inputs(2),
+            &BatchOptions {
+                call,
+                max_reruns: 0,
+                ..options(100)
+            },
+        )
+        .await;
+    let batch = &emulator.batches()[1];
+    for (_, body) in &batch.requests {
+        let schema = &body["response_format"]["json_schema"]["schema"];
+        assert_eq!(
+            schema["properties"]["value"],
+            serde_json::json!({"type": "string", "enum": ["billing", "shipping"]}),
+            "{body}"
+        );
+        assert!(!body.to_string().contains("x-vox-categories"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+
+    // Without values: an error, and no third batch.
+    let dir = temp_dir("call-no-categories");
+    let err = client
+        .batch::<serde_json::Value, _>(&READ_LABEL, &dir, inputs(2), &options(100))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Categories { type_name, .. } if type_name == "Queue"),
+        "{err}"
+    );
+    assert_eq!(emulator.batches().len(), 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
