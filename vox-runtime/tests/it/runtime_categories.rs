@@ -140,3 +140,47 @@ async fn a_call_without_values_or_past_the_limits_fails_before_sending() {
     assert!(err.to_string().contains("enum values in all"), "{err}");
     assert!(transport.requests().is_empty(), "nothing was sent");
 }
+
+/// The cassette key includes the values: a reply recorded for one set
+/// replays for the same set and misses for another.
+#[tokio::test]
+async fn the_cassette_key_includes_the_value_set() {
+    use vox_runtime::CassetteMode;
+    let dir = std::env::temp_dir().join(format!(
+        "vox-categories-cassette-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let client_in = |mode: CassetteMode, transport: &MemoryTransport| {
+        let config = Config::builder(Provider::OpenAi)
+            .api_key("sk-categories")
+            .max_transport_retries(0)
+            .cassette(&dir)
+            .cassette_mode(mode)
+            .build()
+            .unwrap();
+        Client::builder(config)
+            .transport(transport.clone())
+            .build()
+            .unwrap()
+    };
+    let set_a = CallOptions::new().categories("Category", ["billing", "shipping"]);
+    let set_b = CallOptions::new().categories("Category", ["billing", "returns"]);
+    let recording = MemoryTransport::new().reply(chat(r#"{"queue":"billing","also":[]}"#));
+    let recorded = route(&client_in(CassetteMode::Record, &recording), &set_a)
+        .await
+        .unwrap();
+    assert_eq!(recorded.queue, "billing");
+    assert_eq!(recording.request_count(), 1);
+
+    let silent = MemoryTransport::new();
+    let replayer = client_in(CassetteMode::Replay, &silent);
+    assert_eq!(route(&replayer, &set_a).await.unwrap(), recorded);
+    let miss = route(&replayer, &set_b).await.unwrap_err();
+    assert!(matches!(miss, Error::CassetteMiss { .. }), "{miss}");
+    assert_eq!(silent.request_count(), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
