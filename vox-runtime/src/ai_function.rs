@@ -9,160 +9,11 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
 
-use serde::ser::{Serialize, Serializer};
-use serde_json::value::RawValue;
-
+pub use crate::args::Args;
 use crate::error::Error;
-use crate::media::MediaArg;
-use crate::prompt::RequestParts;
-use crate::wire::Wire;
-
-/// The strict JSON Schema of one structured output (docs/runtime.md), a
-/// compile-time constant in generated code. The JSON text is parsed at most
-/// once per process.
-#[derive(Debug)]
-pub struct OutputSchema {
-    name: &'static str,
-    /// The generated text; a call's own for a schema whose run-time
-    /// categories were filled in ([`AiFunction::with_categories`]).
-    json: Cow<'static, str>,
-    wrapped: bool,
-    parsed: OnceLock<Result<ParsedSchema, String>>,
-    /// Whether `json` has a `Decimal`, searched for once (every call asks).
-    decimals: OnceLock<bool>,
-    /// Whether `json` names run-time categories still to be filled in
-    /// (`"x-vox-categories"`), searched for once.
-    open_categories: OnceLock<bool>,
-    /// Filled-in run-time categories: their values are checked in every
-    /// reply, since the Rust type (a string) does not.
-    categories: bool,
-}
-
-/// The schema checked once: as a value (for callers that inspect it) and
-/// as validated raw JSON (spliced into every request body without
-/// re-serializing).
-#[derive(Debug)]
-struct ParsedSchema {
-    value: serde_json::Value,
-    raw: Box<RawValue>,
-}
-
-/// The key that marks a run-time category type in a generated schema:
-/// `{"type":"string","x-vox-categories":"Category"}`, replaced by the
-/// call's values before anything is sent (docs/runtime.md, "Categories at
-/// run time").
-pub(crate) const CATEGORIES_KEY: &str = "x-vox-categories";
-
-impl OutputSchema {
-    /// A schema named `name` (the `json_schema.name` sent to the provider)
-    /// with JSON text `json`. `wrapped` is true when the Vox return type is
-    /// not an object: the schema is then
-    /// `{"type":"object","properties":{"value":…},"required":["value"],"additionalProperties":false}`
-    /// and the reply's `"value"` is unwrapped before deserializing.
-    pub const fn new(name: &'static str, json: &'static str, wrapped: bool) -> Self {
-        OutputSchema {
-            name,
-            json: Cow::Borrowed(json),
-            wrapped,
-            parsed: OnceLock::new(),
-            decimals: OnceLock::new(),
-            open_categories: OnceLock::new(),
-            categories: false,
-        }
-    }
-
-    /// A call's own schema: `json` with its run-time categories filled in.
-    fn filled(name: &'static str, json: String, wrapped: bool) -> Self {
-        OutputSchema {
-            name,
-            json: Cow::Owned(json),
-            wrapped,
-            parsed: OnceLock::new(),
-            decimals: OnceLock::new(),
-            open_categories: OnceLock::new(),
-            categories: true,
-        }
-    }
-
-    /// The schema's name.
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The schema's JSON text, as generated.
-    pub fn json_text(&self) -> &str {
-        &self.json
-    }
-
-    /// Whether the schema has a run-time category type whose values a call
-    /// must supply (`CallOptions::categories`).
-    pub fn needs_categories(&self) -> bool {
-        *self
-            .open_categories
-            .get_or_init(|| self.json.contains(CATEGORIES_KEY))
-    }
-
-    /// Whether a reply that deserialized still needs its strings checked
-    /// against the schema: a `Decimal`'s text, a run-time category's value.
-    pub(crate) fn checks_strings(&self) -> bool {
-        self.categories || self.has_decimals()
-    }
-
-    /// Whether the schema has a `Decimal` (a string with the decimal
-    /// pattern), whose text the runtime checks in every reply.
-    pub(crate) fn has_decimals(&self) -> bool {
-        *self
-            .decimals
-            .get_or_init(|| self.json.contains(crate::correction::DECIMAL_PATTERN_JSON))
-    }
-
-    /// Whether the output is wrapped in `{"value": …}`.
-    pub fn is_wrapped(&self) -> bool {
-        self.wrapped
-    }
-
-    /// The parsed schema.
-    ///
-    /// # Panics
-    ///
-    /// If the JSON text is invalid. vox-codegen always emits valid JSON, so
-    /// this is a codegen bug; the runtime itself uses [`Self::try_value`],
-    /// which reports it as [`Error::Config`] instead.
-    pub fn value(&self) -> &serde_json::Value {
-        match self.try_value() {
-            Ok(value) => value,
-            Err(e) => panic!("{e}"),
-        }
-    }
-
-    /// The parsed schema, or [`Error::Config`] if the generated JSON text is
-    /// invalid (a vox-codegen bug).
-    pub fn try_value(&self) -> Result<&serde_json::Value, Error> {
-        self.parsed().map(|parsed| &parsed.value)
-    }
-
-    /// The schema as validated raw JSON, for request bodies.
-    pub(crate) fn raw(&self) -> Result<&RawValue, Error> {
-        self.parsed().map(|parsed| &*parsed.raw)
-    }
-
-    fn parsed(&self) -> Result<&ParsedSchema, Error> {
-        let json: &str = &self.json;
-        self.parsed
-            .get_or_init(|| {
-                let value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-                let raw = RawValue::from_string(json.to_owned()).map_err(|e| e.to_string())?;
-                Ok(ParsedSchema { value, raw })
-            })
-            .as_ref()
-            .map_err(|e| {
-                Error::Config(format!(
-                    "the generated JSON schema `{}` is invalid JSON ({e}); this is a vox-codegen bug",
-                    self.name
-                ))
-            })
-    }
-}
+pub use crate::output::OutputSchema;
+pub(crate) use crate::output::CATEGORIES_KEY;
+use crate::wire::{RequestParts, Wire};
 
 /// Static description of one `@ai` function, a `static` in generated code:
 ///
@@ -205,6 +56,16 @@ enum Output {
 }
 
 impl AiFunction {
+    /// What the constant parts of this function's requests are made of.
+    pub(crate) fn parts_of(&self) -> crate::wire::PartsOf<'_> {
+        crate::wire::PartsOf {
+            name: self.name,
+            instruction: self.instruction,
+            output: self.output(),
+            temperature: self.temperature,
+        }
+    }
+
     /// The function `name`, whose doc comment `instruction` (may be empty)
     /// leads the prompt, returning a value of schema `output`. One attempt,
     /// the configured default model and the server's default temperature
@@ -352,9 +213,9 @@ impl AiFunction {
             max_tokens: self.max_tokens,
             fallback: self.fallback,
             output: Output::Filled(Box::new(OutputSchema::filled(
-                output.name,
+                output.name(),
                 json,
-                output.wrapped,
+                output.is_wrapped(),
             ))),
             test_cassettes: self.test_cassettes,
             request_parts: OnceLock::new(),
@@ -375,7 +236,7 @@ impl AiFunction {
     ) -> Result<Cow<'_, RequestParts>, Error> {
         let stated = stated.unwrap_or_else(|| wire.protocol().states_shape());
         let fits = |parts: &RequestParts| parts.is_for(wire, model, max_tokens, stated);
-        let build = || RequestParts::build(self, wire, model, max_tokens, stated);
+        let build = || RequestParts::build(self.parts_of(), wire, model, max_tokens, stated);
         if let Some(parts) = self.request_parts.get() {
             if fits(parts) {
                 return Ok(Cow::Borrowed(parts));
@@ -410,132 +271,24 @@ impl fmt::Debug for AiFunction {
     }
 }
 
-/// The arguments of one call, in declaration order, rendered once as the
-/// JSON object the prompt shows (`{"name":value,…}`).
-///
-/// Each argument is serialized straight into that text: no intermediate
-/// `serde_json::Value` tree is built per call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Args {
-    /// Always a complete JSON object, valid UTF-8 (serde_json writes only
-    /// that, and names are `&str`).
-    json: Vec<u8>,
-    len: usize,
-    /// Where the first argument's value starts in `json` (after `"name":`).
-    first_value: usize,
-    /// The media met in the arguments, in the order of their placeholders
-    /// (`"<image 1>"` is the first; see `media`).
-    media: Vec<MediaArg>,
-}
-
-impl Default for Args {
-    fn default() -> Self {
-        // Room for a few short arguments without regrowing.
-        let mut json = Vec::with_capacity(128);
-        json.extend_from_slice(b"{}");
-        Args {
-            json,
-            len: 0,
-            first_value: 0,
-            media: Vec::new(),
-        }
-    }
-}
-
-impl Args {
-    /// No arguments yet.
-    pub fn new() -> Self {
-        Args::default()
-    }
-
-    /// Adds argument `name` with `value`, serialized to JSON.
-    pub fn arg<T: Serialize + ?Sized>(mut self, name: &str, value: &T) -> Result<Args, Error> {
-        let before = self.json.len();
-        // Reopen the object: drop the closing brace, add a separator.
-        self.json.pop();
-        if self.len > 0 {
-            self.json.push(b',');
-        }
-        let json = &mut self.json;
-        let mut value_start = 0;
-        let (written, media) = crate::media::collecting(self.media.len(), || {
-            serde_json::to_writer(&mut *json, name).and_then(|()| {
-                json.push(b':');
-                value_start = json.len();
-                serde_json::to_writer(&mut *json, value)
-            })
-        });
-        if let Err(e) = written {
-            // Leave the arguments as they were before this one.
-            self.json.truncate(before - 1);
-            self.json.push(b'}');
-            return Err(Error::Serialize {
-                argument: name.to_owned(),
-                message: e.to_string(),
-            });
-        }
-        self.json.push(b'}');
-        if self.len == 0 {
-            self.first_value = value_start;
-        }
-        self.len += 1;
-        self.media
-            .extend(media.into_iter().map(|(kind, source)| MediaArg {
-                argument: name.into(),
-                kind,
-                source,
-            }));
-        Ok(self)
-    }
-
-    /// The arguments as one JSON object, in insertion order.
-    pub fn as_json(&self) -> &str {
-        // Always valid UTF-8 (see `json`); the fallback is unreachable.
-        std::str::from_utf8(&self.json).unwrap_or("{}")
-    }
-
-    /// The text of the only argument, when there is one and it is a
-    /// string (a `str`): the model is given it plainly, as the user message
-    /// (docs/runtime.md, "What the model sees").
-    #[cfg(test)]
-    pub(crate) fn single_text(&self) -> Option<String> {
-        serde_json::from_str(self.single_text_json()?).ok()
-    }
-
-    /// The text of the only argument (see `single_text`) as the JSON string serde wrote (quotes and
-    /// escapes included), sliced out of the arguments without parsing them.
-    pub(crate) fn single_text_json(&self) -> Option<&str> {
-        if self.len != 1 || !self.media.is_empty() {
-            return None;
-        }
-        // The only value runs from `first_value` to the closing brace.
-        let value = self.as_json().get(self.first_value..self.json.len() - 1)?;
-        value.starts_with('"').then_some(value)
-    }
-
-    /// The media in the arguments (images, documents, audio), in the
-    /// order of their placeholders.
-    pub(crate) fn media(&self) -> &[MediaArg] {
-        &self.media
-    }
-
-    /// Number of arguments.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are no arguments.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-/// Serializes as the JSON object (its text is spliced in as is).
-impl Serialize for Args {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let raw =
-            serde_json::from_str::<&RawValue>(self.as_json()).map_err(serde::ser::Error::custom)?;
-        raw.serialize(serializer)
+#[cfg(test)]
+impl RequestParts {
+    /// The constant parts of `function`'s requests to `model` with at most
+    /// `max_tokens` completion tokens, in the shape of `wire` (stating the
+    /// shape where the wire does), for the tests of the prompt and wires.
+    pub fn new(
+        function: &AiFunction,
+        wire: Wire,
+        model: &str,
+        max_tokens: u32,
+    ) -> Result<RequestParts, Error> {
+        RequestParts::build(
+            function.parts_of(),
+            wire,
+            model,
+            max_tokens,
+            wire.protocol().states_shape(),
+        )
     }
 }
 

@@ -31,17 +31,17 @@ use crate::error::{Error, ProviderFailure, LAST_ERROR_CHARS, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
 use crate::media::load::Rules;
 use crate::options::CallOptions;
-use crate::prompt::{Conversation, RequestParts};
+use crate::prompt::Conversation;
 use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
-use crate::reply::{parse_response, Answer, RejectedReply, Usage};
+use crate::reply::{Answer, RejectedReply, Usage};
 use crate::report::AttemptReport;
 use crate::stream::call::{AiStream, Tap};
 use crate::stream::{Events, Streamed};
 use crate::telemetry::{self, CallTrace};
 use crate::transport::{is_retryable_failure, HttpTransport, Sender, StreamLimits, Transport};
 use crate::validator::{FixtureFits, FnCheck, NoCheck, ValueCheck};
-use crate::wire::{Backend, Wire};
+use crate::wire::{parse_response, Backend, RequestParts, Wire};
 
 /// Runs `@ai` calls against one configuration. Cheap to clone; clones share
 /// the connection pools and the concurrency limit.
@@ -1354,7 +1354,7 @@ impl<'a> Call<'a> {
             .max_tokens
             .or(function.max_tokens())
             .unwrap_or(config.max_tokens);
-        let conversation = Conversation::start(wire, args, rules)?;
+        let conversation = Conversation::start(args, rules, wire.lists_media_in_text())?;
         let mut parts = function.request_parts(
             wire,
             target.model,

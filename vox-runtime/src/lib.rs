@@ -28,6 +28,7 @@
 #[doc(hidden)]
 pub mod __private;
 mod ai_function;
+mod args;
 mod batch;
 mod cassette;
 mod categories;
@@ -38,6 +39,7 @@ mod error;
 mod in_flight;
 mod media;
 mod options;
+mod output;
 mod prompt;
 mod redact;
 mod repair;

@@ -1,77 +1,25 @@
-//! What the runtime says to the model: the conversation of one `@ai` call
-//! and the request body that carries it, in the shape of the provider's API
-//! ([`Wire`]).
+//! What the runtime says to the model, whatever the provider: the task
+//! and answer rule of the system message, the schema stated as a picture
+//! of the value, and the conversation of one `@ai` call (the arguments,
+//! then each rejected reply and its correction). The wires render it in
+//! their API's shape and read the replies; nothing here knows a wire.
 //!
-//! Pure functions over plain data, so the exact wording and each request
-//! shape (docs/runtime.md, "Providers") are unit-tested without HTTP.
+//! Pure functions over plain data, so the exact wording (docs/runtime.md,
+//! "What the model sees") is unit-tested without HTTP.
 
-use std::sync::OnceLock;
-
-use bytes::Bytes;
 use serde_json::value::RawValue;
 
-use crate::ai_function::{AiFunction, Args};
+use crate::args::Args;
 use crate::error::Error;
 use crate::media::load::{load_all, Loaded, Rules};
-use crate::wire::{Prepare, Wire};
-
-/// What the constant parts of a request depend on besides the function.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PartsKey {
-    pub wire: Wire,
-    pub model: Box<str>,
-    pub max_tokens: u32,
-    /// Whether the system message states the schema's shape.
-    pub stated: bool,
-}
-
-/// The parts of one function's requests to one model that are the same for
-/// every call: the system text and the schema as the wire sends them.
-/// Built once per function (see `AiFunction::request_parts`); the wire
-/// renders each request from them and the [`Conversation`].
-#[derive(Debug, Clone)]
-pub(crate) struct RequestParts {
-    key: PartsKey,
-    /// The function's temperature, if it has one.
-    pub temperature: Option<f64>,
-    /// The system message as the wire sends it, already a JSON string
-    /// (escaped once, not on every request).
-    pub system: Box<RawValue>,
-    /// The tool the model is asked to call, and its description, where
-    /// the wire has one (Anthropic).
-    pub tool: Option<(Box<str>, Box<str>)>,
-    /// The strict schema, as generated.
-    pub schema: Box<RawValue>,
-    /// The schema's name.
-    pub schema_name: &'static str,
-    /// The schema as the wire sends it when that differs (Gemini's subset).
-    pub wire_schema: Option<Box<RawValue>>,
-    /// A first request's body around its user message, rendered on the
-    /// first call (see [`RequestParts::request_body`]).
-    first_request: OnceLock<Option<FirstRequest>>,
-}
-
-/// The body of a first attempt without media, which differs from call to
-/// call only in the user message: the bytes before it and after it.
-#[derive(Debug, Clone)]
-struct FirstRequest {
-    head: Box<[u8]>,
-    tail: Box<[u8]>,
-}
-
-/// The user message a [`FirstRequest`] is rendered with, to be found in
-/// the body and cut out: a JSON string that text written by serde cannot
-/// contain (its quotes would be escaped), so it could appear elsewhere only
-/// as a whole string value of the raw schema. Were it not found exactly
-/// once, requests are rendered whole.
-const FIRST_MARKER: &str = r#""\u0000vox:first-user-message\u0000""#;
+use crate::output::OutputSchema;
 
 /// The task: the function's doc comment, or, without one, a sentence
 /// naming the function.
-fn task_text(function: &AiFunction) -> String {
-    let instruction = function.instruction().trim();
+pub(crate) fn task_text(name: &str, instruction: &str) -> String {
+    let instruction = instruction.trim();
     if instruction.is_empty() {
-        format!("Give the result of `{}` for the input.", function.name())
+        format!("Give the result of `{name}` for the input.")
     } else {
         instruction.to_owned()
     }
@@ -85,8 +33,8 @@ const ANSWER_RULE: &str =
 /// the function's doc comment — then how to answer; when `shape` is given
 /// (a provider that may not enforce the schema, or whose model never sees
 /// it), the schema as a picture of the value, with the fields' docs.
-fn system_text(function: &AiFunction, shape: Option<&str>) -> String {
-    let mut text = task_text(function);
+pub(crate) fn system_text(name: &str, instruction: &str, shape: Option<&str>) -> String {
+    let mut text = task_text(name, instruction);
     text.push_str("\n\n");
     match shape {
         None => text.push_str(ANSWER_RULE),
@@ -105,8 +53,8 @@ fn system_text(function: &AiFunction, shape: Option<&str>) -> String {
 /// the value (`{"vendor": <string>, "due_date": <string or null>}`), then
 /// the fields' descriptions; the schema's JSON text when the picture would
 /// be long.
-fn stated_shape(function: &AiFunction) -> Result<String, Error> {
-    let schema = function.output().try_value()?;
+pub(crate) fn stated_shape(output: &OutputSchema) -> Result<String, Error> {
+    let schema = output.try_value()?;
     let mut notes = Vec::new();
     let mut picture = String::new();
     Picture {
@@ -116,7 +64,7 @@ fn stated_shape(function: &AiFunction) -> Result<String, Error> {
     }
     .draw(schema, &mut picture, "$", 0);
     if picture.len() + notes.iter().map(String::len).sum::<usize>() > MAX_PICTURE_CHARS {
-        return Ok(function.output().json_text().to_owned());
+        return Ok(output.json_text().to_owned());
     }
     for note in notes {
         picture.push('\n');
@@ -239,185 +187,6 @@ impl<'s> Picture<'s, '_> {
     }
 }
 
-impl RequestParts {
-    /// The constant parts of `function`'s requests to `model` with at most
-    /// `max_tokens` completion tokens, in the shape of `wire`.
-    #[cfg(test)]
-    pub fn new(
-        function: &AiFunction,
-        wire: Wire,
-        model: &str,
-        max_tokens: u32,
-    ) -> Result<RequestParts, Error> {
-        RequestParts::build(
-            function,
-            wire,
-            model,
-            max_tokens,
-            wire.protocol().states_shape(),
-        )
-    }
-
-    /// [`RequestParts::new`], stating the schema's shape in the system
-    /// message when `stated` (docs/runtime.md, "What the model sees").
-    pub fn build(
-        function: &AiFunction,
-        wire: Wire,
-        model: &str,
-        max_tokens: u32,
-        stated: bool,
-    ) -> Result<RequestParts, Error> {
-        let output = function.output();
-        let schema = output.raw()?;
-        let protocol = wire.protocol();
-        let shape_stated = stated;
-        let stated = if stated {
-            Some(stated_shape(function)?)
-        } else {
-            None
-        };
-        let prepared = protocol.prepare(Prepare {
-            function: function.name(),
-            task: &task_text(function),
-            system: system_text(function, stated.as_deref()),
-            shape: stated.as_deref(),
-            schema: schema.get(),
-            schema_name: output.name(),
-        })?;
-        Ok(RequestParts {
-            key: PartsKey {
-                wire,
-                model: model.into(),
-                max_tokens,
-                stated: shape_stated,
-            },
-            temperature: function.temperature(),
-            // A JSON string of any text can be written; were it not, the
-            // error names the function.
-            system: serde_json::value::to_raw_value(&prepared.system).map_err(|e| {
-                Error::Config(format!(
-                    "the system message of `{}` could not be written as JSON: {e}",
-                    function.name()
-                ))
-            })?,
-            tool: prepared
-                .tool
-                .map(|(name, description)| (name.into(), description.into())),
-            schema: schema.to_owned(),
-            schema_name: output.name(),
-            wire_schema: prepared.schema,
-            first_request: OnceLock::new(),
-        })
-    }
-
-    /// Asks at `temperature` from now on (a runaway reply's next attempt).
-    pub fn set_temperature(&mut self, temperature: f64) {
-        self.temperature = Some(temperature);
-        self.first_request = OnceLock::new();
-    }
-
-    /// Whether these parts were built for `wire`, `model`, `max_tokens`
-    /// and stating the shape or not.
-    pub fn is_for(&self, wire: Wire, model: &str, max_tokens: u32, stated: bool) -> bool {
-        self.key.wire == wire
-            && self.key.max_tokens == max_tokens
-            && self.key.stated == stated
-            && &*self.key.model == model
-    }
-
-    /// The model these parts are for.
-    pub fn model(&self) -> &str {
-        &self.key.model
-    }
-
-    /// The completion limit these parts are for.
-    pub fn max_tokens(&self) -> u32 {
-        self.key.max_tokens
-    }
-
-    /// The API shape these parts are in.
-    pub fn wire(&self) -> Wire {
-        self.key.wire
-    }
-
-    /// The JSON body of one request: these parts and `conversation`, in
-    /// the wire's shape.
-    ///
-    /// A first attempt without media (nearly every request) is the kept
-    /// [`FirstRequest`] with the user message put in: the same bytes as
-    /// rendering it whole (`first_requests_are_rendered_as_a_whole` holds
-    /// that for every wire), without writing the system text, the schema
-    /// and the keys again on every call (`call_overhead` bench).
-    pub fn request_body(&self, conversation: &Conversation) -> Bytes {
-        if conversation.turns.is_empty() && conversation.media.is_empty() {
-            if let Some(first) = self.first_request() {
-                let user = conversation.first.get().as_bytes();
-                let mut body = Vec::with_capacity(first.head.len() + user.len() + first.tail.len());
-                body.extend_from_slice(&first.head);
-                body.extend_from_slice(user);
-                body.extend_from_slice(&first.tail);
-                return Bytes::from(body);
-            }
-        }
-        self.render(conversation)
-    }
-
-    /// The kept first request, rendered once with [`FIRST_MARKER`] as the
-    /// user message; `None` when the marker is not found exactly once.
-    fn first_request(&self) -> Option<&FirstRequest> {
-        self.first_request
-            .get_or_init(|| {
-                let probe = Conversation {
-                    first: RawValue::from_string(FIRST_MARKER.to_owned()).ok()?,
-                    media: Vec::new(),
-                    turns: Vec::new(),
-                };
-                let body = self.render(&probe);
-                let marker = FIRST_MARKER.as_bytes();
-                let mut found = body
-                    .windows(marker.len())
-                    .enumerate()
-                    .filter(|(_, w)| *w == marker)
-                    .map(|(at, _)| at);
-                let at = found.next()?;
-                if found.next().is_some() {
-                    return None;
-                }
-                Some(FirstRequest {
-                    head: body[..at].into(),
-                    tail: body[at + marker.len()..].into(),
-                })
-            })
-            .as_ref()
-    }
-
-    /// The JSON body of one request, rendered whole.
-    fn render(&self, conversation: &Conversation) -> Bytes {
-        let mut body = Vec::with_capacity(
-            self.system.get().len()
-                + self.schema.get().len()
-                + conversation.len()
-                + self.key.model.len()
-                + 256,
-        );
-        // Writing to a Vec fails only for a value that cannot be JSON; every
-        // field here is text, integers, raw JSON or an f64 (written as
-        // `null` when not finite).
-        if let Err(e) = self
-            .wire()
-            .protocol()
-            .write_request(self, conversation, &mut body)
-        {
-            debug_assert!(false, "a request could not be rendered: {e}");
-        }
-        if !conversation.media.is_empty() {
-            // The inline media's base64, written once into the final body.
-            body = crate::media::body::splice(body, &conversation.media);
-        }
-        Bytes::from(body)
-    }
-}
-
 /// What varies in the messages of one call: the first user message (the
 /// arguments), then, for each rejected attempt, the model's reply and the
 /// correction. Each text is kept as the JSON string it is sent as, escaped
@@ -462,11 +231,17 @@ impl Conversation {
     /// The call's arguments as the first user message, with their media
     /// made ready to send under `rules` (the provider's; `None` for a
     /// request rendered only as a cassette's key): files are read now.
-    pub fn start(wire: Wire, args: &Args, rules: Option<Rules<'_>>) -> Result<Conversation, Error> {
+    /// `media_in_text`: the wire's images carry no labels (Ollama's), so
+    /// the message says how they line up.
+    pub fn start(
+        args: &Args,
+        rules: Option<Rules<'_>>,
+        media_in_text: bool,
+    ) -> Result<Conversation, Error> {
         let media = load_all(args.media(), rules)?;
-        let mut conversation = Conversation::text_only(wire, args);
+        let mut conversation = Conversation::text_only(args);
         if !media.is_empty() {
-            if let Wire::Ollama = wire {
+            if media_in_text {
                 // Ollama's images have no labels: say how they line up.
                 let placeholders: Vec<String> = media.iter().map(Loaded::placeholder).collect();
                 conversation.first = json_string(&format_args!(
@@ -482,7 +257,7 @@ impl Conversation {
 
     /// The call's arguments as the first user message, without their media
     /// (for callers that refuse media arguments first).
-    pub fn text_only(_wire: Wire, args: &Args) -> Conversation {
+    pub fn text_only(args: &Args) -> Conversation {
         // One `str` argument is the message itself; other arguments are
         // their JSON object (docs/runtime.md, "What the model sees").
         let single = args.single_text_json().and_then(|raw| {
@@ -540,7 +315,7 @@ impl Conversation {
     }
 
     /// About how many bytes the messages take.
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.first.get().len()
             + self
                 .turns
@@ -553,9 +328,10 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ai_function::OutputSchema;
+    use crate::ai_function::AiFunction;
     use crate::config::ResponseFormat;
     use crate::wire::chat::Chat;
+    use crate::wire::{RequestParts, Wire};
     use std::borrow::Cow;
 
     static INVOICE: OutputSchema = OutputSchema::new(
@@ -626,7 +402,7 @@ mod tests {
     #[test]
     fn the_task_is_the_system_message_and_one_str_argument_the_user_message() {
         let args = Args::new().arg("ocr_text", "ACME, 2 widgets").unwrap();
-        let conversation = Conversation::text_only(CHAT, &args);
+        let conversation = Conversation::text_only(&args);
         let first = body(&EXTRACT, "gpt-4o-mini", &conversation);
         let [(system_role, system), (user_role, user)] = &messages(&first)[..] else {
             panic!("two messages expected")
@@ -644,7 +420,7 @@ mod tests {
         // Several arguments, or one that is not a string: their JSON object.
         let args = Args::new().arg("text", "x").unwrap().arg("n", &2).unwrap();
         let messages_of =
-            |args: &Args| messages(&body(&EXTRACT, "m", &Conversation::text_only(CHAT, args)));
+            |args: &Args| messages(&body(&EXTRACT, "m", &Conversation::text_only(args)));
         assert_eq!(
             messages_of(&args)[1].1,
             r#"Input (JSON): {"text":"x","n":2}"#
@@ -663,12 +439,7 @@ mod tests {
         static EXTRACT_BILL: AiFunction = AiFunction::new("extract_bill", "Read the bill.", &BILL);
         let args = Args::new().arg("text", "ACME 12.50 EUR").unwrap();
         for wire in [STATED, Wire::Ollama] {
-            let body = body_of(
-                wire,
-                &EXTRACT_BILL,
-                "m",
-                &Conversation::text_only(wire, &args),
-            );
+            let body = body_of(wire, &EXTRACT_BILL, "m", &Conversation::text_only(&args));
             let messages = messages(&body);
             assert_eq!(
                 messages[0].1,
@@ -702,7 +473,7 @@ mod tests {
             STATED,
             f,
             "m",
-            &Conversation::text_only(STATED, &Args::new()),
+            &Conversation::text_only(&Args::new()),
         ))
         .remove(0)
         .1;
@@ -714,7 +485,7 @@ mod tests {
         let body = body(
             &EXTRACT,
             "gpt-4o-mini",
-            &Conversation::text_only(CHAT, &Args::new()),
+            &Conversation::text_only(&Args::new()),
         );
         assert_eq!(body["model"], "gpt-4o-mini");
         assert_eq!(body["temperature"], 0.2);
@@ -741,7 +512,7 @@ mod tests {
         let body = body(
             &DEFAULT_TEMPERATURE,
             "m",
-            &Conversation::text_only(CHAT, &Args::new()),
+            &Conversation::text_only(&Args::new()),
         );
         assert!(body.get("temperature").is_none(), "{body}");
     }
@@ -758,7 +529,7 @@ mod tests {
             AiFunction::new("odd\"fn", "line one\n\ttab \"q\" \\ \u{1}", &TRICKY_SCHEMA)
                 .with_temperature(0.2);
         let args = Args::new().arg("text", &tricky).unwrap();
-        let mut conversation = Conversation::text_only(CHAT, &args);
+        let mut conversation = Conversation::text_only(&args);
         conversation.push_correction(&rejected(&tricky, &tricky));
         let body = body(&TRICKY_FN, &tricky, &conversation);
         assert_eq!(body["model"], tricky.as_str());
@@ -789,10 +560,9 @@ mod tests {
         // own parts, built for that call.
         let other = ONCE.request_parts(CHAT, "model-b", 4096, None).unwrap();
         assert!(matches!(other, Cow::Owned(_)));
-        let body: serde_json::Value = serde_json::from_slice(
-            &other.request_body(&Conversation::text_only(CHAT, &Args::new())),
-        )
-        .unwrap();
+        let body: serde_json::Value =
+            serde_json::from_slice(&other.request_body(&Conversation::text_only(&Args::new())))
+                .unwrap();
         assert_eq!(body["model"], "model-b");
         assert_eq!(
             ONCE.request_parts(CHAT, "model-a", 4096, None)
@@ -816,8 +586,7 @@ mod tests {
     fn an_empty_instruction_names_the_function_as_the_task() {
         static BARE: AiFunction = AiFunction::new("bare", "  ", &INVOICE);
         let args = Args::new().arg("n", &1).unwrap();
-        let messages_of =
-            |args: &Args| messages(&body(&BARE, "m", &Conversation::text_only(CHAT, args)));
+        let messages_of = |args: &Args| messages(&body(&BARE, "m", &Conversation::text_only(args)));
         let with_n = messages_of(&args);
         assert!(
             with_n[0]
@@ -839,7 +608,7 @@ mod tests {
     fn one_blank_text_argument_is_sent_as_its_object() {
         let user = |text: &str| {
             let args = Args::new().arg("text", text).unwrap();
-            messages(&body(&EXTRACT, "m", &Conversation::text_only(CHAT, &args)))[1]
+            messages(&body(&EXTRACT, "m", &Conversation::text_only(&args)))[1]
                 .1
                 .clone()
         };
@@ -857,7 +626,7 @@ mod tests {
 
     #[test]
     fn correction_appends_reply_and_quotes_error() {
-        let mut conversation = Conversation::text_only(CHAT, &Args::new());
+        let mut conversation = Conversation::text_only(&Args::new());
         conversation.push_correction(&rejected("{}", "missing field `vendor` at line 1 column 2"));
         let messages = messages(&body(&EXTRACT, "m", &conversation));
         assert_eq!(messages.len(), 4);
@@ -885,7 +654,7 @@ mod tests {
             stated: true,
         });
         for wire in [openai, object, Wire::Anthropic, Wire::Gemini, Wire::Ollama] {
-            let mut conversation = Conversation::text_only(wire, &args);
+            let mut conversation = Conversation::text_only(&args);
             conversation.push_correction(&rejected(tricky, tricky));
             conversation.push_correction(&rejected("", "empty"));
             let body = body_of(wire, &EXTRACT, "m", &conversation);
@@ -943,7 +712,7 @@ mod tests {
 
     #[test]
     fn anthropic_correction_answers_the_tool_call_with_an_error_result() {
-        let mut conversation = Conversation::text_only(Wire::Anthropic, &Args::new());
+        let mut conversation = Conversation::text_only(&Args::new());
         let block = r#"{"type":"tool_use","id":"toolu_9","name":"extract_invoice","input":{}}"#;
         conversation.push_correction(&crate::reply::RejectedReply {
             cut_off: false,
@@ -970,7 +739,7 @@ mod tests {
             Wire::Anthropic,
             &HOT,
             "m",
-            &Conversation::text_only(Wire::Anthropic, &Args::new()),
+            &Conversation::text_only(&Args::new()),
         );
         assert_eq!(body["temperature"], 1.0);
     }
@@ -984,7 +753,7 @@ mod tests {
         );
         static F: AiFunction = AiFunction::new("f", "", &ZYX);
         let parts = RequestParts::new(&F, Wire::Gemini, "m", 10).unwrap();
-        let body = parts.request_body(&Conversation::text_only(Wire::Gemini, &Args::new()));
+        let body = parts.request_body(&Conversation::text_only(&Args::new()));
         let text = String::from_utf8(body.to_vec()).unwrap();
         assert!(
             text.contains(r#""responseJsonSchema":{"type":"object","properties":{"z":{"type":"string"},"y":{"type":"integer"},"x":{"type":"boolean"}},"required":["z","y","x"],"additionalProperties":false}"#),
@@ -1041,7 +810,7 @@ mod tests {
             for wire in wires {
                 let parts = RequestParts::new(function, wire, "model-a", 512).unwrap();
                 for args in &arguments {
-                    let conversation = Conversation::text_only(wire, args);
+                    let conversation = Conversation::text_only(args);
                     let kept = parts.request_body(&conversation);
                     let whole = parts.render(&conversation);
                     assert_eq!(

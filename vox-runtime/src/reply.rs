@@ -14,10 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::cassette::{Finish, Recorded, RecordedUsage};
-use crate::error::Error;
-use crate::redact::Redactor;
 use crate::server_text::server_text;
-use crate::wire::Wire;
 
 /// Token usage of one request, when the server reports it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -49,21 +46,6 @@ pub(crate) struct Answer<'a> {
     /// `tool_result` that answers it.
     pub tool_use: Option<(&'a str, Cow<'a, str>)>,
     pub usage: Usage,
-}
-
-/// Parses a successful response body (which must be UTF-8 JSON) of the
-/// shape `wire` speaks. What the server says instead of an answer (a
-/// refusal, a finish or block reason) is quoted in the rejection through
-/// `redactor` ([`Redactor::shown`]): redacted, bounded, escaped.
-pub(crate) fn parse_response<'b>(
-    wire: Wire,
-    body: &'b [u8],
-    redactor: &Redactor,
-) -> Result<Answer<'b>, Error> {
-    let text = std::str::from_utf8(body).map_err(|e| Error::InvalidUtf8 {
-        valid_up_to: e.valid_up_to(),
-    })?;
-    wire.protocol().parse(text, redactor)
 }
 
 /// Why one attempt was rejected, and what the model said.
@@ -296,8 +278,11 @@ pub fn strip_code_fences(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
+    use crate::redact::Redactor;
     use crate::server_text::REFUSAL_CHARS;
     use crate::wire::chat::Chat;
+    use crate::wire::{parse_response, Wire};
 
     /// What the re-prompt loop decides about one response.
     fn judge<T: DeserializeOwned>(

@@ -39,9 +39,9 @@ use crate::correction;
 use crate::error::{Error, LAST_ERROR_CHARS};
 use crate::prompt::Conversation;
 use crate::repair::parse_reply;
-use crate::reply::parse_response;
 use crate::transport::Sender;
 use crate::validator::{FnCheck, NoCheck, ValueCheck};
+use crate::wire::parse_response;
 use crate::wire::Wire;
 
 /// What [`BatchOptions::progress`] calls with each step.
@@ -314,7 +314,7 @@ impl Client {
                 if let Some(t) = options.call.temperature {
                     parts.to_mut().set_temperature(t);
                 }
-                let render = |args: &Args| parts.request_body(&Conversation::text_only(wire, args));
+                let render = |args: &Args| parts.request_body(&Conversation::text_only(args));
                 // A batch's requests are written to its job files and
                 // uploaded: media arguments are not sent that way.
                 let inputs = inputs.into_iter().map(|args| {

@@ -10,11 +10,12 @@ use vox_metadata::providers::{tool_description, tool_name};
 
 use serde::Serialize;
 
+use super::RequestParts;
 use super::{borrowed, read_object, temperature, KeyHeader, Message, Prepare, Prepared, Protocol};
 use crate::error::Error;
 use crate::media::load::Content;
 use crate::media::Kind;
-use crate::prompt::{Conversation, RequestParts};
+use crate::prompt::Conversation;
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::server_text::REFUSAL_CHARS;

@@ -9,13 +9,14 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::RequestParts;
 use super::{borrowed, read_object, temperature, Message, Protocol};
 use crate::config::ResponseFormat;
 use crate::error::Error;
 use crate::media::body::Inline;
 use crate::media::load::Content;
 use crate::media::Kind;
-use crate::prompt::{Conversation, RequestParts};
+use crate::prompt::Conversation;
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::server_text::REFUSAL_CHARS;

@@ -12,12 +12,13 @@ use vox_metadata::providers::gemini_schema_text;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::RequestParts;
 use super::{borrowed, read_object, temperature, KeyHeader, Prepare, Prepared, Protocol};
 use crate::error::Error;
 use crate::media::load::Content as MediaContent;
 use crate::media::load::MediaType;
 use crate::media::Kind;
-use crate::prompt::{Conversation, RequestParts};
+use crate::prompt::Conversation;
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::server_text::REASON_CHARS;

@@ -15,6 +15,9 @@ pub(crate) mod anthropic;
 pub(crate) mod chat;
 pub(crate) mod gemini;
 pub(crate) mod ollama;
+mod parts;
+
+pub(crate) use parts::{PartsOf, RequestParts};
 
 use std::borrow::Cow;
 
@@ -28,7 +31,7 @@ use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Error;
 use crate::media::body::{DataUrl, Inline};
 use crate::media::load::{Content, Loaded};
-use crate::prompt::{Conversation, RequestParts};
+use crate::prompt::Conversation;
 use crate::redact::Redactor;
 use crate::reply::Answer;
 use crate::stream::{Event, Framing, Streamed};
@@ -97,6 +100,12 @@ pub(crate) enum Wire {
 }
 
 impl Wire {
+    /// Whether this API's images carry no labels (Ollama's), so the first
+    /// message says how the attached media line up.
+    pub(crate) fn lists_media_in_text(self) -> bool {
+        matches!(self, Wire::Ollama)
+    }
+
     /// The shape `provider` speaks under `config`, if any (`fixture`
     /// speaks none).
     pub fn of(provider: Provider, config: &Config) -> Option<Wire> {
@@ -362,4 +371,19 @@ where
     #[derive(serde::Deserialize)]
     struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
     Ok(Option::<Borrowed<'de>>::deserialize(deserializer)?.map(|b| b.0))
+}
+
+/// Parses a successful response body (which must be UTF-8 JSON) of the
+/// shape `wire` speaks. What the server says instead of an answer (a
+/// refusal, a finish or block reason) is quoted in the rejection through
+/// `redactor` ([`Redactor::shown`]): redacted, bounded, escaped.
+pub(crate) fn parse_response<'b>(
+    wire: Wire,
+    body: &'b [u8],
+    redactor: &Redactor,
+) -> Result<Answer<'b>, Error> {
+    let text = std::str::from_utf8(body).map_err(|e| Error::InvalidUtf8 {
+        valid_up_to: e.valid_up_to(),
+    })?;
+    wire.protocol().parse(text, redactor)
 }

@@ -11,9 +11,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::chat::{ChatMessages, ReplyMessage};
+use super::RequestParts;
 use super::{borrowed, read_object, temperature, Protocol};
 use crate::error::Error;
-use crate::prompt::{Conversation, RequestParts};
+use crate::prompt::Conversation;
 use crate::redact::Redactor;
 use crate::reply::{Answer, Usage};
 use crate::stream::{Event, Framing, Streamed};

@@ -3,12 +3,18 @@
 //! GenAI semantic-convention attributes and the attempt/fallback structure
 //! — and no prompt, reply or key unless the configuration opts in to the
 //! text (never the key).
+//!
+//! A binary of its own: the OpenTelemetry layer is the process's global
+//! subscriber, installed before any call, so no other test's thread can
+//! leave a call's spans disabled (tracing caches each callsite's interest
+//! process-wide); its tests run one at a time.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
@@ -62,49 +68,65 @@ fn scripted() -> MemoryTransport {
         ))
 }
 
-/// Runs the scripted call under an OpenTelemetry pipeline with an
-/// in-memory exporter; returns the exported spans.
+/// The process's OpenTelemetry pipeline: the tracing-opentelemetry layer
+/// over an in-memory exporter, the global subscriber.
+fn pipeline() -> &'static (SdkTracerProvider, InMemorySpanExporter) {
+    static PIPELINE: OnceLock<(SdkTracerProvider, InMemorySpanExporter)> = OnceLock::new();
+    PIPELINE.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("vox-test")));
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
+        (provider, exporter)
+    })
+}
+
+/// One test at a time: they share the exporter.
+fn exclusive() -> MutexGuard<'static, ()> {
+    static EXCLUSIVE: Mutex<()> = Mutex::new(());
+    EXCLUSIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs the scripted call under the OpenTelemetry pipeline; returns the
+/// spans it exported.
 fn exported(trace_content: bool) -> Vec<SpanData> {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("vox-test")));
+    let (provider, exporter) = pipeline();
+    exporter.reset();
     let transport = scripted();
-    tracing::subscriber::with_default(subscriber, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let config = Config::builder(Provider::OpenAi)
+            .api_key(OPENAI_KEY)
+            .provider_api_key(Provider::OpenRouter, OPENROUTER_KEY)
+            .max_transport_retries(1)
+            .backoff(Duration::from_millis(1), Duration::from_millis(2))
+            .trace_content(trace_content)
             .build()
             .unwrap();
-        runtime.block_on(async {
-            let config = Config::builder(Provider::OpenAi)
-                .api_key(OPENAI_KEY)
-                .provider_api_key(Provider::OpenRouter, OPENROUTER_KEY)
-                .max_transport_retries(1)
-                .backoff(Duration::from_millis(1), Duration::from_millis(2))
-                .trace_content(trace_content)
-                .build()
-                .unwrap();
-            let client = Client::builder(config)
-                .transport(transport.clone())
-                .build()
-                .unwrap();
-            let options = CallOptions::new()
-                .fallback(["openrouter:backup-model"])
-                .temperature(0.3);
-            let contact: Contact = client
-                .call_ai_with(
-                    &READ,
-                    &options,
-                    Args::new().arg("text", "Secret Anna, 12 Main St").unwrap(),
-                    async { panic!("no fixture") },
-                )
-                .await
-                .unwrap();
-            assert_eq!(contact.name, "Secret Anna");
-        });
+        let client = Client::builder(config)
+            .transport(transport.clone())
+            .build()
+            .unwrap();
+        let options = CallOptions::new()
+            .fallback(["openrouter:backup-model"])
+            .temperature(0.3);
+        let contact: Contact = client
+            .call_ai_with(
+                &READ,
+                &options,
+                Args::new().arg("text", "Secret Anna, 12 Main St").unwrap(),
+                async { panic!("no fixture") },
+            )
+            .await
+            .unwrap();
+        assert_eq!(contact.name, "Secret Anna");
     });
     provider.force_flush().unwrap();
     assert_eq!(transport.request_count(), 4);
@@ -128,6 +150,7 @@ fn text(attrs: &HashMap<String, Value>, key: &str) -> String {
 
 #[test]
 fn an_exporter_receives_a_call_span_and_one_inference_span_per_attempt() {
+    let _exclusive = exclusive();
     let spans = exported(false);
     let calls: Vec<&SpanData> = spans
         .iter()
@@ -214,6 +237,7 @@ fn an_exporter_receives_a_call_span_and_one_inference_span_per_attempt() {
 
 #[test]
 fn opting_in_records_the_prompt_and_reply_but_never_a_key() {
+    let _exclusive = exclusive();
     let spans = exported(true);
     let attempt = spans
         .iter()
