@@ -27,6 +27,7 @@
 //! event.
 //!
 //! `VOX_BENCH_SECONDS` sets the time spent per case (default 1.0);
+//! `VOX_BENCH_FRAGMENT=256` runs only that delta size (for a profile);
 //! `VOX_BENCH_KIB` the reply's size (default 64; the goal is checked at
 //! 64 only).
 
@@ -284,7 +285,14 @@ fn main() {
     );
 
     let mut guarded_ratio = None;
+    // `VOX_BENCH_FRAGMENT=256` times only that delta size (for a profile).
+    let only: Option<usize> = std::env::var("VOX_BENCH_FRAGMENT")
+        .ok()
+        .and_then(|v| v.parse().ok());
     for fragment in [4, 16, 64, GUARDED_FRAGMENT] {
+        if only.is_some_and(|o| o != fragment) {
+            continue;
+        }
         let chunks = sse_chunks(&content, fragment, CHUNK);
         let body_len: usize = chunks.iter().map(Bytes::len).sum();
         let count = chunks.len();
