@@ -979,6 +979,7 @@ impl Client {
             let mut body_read: Option<Bytes> = None;
             let replayed: Recorded;
             let mut streamed = Streamed::default();
+            let mut stream_meta = crate::reply::ResponseMeta::default();
             let answer = match &taped {
                 Some((_, _, Lookup::Hit(recorded))) => {
                     if let Some(failure) = recorded.as_error() {
@@ -1043,7 +1044,10 @@ impl Client {
                             parse_response(call.parts.wire(), &body, transport.redactor())
                                 .map_err(|e| transport.redact_malformed(e))?
                         }
-                        None => streamed.answer(),
+                        None => {
+                            stream_meta = std::mem::take(&mut streamed.meta);
+                            streamed.answer()
+                        }
                     };
                     if let Some((recorder, request)) = recording {
                         recorder
@@ -1063,8 +1067,10 @@ impl Client {
             let observed = !call.span.is_disabled();
             let retries = call.retries.swap(0, std::sync::atomic::Ordering::Relaxed);
             let meta = match (&body_read, observed || route.options.report.is_some()) {
-                (Some(body), true) => telemetry::response_meta(call.parts.wire(), body),
-                _ => telemetry::ResponseMeta::default(),
+                (Some(body), true) => crate::wire::response_meta(call.parts.wire(), body),
+                // A streamed answer's, as its events said.
+                (None, true) => stream_meta,
+                _ => crate::reply::ResponseMeta::default(),
             };
             if observed {
                 let rejected = verdict.as_ref().err().map(|r| r.error.as_str());

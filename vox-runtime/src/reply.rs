@@ -29,6 +29,15 @@ pub(crate) struct Usage {
     pub reasoning_tokens: Option<u64>,
 }
 
+/// What the server said about its response: the model that answered and
+/// why it stopped (`finish_reason`, `stop_reason`, `finishReason`,
+/// `done_reason`), as sent; for tracing and the call's report.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct ResponseMeta {
+    pub model: Option<String>,
+    pub finish_reason: Option<String>,
+}
+
 /// The model's answer to one request, whatever the provider.
 #[derive(Debug, Default)]
 pub(crate) struct Answer<'a> {

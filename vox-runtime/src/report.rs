@@ -14,10 +14,10 @@ pub struct AttemptReport {
     pub provider: Provider,
     pub model: String,
     /// The model the server says answered (`model`, Gemini's
-    /// `modelVersion`), when it says; not read from streamed answers.
+    /// `modelVersion`), when it says (a streamed answer's events too).
     pub response_model: Option<String>,
     /// Why the model stopped, as the server said (`stop`, `length`,
-    /// `end_turn`, `STOP`, …); not read from streamed answers.
+    /// `end_turn`, `STOP`, …).
     pub finish_reason: Option<String>,
     /// Every input token (cached ones included), as the server reported.
     pub input_tokens: Option<u64>,

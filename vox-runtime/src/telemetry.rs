@@ -12,14 +12,13 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use serde::Deserialize;
 use tracing::field::Empty;
 use tracing::Span;
 
 use crate::config::Provider;
 use crate::error::Error;
+pub(crate) use crate::reply::ResponseMeta;
 use crate::reply::Usage;
-use crate::wire::Wire;
 
 /// `gen_ai.provider.name` of a provider: the conventions' well-known value
 /// where there is one (`openai`, `anthropic`, `gcp.gemini`), else the Vox
@@ -102,63 +101,6 @@ pub(crate) fn request_span(parent: &Span, asked: &Asked<'_>) -> Span {
         span.record("gen_ai.request.temperature", t);
     }
     span
-}
-
-/// What the server said about its response: the model that answered and
-/// why it stopped (`finish_reason`, `stop_reason`, `finishReason`,
-/// `done_reason`), as sent.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct ResponseMeta {
-    pub model: Option<String>,
-    pub finish_reason: Option<String>,
-}
-
-/// Reads [`ResponseMeta`] from a whole response `body` of `wire`'s shape;
-/// empty when the body does not say (or is not JSON). Only read when a
-/// subscriber or a report wants it.
-pub(crate) fn response_meta(wire: Wire, body: &[u8]) -> ResponseMeta {
-    #[derive(Deserialize, Default)]
-    #[serde(default)]
-    struct Choice {
-        finish_reason: Option<String>,
-    }
-    #[derive(Deserialize, Default)]
-    #[serde(default, rename_all = "camelCase")]
-    struct Candidate {
-        finish_reason: Option<String>,
-    }
-    #[derive(Deserialize, Default)]
-    #[serde(default)]
-    struct Body {
-        model: Option<String>,
-        #[serde(rename = "modelVersion")]
-        model_version: Option<String>,
-        choices: Vec<Choice>,
-        candidates: Vec<Candidate>,
-        stop_reason: Option<String>,
-        done_reason: Option<String>,
-    }
-    let Ok(body) = serde_json::from_slice::<Body>(body) else {
-        return ResponseMeta::default();
-    };
-    let finish_reason = match wire {
-        Wire::Chat(_) => body
-            .choices
-            .into_iter()
-            .next()
-            .and_then(|c| c.finish_reason),
-        Wire::Anthropic => body.stop_reason,
-        Wire::Gemini => body
-            .candidates
-            .into_iter()
-            .next()
-            .and_then(|c| c.finish_reason),
-        Wire::Ollama => body.done_reason,
-    };
-    ResponseMeta {
-        model: body.model.or(body.model_version),
-        finish_reason,
-    }
 }
 
 /// Records an attempt's outcome on its span.

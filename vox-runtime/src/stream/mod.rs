@@ -232,6 +232,8 @@ pub(crate) struct Streamed {
     /// Whether the stream said it was complete (`[DONE]`, `message_stop`,
     /// `done: true`, a finish reason).
     pub finished: bool,
+    /// The model that answered and why it stopped, as the stream said.
+    pub meta: crate::reply::ResponseMeta,
 }
 
 /// How an answer that ended without saying so is reported.

@@ -119,7 +119,11 @@ impl Protocol for Anthropic {
         let data: StreamEvent<'_> = read_object(&event.data)?;
         match data.kind.as_ref() {
             "message_start" => {
-                if let Some(usage) = data.message.and_then(|m| m.usage) {
+                let (usage, model) = data.message.map_or((None, None), |m| (m.usage, m.model));
+                if model.is_some() {
+                    streamed.meta.model = model;
+                }
+                if let Some(usage) = usage {
                     streamed.usage.prompt_tokens = usage.input();
                     streamed.usage.cached_tokens = usage.cache_read_input_tokens;
                     if usage.output_tokens.is_some() {
@@ -179,7 +183,11 @@ impl Protocol for Anthropic {
                         streamed.usage.cached_tokens = usage.cache_read_input_tokens;
                     }
                 }
-                match data.delta.and_then(|d| d.stop_reason).as_deref() {
+                let stop = data.delta.and_then(|d| d.stop_reason);
+                if let Some(reason) = &stop {
+                    streamed.meta.finish_reason = Some(reason.to_string());
+                }
+                match stop.as_deref() {
                     Some("max_tokens") => streamed.truncated = Some("stop_reason = \"max_tokens\""),
                     Some("model_context_window_exceeded") => {
                         streamed.truncated = Some("stop_reason = \"model_context_window_exceeded\"")
@@ -306,6 +314,8 @@ struct StreamEvent<'a> {
 struct StreamMessage {
     #[serde(default)]
     usage: Option<AnthropicUsage>,
+    #[serde(default)]
+    model: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

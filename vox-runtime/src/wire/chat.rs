@@ -126,6 +126,9 @@ impl Protocol for Chat {
         if let Some(usage) = chunk.usage {
             streamed.usage = usage.usage();
         }
+        if let (None, Some(model)) = (&streamed.meta.model, chunk.model) {
+            streamed.meta.model = Some(model.into_owned());
+        }
         let Some(choice) = chunk.choices.into_iter().next() else {
             return Ok(());
         };
@@ -142,6 +145,7 @@ impl Protocol for Chat {
         }
         if let Some(reason) = choice.finish_reason.as_deref() {
             streamed.finished = true;
+            streamed.meta.finish_reason = Some(reason.to_owned());
             match reason {
                 "length" => streamed.truncated = Some("finish_reason = \"length\""),
                 "content_filter" => {
@@ -207,6 +211,8 @@ struct ChatResponse<'a> {
 /// One `chat.completion.chunk` of a streamed answer.
 #[derive(Debug, Deserialize)]
 struct ChatChunk<'a> {
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    model: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     choices: Vec<ChunkChoice<'a>>,
     #[serde(default)]

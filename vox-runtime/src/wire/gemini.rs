@@ -78,6 +78,8 @@ impl Protocol for Gemini {
         }
         if gemini_finished(&event.data) {
             streamed.finished = true;
+            // The last event names the model and the finish reason.
+            streamed.meta = super::response_meta(super::Wire::Gemini, event.data.as_bytes());
         }
         Ok(())
     }

@@ -93,6 +93,7 @@ impl Protocol for Ollama {
         }
         if line.done == Some(true) {
             streamed.finished = true;
+            streamed.meta = super::response_meta(super::Wire::Ollama, event.data.as_bytes());
             if line.done_reason.as_deref() == Some("length") {
                 streamed.truncated = Some("done_reason = \"length\"");
             }

@@ -44,6 +44,7 @@ pub(crate) fn streamed_body(wire: Wire, pieces: &[String], finish: Option<&str>)
             body.push_str(": keep-alive\r\n\r\n");
             for p in pieces {
                 let chunk = json!({"id": "c1", "object": "chat.completion.chunk",
+                    "model": "gpt-stream-1",
                     "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]});
                 body.push_str(&format!("data: {chunk}\r\n\r\n"));
             }
@@ -56,7 +57,8 @@ pub(crate) fn streamed_body(wire: Wire, pieces: &[String], finish: Option<&str>)
         }
         Wire::Anthropic => {
             let start = json!({"type": "message_start", "message": {"id": "m1", "type": "message",
-                "role": "assistant", "content": [], "usage": {"input_tokens": 11, "output_tokens": 1}}});
+                "role": "assistant", "model": "claude-stream-1", "content": [],
+                "usage": {"input_tokens": 11, "output_tokens": 1}}});
             body.push_str(&format!("event: message_start\ndata: {start}\n\n"));
             let block = json!({"type": "content_block_start", "index": 0, "content_block":
                 {"type": "tool_use", "id": "toolu_1", "name": "vox_read", "input": {}}});
@@ -81,6 +83,7 @@ pub(crate) fn streamed_body(wire: Wire, pieces: &[String], finish: Option<&str>)
             }
             let last = json!({"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"},
                 "finishReason": finish.unwrap_or("STOP"), "index": 0}],
+                "modelVersion": "gemini-stream-1",
                 "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 22}});
             body.push_str(&format!("data: {last}\r\n\r\n"));
         }
@@ -532,4 +535,39 @@ async fn a_streamed_reply_records_the_server_s_usage_and_replays_to_both_calls()
     assert_eq!(plain, recorded);
     assert_eq!(silent.request_count(), 0);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A streamed attempt's report (and span) names the model that answered
+/// and why it stopped, as the stream's events said, on every wire.
+#[tokio::test]
+async fn a_streamed_attempt_reports_the_model_and_the_finish_reason() {
+    for (wire, model, reason) in [
+        (Wire::Chat, "gpt-stream-1", "stop"),
+        (Wire::Anthropic, "claude-stream-1", "tool_use"),
+        (Wire::Gemini, "gemini-stream-1", "STOP"),
+        (Wire::Ollama, "m", "stop"),
+    ] {
+        let body = streamed_body(wire, &fragments(REPLY, 7), None);
+        let transport =
+            MemoryTransport::new().reply(ScriptedReply::chunks(200, byte_chunks(&body, 64)));
+        let report = vox_runtime::ReportHandle::new();
+        let options = vox_runtime::CallOptions::new().report(&report);
+        client(wire, &transport)
+            .call_ai_stream_with::<Value, Out, _>(&READ, &options, args(), async {
+                panic!("the fixture must not run under a network provider")
+            })
+            .finish()
+            .await
+            .map(|_: Out| ())
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        let attempt = &report.get().attempts[0];
+        assert_eq!(
+            (
+                attempt.response_model.as_deref(),
+                attempt.finish_reason.as_deref()
+            ),
+            (Some(model), Some(reason)),
+            "{wire:?}"
+        );
+    }
 }
