@@ -27,7 +27,9 @@
 //! event.
 //!
 //! `VOX_BENCH_SECONDS` sets the time spent per case (default 1.0);
-//! `VOX_BENCH_FRAGMENT=256` runs only that delta size (for a profile);
+//! `VOX_BENCH_FRAGMENT=256` runs only that delta size and
+//! `VOX_BENCH_STREAMED_SECONDS` sets the streamed cases' own time (for a
+//! profile of them);
 //! `VOX_BENCH_KIB` the reply's size (default 64; the goal is checked at
 //! 64 only).
 
@@ -251,6 +253,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
+    // `VOX_BENCH_STREAMED_SECONDS`: the streamed cases' own time (for a
+    // profile of them alone).
+    let streamed_budget = std::env::var("VOX_BENCH_STREAMED_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(budget, Duration::from_secs_f64);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -300,7 +308,7 @@ fn main() {
             MemoryTransport::new().otherwise(move |_| ScriptedReply::chunks(200, chunks.clone()));
         let client = client(&transport);
         let partials = runtime.block_on(streamed(&client));
-        let cpu = per_run(&runtime, budget, || {
+        let cpu = per_run(&runtime, streamed_budget, || {
             runtime.block_on(streamed(&client));
         });
         let ratio = cpu.as_secs_f64() / plain_cpu.as_secs_f64();

@@ -119,6 +119,11 @@ async fn runtime_and_schema_command_send_gemini_the_same_bytes() {
             let Ok(out) = checked.output_schema(&ty) else {
                 continue;
             };
+            // A type with a run-time category has no request without a
+            // call's values (vox-runtime's runtime_categories tests).
+            if out.schema.to_compact().contains("x-vox-categories") {
+                continue;
+            }
             let request = out
                 .for_provider("gemini", "walk", CompatibleFormat::JsonSchema)
                 .unwrap();
