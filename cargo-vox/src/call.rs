@@ -112,7 +112,7 @@ pub fn run(args: &CallArgs, ctx: &Context) -> Result<i32> {
 
 /// `--args` as a JSON object naming only the function's parameters, each
 /// present unless it is an `Option`.
-fn check_arguments(
+pub(crate) fn check_arguments(
     text: &str,
     decl: &vox_codegen::AiFunctionDecl,
 ) -> std::result::Result<Value, String> {

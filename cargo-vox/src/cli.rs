@@ -56,6 +56,9 @@ pub enum Command {
     /// Run an @ai function over a JSONL file of arguments on the provider's batch engine
     /// (resumable; README, "Bulk runs").
     Batch(crate::batch::BatchArgs),
+    /// Run an @ai function over a JSONL file of cases, once or `--repeat` times per model, and
+    /// score the values against the expected ones (docs/eval.md).
+    Eval(crate::eval::EvalArgs),
     /// Check this machine for broken or slow toolchains.
     Doctor(crate::doctor::DoctorArgs),
     /// Run the Language Server Protocol server on stdio (for editors; see README, "Editors").
@@ -75,6 +78,7 @@ impl Command {
             Command::Schema(_) => "schema",
             Command::Call(_) => "call",
             Command::Batch(_) => "batch",
+            Command::Eval(_) => "eval",
             Command::Doctor(_) => "doctor",
             Command::Lsp(_) => "lsp",
         }

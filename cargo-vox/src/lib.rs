@@ -19,6 +19,7 @@ pub mod diff;
 pub mod doctor;
 pub mod envelope;
 pub mod error;
+pub mod eval;
 pub mod exit;
 pub mod fix;
 pub mod fmt;
@@ -56,6 +57,7 @@ fn run_command(command: &cli::Command, ctx: &Context) -> error::Result<i32> {
         cli::Command::Schema(args) => schema::run(args, ctx),
         cli::Command::Call(args) => call::run(args, ctx),
         cli::Command::Batch(args) => batch::run(args, ctx),
+        cli::Command::Eval(args) => eval::run(args, ctx),
         cli::Command::Doctor(args) => doctor::run(args, ctx),
         cli::Command::Lsp(args) => lsp::run(args, ctx),
     }

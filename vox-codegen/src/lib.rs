@@ -156,6 +156,15 @@ impl Checked {
         emit::call_program(&self.module, &self.info, opts, function)
     }
 
+    /// The program `cargo vox eval` runs for the `@ai` function
+    /// `function`: the module emitted as for a package, and a `main` that
+    /// runs the jobs of its standard input (docs/eval.md). `None` when
+    /// `function` is not an `@ai` function. Only meaningful for a module
+    /// without errors.
+    pub fn eval_program(&self, function: &str, opts: &emit::EmitOptions) -> Option<String> {
+        emit::eval_program(&self.module, &self.info, opts, function)
+    }
+
     /// The program `cargo vox batch` runs to apply `check = f` of the
     /// `@ai` function `function` to each value of a batch: the module
     /// emitted as for a package, and a `main` serving checks over standard

@@ -617,6 +617,20 @@ pub(crate) fn call_program(
     })
 }
 
+/// The program `cargo vox eval` runs for the `@ai` function `function` of
+/// the module in `files` (vox-codegen's `Checked::eval_program`).
+pub(crate) fn eval_program(
+    label: &str,
+    files: &[PathBuf],
+    checked: &vox_codegen::Checked,
+    function: &str,
+    ctx: &Context,
+) -> Result<std::result::Result<PathBuf, i32>> {
+    module_program(label, files, "eval", function, ctx, |opts| {
+        checked.eval_program(function, opts)
+    })
+}
+
 /// A program made from the module in `files` for `function` (`kind`:
 /// what it does), built in the script cache like a script: one crate per
 /// module, function and kind; a warm run reuses the stamped program.

@@ -3,6 +3,7 @@
 mod batch_cli;
 mod call_cli;
 mod doctor;
+mod eval_cli;
 mod lsp;
 mod lsp_hostile;
 mod lsp_never_panics;

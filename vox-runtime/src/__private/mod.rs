@@ -160,6 +160,133 @@ where
     }
 }
 
+/// The loop of the program `cargo vox eval` builds for an `@ai` function
+/// (docs/eval.md): standard input holds one JSON job per line,
+/// `{"job": N, "case": C, "model": "…" or null, "args": {…}, "expected": …}`.
+/// First every case is checked — its arguments fit the parameters and its
+/// `expected` value (if any) is of the return type — and a case that does
+/// not is one `{"kind": "invalid", "case": C, "message": …}` line; then the
+/// program exits 2 having sent nothing. Otherwise every job runs (at most
+/// `VOX_EVAL_CONCURRENCY`, default 16, at once; the client's own cap
+/// holds beneath), each answered by one
+/// `{"kind": "run", "job": N, "ok": …, "value" | "message": …,
+/// "attempts", "latency_ms", "usage", "cost_usd"}` line as it finishes,
+/// all behind [`CALL_EVENT_PREFIX`]. Scoring is `cargo vox eval`'s.
+pub fn eval_main<P, T>(
+    start: impl Fn(&serde_json::Value, &crate::CallOptions) -> Result<crate::AiStream<P, T>, Error>,
+) where
+    P: serde::de::DeserializeOwned + Send + 'static,
+    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
+{
+    use std::io::{BufRead as _, Write as _};
+    let emit = |event: serde_json::Value| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{CALL_EVENT_PREFIX}{event}");
+        let _ = out.flush();
+    };
+    let mut jobs = Vec::new();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<serde_json::Value>(&line) {
+            Ok(job) => jobs.push(job),
+            Err(e) => {
+                emit(serde_json::json!({"kind": "invalid", "case": null,
+                    "message": format!("a job line is not JSON: {e}")}));
+                std::process::exit(2);
+            }
+        }
+    }
+    // Every case checked before anything is sent: streams do nothing
+    // until polled.
+    let mut invalid = false;
+    let mut checked = std::collections::HashSet::new();
+    for job in &jobs {
+        let case = job["case"].as_u64().unwrap_or(0);
+        if !checked.insert(case) {
+            continue;
+        }
+        let problem = match start(&job["args"], &crate::CallOptions::new()) {
+            Err(e) => Some(format!("its arguments do not fit: {e}")),
+            Ok(_) => match job.get("expected").filter(|e| !e.is_null()) {
+                Some(expected) => serde_json::from_value::<T>(expected.clone())
+                    .err()
+                    .map(|e| format!("its expected value is not of the return type: {e}")),
+                None => None,
+            },
+        };
+        if let Some(message) = problem {
+            invalid = true;
+            emit(serde_json::json!({"kind": "invalid", "case": case, "message": message}));
+        }
+    }
+    if invalid {
+        std::process::exit(2);
+    }
+    let concurrency = std::env::var("VOX_EVAL_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(16);
+    crate::block_on(async {
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency));
+        let mut running = tokio::task::JoinSet::new();
+        for job in jobs {
+            let report = crate::ReportHandle::new();
+            let options = match job["model"].as_str().filter(|m| !m.trim().is_empty()) {
+                Some(model) => crate::CallOptions::new().model(model.trim()),
+                None => crate::CallOptions::new(),
+            }
+            .report(&report);
+            let stream = match start(&job["args"], &options) {
+                Ok(stream) => stream,
+                Err(e) => {
+                    emit(
+                        serde_json::json!({"kind": "run", "job": job["job"], "ok": false,
+                        "message": e.to_string(), "attempts": 0}),
+                    );
+                    continue;
+                }
+            };
+            let Ok(slot) = std::sync::Arc::clone(&slots).acquire_owned().await else {
+                break;
+            };
+            let number = job["job"].clone();
+            running.spawn(async move {
+                let started = std::time::Instant::now();
+                let outcome = stream.finish().await;
+                let latency = started.elapsed().as_secs_f64() * 1000.0;
+                drop(slot);
+                let spent = report.get();
+                let mut event = match outcome {
+                    Ok(value) => serde_json::json!({"kind": "run", "job": number, "ok": true,
+                        "value": serde_json::to_value(&value).unwrap_or_default()}),
+                    Err(e) => serde_json::json!({"kind": "run", "job": number, "ok": false,
+                        "message": e.to_string()}),
+                };
+                event["attempts"] = serde_json::json!(spent.attempts.len());
+                event["latency_ms"] = serde_json::json!(latency);
+                event["usage"] = serde_json::to_value(spent.totals()).unwrap_or_default();
+                event["cost_usd"] = spent
+                    .cost_usd()
+                    .map_or(serde_json::Value::Null, |c| serde_json::json!(c));
+                event
+            });
+            // Lines go out as runs finish, not all at the end.
+            while let Some(Ok(event)) = running.try_join_next() {
+                emit(event);
+            }
+        }
+        while let Some(done) = running.join_next().await {
+            if let Ok(event) = done {
+                emit(event);
+            }
+        }
+    });
+}
+
 /// The argument `name` of a `cargo vox call` program's JSON arguments, as
 /// the parameter's type (a missing one is read as `null`, so an `Option`
 /// may be left out).

@@ -1,0 +1,520 @@
+//! `cargo vox eval FUNCTION [PATHS…] --cases CASES.jsonl [--models A,B] [--repeat K]
+//! [--min-pass X]`: how often an `@ai` function is right on real model output
+//! (docs/eval.md).
+//!
+//! Each case is a line `{"args": {…}, "expected": …}`. Every model runs every
+//! case `K` times in a program built from the module in the script cache
+//! (vox-codegen's `Checked::eval_program`, like `cargo vox call`'s), at the
+//! client's concurrency cap; each run's value is compared with the expected
+//! one, field by field for a record. The cases are checked — arguments and
+//! expected values against the function's types — before anything is sent.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use clap::Args;
+use serde_json::{json, Value};
+use vox_runtime::__private::CALL_EVENT_PREFIX;
+
+use crate::check::check_error_free;
+use crate::context::Context;
+use crate::envelope::ENVELOPE_VERSION;
+use crate::error::{Error, Result};
+use crate::{exit, inputs, output};
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The `@ai` function to evaluate.
+    pub function: String,
+    /// `.vox` files or directories holding it (default: the package's sources).
+    pub paths: Vec<PathBuf>,
+    /// The cases: one JSON object per line, `{"args": {…}, "expected": …}`.
+    #[arg(long, value_name = "CASES.jsonl")]
+    pub cases: PathBuf,
+    /// The models to compare (a `provider:` prefix allowed), comma-separated; default: the
+    /// function's own.
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub models: Vec<String>,
+    /// Runs of each case per model (stability: how many of them pass).
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub repeat: u32,
+    /// Exit 1 when a model's pass rate is under this (0 to 1).
+    #[arg(long, value_name = "X")]
+    pub min_pass: Option<f64>,
+}
+
+/// One case of the file.
+struct Case {
+    /// Its line in the file (1-based).
+    line: usize,
+    args: Value,
+    expected: Option<Value>,
+}
+
+/// One run's outcome, as the program reported it.
+#[derive(Default, Clone)]
+struct Run {
+    ok: bool,
+    value: Option<Value>,
+    message: Option<String>,
+    latency_ms: f64,
+    usage: [u64; 4],
+    cost_usd: Option<f64>,
+    reported: bool,
+}
+
+pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
+    let inputs = inputs::resolve(ctx, &args.paths, &args.function)?;
+    let label = inputs.label;
+    let files: Vec<_> = inputs.modules.into_iter().flat_map(|m| m.files).collect();
+    let checked = check_error_free(
+        ctx,
+        &label,
+        &files,
+        "the module has errors; nothing evaluated",
+    )?;
+    crate::batch::ai_function(&checked, &args.function)
+        .map_err(|m| Error::usage(&label, m.replace("run in batches", "can be evaluated")))?;
+    let decl = checked
+        .ai_functions()
+        .into_iter()
+        .find(|f| f.name == args.function)
+        .ok_or_else(|| Error::usage(&label, format!("no @ai function `{}`", args.function)))?;
+    if args.repeat == 0 {
+        return Err(Error::usage(&label, "--repeat must be at least 1"));
+    }
+    if let Some(x) = args.min_pass.filter(|x| !(0.0..=1.0).contains(x)) {
+        return Err(Error::usage(
+            &label,
+            format!("--min-pass {x}: a pass rate is between 0 and 1"),
+        ));
+    }
+    let cases_label = args.cases.display().to_string();
+    let cases = read_cases(&args.cases, &cases_label, &decl)?;
+    let models: Vec<Option<String>> = if args.models.is_empty() {
+        vec![None]
+    } else {
+        args.models
+            .iter()
+            .map(|m| Some(m.trim().to_owned()))
+            .collect()
+    };
+    if models.iter().flatten().any(String::is_empty) {
+        return Err(Error::usage(&label, "--models has an empty name"));
+    }
+
+    let exe =
+        match crate::lane::script::eval_program(&label, &files, &checked, &args.function, ctx)? {
+            Ok(exe) => exe,
+            Err(code) => return Ok(code),
+        };
+    // Jobs: model × case × repeat, numbered in that order.
+    let k = args.repeat as usize;
+    let mut jobs = String::new();
+    for (m, model) in models.iter().enumerate() {
+        for (c, case) in cases.iter().enumerate() {
+            for r in 0..k {
+                let job = (m * cases.len() + c) * k + r;
+                let line = json!({"job": job, "case": c, "model": model, "args": case.args,
+                    "expected": case.expected});
+                jobs.push_str(&line.to_string());
+                jobs.push('\n');
+            }
+        }
+    }
+    let mut child = Command::new(&exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| Error::failure(&label, format!("cannot run the eval program: {e}")))?;
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        return Err(Error::failure(
+            &label,
+            "the eval program has no input or output",
+        ));
+    };
+    // Written from a thread: the program answers while it reads.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(jobs.as_bytes());
+    });
+    let mut runs = vec![Run::default(); models.len() * cases.len() * k];
+    let mut invalid: Vec<(Option<usize>, String)> = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let Some(event) = line
+            .strip_prefix(CALL_EVENT_PREFIX)
+            .and_then(|e| serde_json::from_str::<Value>(e).ok())
+        else {
+            // The function's own `print`s: not ours to show on stdout.
+            eprintln!("{line}");
+            continue;
+        };
+        match event["kind"].as_str() {
+            Some("invalid") => invalid.push((
+                event["case"].as_u64().map(|c| c as usize),
+                event["message"].as_str().unwrap_or("").to_owned(),
+            )),
+            Some("run") => {
+                let Some(run) = event["job"].as_u64().and_then(|j| runs.get_mut(j as usize)) else {
+                    continue;
+                };
+                *run = read_run(&event);
+            }
+            _ => {}
+        }
+    }
+    let _ = writer.join();
+    let status = child
+        .wait()
+        .map_err(|e| Error::failure(&label, format!("the eval program: {e}")))?;
+    if let Some((case, message)) = invalid.first() {
+        let at = match case.and_then(|c| cases.get(c)) {
+            Some(case) => format!("{cases_label}:{}", case.line),
+            None => cases_label.clone(),
+        };
+        let more = if invalid.len() > 1 {
+            format!(" (and {} more cases)", invalid.len() - 1)
+        } else {
+            String::new()
+        };
+        return Err(Error::usage(
+            at,
+            format!(
+                "the case does not fit `{}`: {message}{more}; nothing was sent",
+                decl.name
+            ),
+        ));
+    }
+    if let Some(missing) = runs.iter().position(|r| !r.reported) {
+        return Err(Error::failure(
+            &label,
+            format!("the eval program ended ({status}) without the outcome of run {missing}"),
+        ));
+    }
+
+    let mut summaries = Vec::new();
+    let mut gate_ok = true;
+    for (m, model) in models.iter().enumerate() {
+        let name = model
+            .clone()
+            .unwrap_or_else(|| "(the function's model)".into());
+        let mut score = Score::default();
+        for (c, case) in cases.iter().enumerate() {
+            let mut passed = 0;
+            for r in 0..k {
+                let run = &runs[(m * cases.len() + c) * k + r];
+                let verdict = judge(run, case.expected.as_ref());
+                score.add(run, &verdict);
+                if verdict.pass {
+                    passed += 1;
+                } else {
+                    score
+                        .failures
+                        .push(json!({"case": case.line, "repeat": r, "reason": verdict.reason}));
+                }
+                if ctx.json() {
+                    let line = json!({
+                        "envelope_version": ENVELOPE_VERSION,
+                        "command": "eval",
+                        "kind": "case",
+                        "model": name,
+                        "case": case.line,
+                        "repeat": r,
+                        "ok": verdict.pass,
+                        "value": run.value,
+                        "reason": verdict.reason,
+                        "fields": verdict.fields,
+                        "latency_ms": run.latency_ms,
+                    });
+                    output::emit_line(&line.to_string());
+                }
+            }
+            score
+                .stability
+                .push(json!({"case": case.line, "passed": passed, "of": k}));
+        }
+        let summary = score.summary(&name, cases.len(), args.min_pass);
+        if summary["min_pass_met"] == Value::Bool(false) {
+            gate_ok = false;
+        }
+        summaries.push(summary);
+    }
+    if ctx.json() {
+        let line = json!({
+            "envelope_version": ENVELOPE_VERSION,
+            "command": "eval",
+            "kind": "summary",
+            "file_path": label,
+            "ok": gate_ok,
+            "function": args.function,
+            "cases": cases.len(),
+            "repeat": k,
+            "min_pass": args.min_pass,
+            "models": summaries,
+        });
+        output::emit_line(&line.to_string());
+    } else {
+        print_table(&args.function, cases.len(), k, &summaries);
+    }
+    Ok(if gate_ok {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    })
+}
+
+/// The cases of `path`: a clear usage error naming the line for one that
+/// is not a JSON object with `args` fitting the function's parameters.
+fn read_cases(
+    path: &std::path::Path,
+    label: &str,
+    decl: &vox_codegen::AiFunctionDecl,
+) -> Result<Vec<Case>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::usage(label, format!("cannot read the cases: {e}")))?;
+    let mut cases = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{label}:{}", i + 1);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| Error::usage(at(), format!("the case is not JSON: {e}")))?;
+        let Value::Object(mut map) = value else {
+            return Err(Error::usage(
+                at(),
+                "a case is a JSON object, `{\"args\": {…}, \"expected\": …}`",
+            ));
+        };
+        if let Some(unknown) = map
+            .keys()
+            .find(|k| !matches!(k.as_str(), "args" | "expected"))
+        {
+            return Err(Error::usage(
+                at(),
+                format!("a case has `args` and `expected`, not `{unknown}`"),
+            ));
+        }
+        let args = map.remove("args").unwrap_or_else(|| json!({}));
+        let args = crate::call::check_arguments(&args.to_string(), decl)
+            .map_err(|m| Error::usage(at(), m.replace("--args", "`args`")))?;
+        cases.push(Case {
+            line: i + 1,
+            args,
+            expected: map.remove("expected").filter(|e| !e.is_null()),
+        });
+    }
+    if cases.is_empty() {
+        return Err(Error::usage(label, "the file has no cases"));
+    }
+    Ok(cases)
+}
+
+fn read_run(event: &Value) -> Run {
+    let usage = &event["usage"];
+    let count = |k: &str| usage[k].as_u64().unwrap_or(0);
+    Run {
+        ok: event["ok"] == Value::Bool(true),
+        value: event.get("value").cloned(),
+        message: event["message"].as_str().map(str::to_owned),
+        latency_ms: event["latency_ms"].as_f64().unwrap_or(0.0),
+        usage: [
+            count("input_tokens"),
+            count("output_tokens"),
+            count("cached_tokens"),
+            count("reasoning_tokens"),
+        ],
+        cost_usd: event["cost_usd"].as_f64(),
+        reported: true,
+    }
+}
+
+/// How one run scored.
+struct Verdict {
+    pass: bool,
+    reason: Option<String>,
+    /// Per field of an expected record: whether the value's is equal.
+    fields: Option<BTreeMap<String, bool>>,
+}
+
+/// A run passes when the call succeeded and its value equals the expected
+/// one (numbers by value: `7` is `7.0`); a record is also scored field by
+/// field.
+fn judge(run: &Run, expected: Option<&Value>) -> Verdict {
+    if !run.ok {
+        return Verdict {
+            pass: false,
+            reason: Some(format!(
+                "the call failed: {}",
+                run.message.as_deref().unwrap_or("(no message)")
+            )),
+            fields: expected
+                .and_then(Value::as_object)
+                .map(|e| e.keys().map(|k| (k.clone(), false)).collect()),
+        };
+    }
+    let Some(expected) = expected else {
+        return Verdict {
+            pass: true,
+            reason: None,
+            fields: None,
+        };
+    };
+    let value = run.value.clone().unwrap_or(Value::Null);
+    let (fields, wrong) = match (expected.as_object(), value.as_object()) {
+        (Some(e), Some(v)) => {
+            let mut fields = BTreeMap::new();
+            let mut wrong = Vec::new();
+            for (key, want) in e {
+                let got = v.get(key).unwrap_or(&Value::Null);
+                let same = equal(want, got);
+                if !same {
+                    wrong.push(format!("`{key}`: expected {want}, got {got}"));
+                }
+                fields.insert(key.clone(), same);
+            }
+            (Some(fields), wrong)
+        }
+        _ if equal(expected, &value) => (None, Vec::new()),
+        _ => (None, vec![format!("expected {expected}, got {value}")]),
+    };
+    Verdict {
+        pass: wrong.is_empty(),
+        reason: (!wrong.is_empty()).then(|| wrong.join("; ")),
+        fields,
+    }
+}
+
+/// JSON equality with numbers compared by value.
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// One model's totals.
+#[derive(Default)]
+struct Score {
+    runs: usize,
+    passed: usize,
+    fields: BTreeMap<String, (usize, usize)>,
+    latencies: Vec<f64>,
+    usage: [u64; 4],
+    cost: Option<f64>,
+    unpriced: bool,
+    failures: Vec<Value>,
+    stability: Vec<Value>,
+}
+
+impl Score {
+    fn add(&mut self, run: &Run, verdict: &Verdict) {
+        self.runs += 1;
+        self.passed += usize::from(verdict.pass);
+        for (field, right) in verdict.fields.iter().flatten() {
+            let slot = self.fields.entry(field.clone()).or_default();
+            slot.0 += usize::from(*right);
+            slot.1 += 1;
+        }
+        self.latencies.push(run.latency_ms);
+        for (total, n) in self.usage.iter_mut().zip(run.usage) {
+            *total += n;
+        }
+        match run.cost_usd {
+            Some(c) => self.cost = Some(self.cost.unwrap_or(0.0) + c),
+            None if run.usage[0] + run.usage[1] > 0 => self.unpriced = true,
+            None => {}
+        }
+    }
+
+    fn summary(mut self, model: &str, cases: usize, min_pass: Option<f64>) -> Value {
+        self.latencies.sort_by(f64::total_cmp);
+        let pass_rate = self.passed as f64 / self.runs.max(1) as f64;
+        let field_accuracy: BTreeMap<&String, f64> = self
+            .fields
+            .iter()
+            .map(|(k, (right, of))| (k, *right as f64 / (*of).max(1) as f64))
+            .collect();
+        json!({
+            "model": model,
+            "pass_rate": pass_rate,
+            "passed": self.passed,
+            "runs": self.runs,
+            "cases": cases,
+            "field_accuracy": field_accuracy,
+            "stability": self.stability,
+            "failures": self.failures,
+            "latency_ms": {"p50": percentile(&self.latencies, 0.50), "p95": percentile(&self.latencies, 0.95)},
+            "usage": {"input_tokens": self.usage[0], "output_tokens": self.usage[1],
+                "cached_tokens": self.usage[2], "reasoning_tokens": self.usage[3]},
+            "cost_usd": if self.unpriced { None } else { Some(self.cost.unwrap_or(0.0)) },
+            "min_pass_met": min_pass.map(|x| pass_rate >= x),
+        })
+    }
+}
+
+/// The `q` quantile of sorted `xs` (nearest rank); 0 for none.
+fn percentile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    xs[rank - 1]
+}
+
+fn print_table(function: &str, cases: usize, k: usize, summaries: &[Value]) {
+    println!(
+        "eval {function}: {cases} cases × {k} run{} per model",
+        if k == 1 { "" } else { "s" }
+    );
+    println!(
+        "{:<28} {:>9} {:>7} {:>9} {:>9} {:>17} {:>11}",
+        "model", "passed", "rate", "p50 ms", "p95 ms", "tokens in/out", "cost"
+    );
+    for s in summaries {
+        let cost = s["cost_usd"]
+            .as_f64()
+            .map_or("unknown".to_owned(), |c| format!("${c:.6}"));
+        println!(
+            "{:<28} {:>9} {:>7.3} {:>9.1} {:>9.1} {:>17} {:>11}",
+            s["model"].as_str().unwrap_or(""),
+            format!("{}/{}", s["passed"], s["runs"]),
+            s["pass_rate"].as_f64().unwrap_or(0.0),
+            s["latency_ms"]["p50"].as_f64().unwrap_or(0.0),
+            s["latency_ms"]["p95"].as_f64().unwrap_or(0.0),
+            format!(
+                "{}/{}",
+                s["usage"]["input_tokens"], s["usage"]["output_tokens"]
+            ),
+            cost
+        );
+        if let Some(fields) = s["field_accuracy"].as_object().filter(|f| !f.is_empty()) {
+            let shown: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{k} {:.0}%", v.as_f64().unwrap_or(0.0) * 100.0))
+                .collect();
+            println!("    fields: {}", shown.join(", "));
+        }
+        for f in s["failures"].as_array().into_iter().flatten() {
+            println!(
+                "    case at line {} (run {}): {}",
+                f["case"],
+                f["repeat"].as_u64().unwrap_or(0) + 1,
+                f["reason"].as_str().unwrap_or("")
+            );
+        }
+        if s["min_pass_met"] == Value::Bool(false) {
+            println!("    under --min-pass");
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! `cargo vox eval` end to end (docs/eval.md): two scripted models on a
+//! loopback server answering 18 and 14 of 20 cases right give pass rates
+//! 0.90 and 0.70 exactly, with per-field accuracy, each failure's reason,
+//! stability over repeats, tokens and cost; `--min-pass` gates; bad case
+//! files are usage errors naming the line, with nothing sent. No request
+//! leaves 127.0.0.1: the environment is cleared.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-vox");
+
+const SCRIPT: &str = r#"type Weight {
+    value: int
+    unit: str
+}
+
+/// Read the weight after the hash sign.
+@ai(structured_output = Weight, model = "gpt-4o-mini")
+@uses(net)
+fn read_weight(text: str) to Weight {
+    return Weight { value: 0, unit: "kg" }
+}
+"#;
+
+fn setup(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "vox-eval-cli-{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("weight.vox"), SCRIPT).unwrap();
+    let cases: String = (1..=20)
+        .map(|i| {
+            json!({"args": {"text": format!("#n={i}")}, "expected": {"value": i, "unit": "kg"}})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("cases.jsonl"), cases).unwrap();
+    dir
+}
+
+/// `cargo vox ARGS` in `dir` with only `env` set (and what cargo needs).
+fn cargo_vox(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("VOX_SCRIPT_CACHE", dir.join("cache"))
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(BIN).parent().unwrap().parent().unwrap(),
+        )
+        .env("CARGO_NET_OFFLINE", "true");
+    for var in ["CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"] {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args).output().unwrap()
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("stdout is JSONL only"))
+        .collect()
+}
+
+/// A chat-completions server on 127.0.0.1 that answers the weight in the
+/// request's `#n=K`, wrongly for some cases depending on the model:
+/// `model-a` gets the value of cases 3 and 11 wrong; `model-b` the unit of
+/// cases 1 and 2 and the value of 3 to 6, and case 20 right only the first
+/// time it is asked. Counts the requests.
+fn models_server() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = count.clone();
+    let asked: Arc<Mutex<std::collections::HashMap<(String, u64), usize>>> = Arc::default();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            counted.fetch_add(1, Ordering::SeqCst);
+            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let model = request["model"].as_str().unwrap_or("").to_owned();
+            let text = request.to_string();
+            let n: u64 = text
+                .rsplit_once("#n=")
+                .map(|(_, rest)| {
+                    rest.chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>()
+                })
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(0);
+            let times = {
+                let mut asked = asked.lock().unwrap();
+                let slot = asked.entry((model.clone(), n)).or_default();
+                *slot += 1;
+                *slot
+            };
+            let (value, unit) = match (model.as_str(), n) {
+                ("model-a", 3 | 11) => (n + 100, "kg"),
+                ("model-b", 1 | 2) => (n, "lb"),
+                ("model-b", 3..=6) => (n + 100, "kg"),
+                ("model-b", 20) if times > 1 => (0, "kg"),
+                _ => (n, "kg"),
+            };
+            let content = json!({"value": value, "unit": unit}).to_string();
+            let reply = json!({
+                "id": "chatcmpl-eval", "object": "chat.completion", "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    (url, count)
+}
+
+fn env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("VOX_LLM_PROVIDER", "compatible".into()),
+        ("VOX_LLM_BASE_URL", url.into()),
+        ("VOX_LLM_API_KEY", "sk-eval-test".into()),
+        ("VOX_LLM_MAX_RETRIES", "0".into()),
+        // model-a has a price, model-b none.
+        ("VOX_LLM_PRICES", "model-a=1.0,2.0".into()),
+    ]
+}
+
+fn run(dir: &Path, env: &[(&'static str, String)], args: &[&str]) -> Output {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    cargo_vox(dir, &env, args)
+}
+
+#[test]
+fn two_models_are_scored_side_by_side_and_gated() {
+    let dir = setup("two-models");
+    let (url, requests) = models_server();
+    let env = env(&url);
+    let base = [
+        "--json",
+        "eval",
+        "read_weight",
+        "weight.vox",
+        "--cases",
+        "cases.jsonl",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--models", "model-a,model-b", "--min-pass", "0.85"]);
+    let out = run(&dir, &env, &args);
+    let lines = json_lines(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // model-b is under 0.85: the gate fails.
+    assert_eq!(out.status.code(), Some(1), "{lines:#?}\n{stderr}");
+    assert_eq!(requests.load(Ordering::SeqCst), 40);
+    let cases: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "case").collect();
+    assert_eq!(cases.len(), 40);
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["kind"], "summary");
+    assert_eq!(summary["command"], "eval");
+    assert_eq!(summary["ok"], false);
+    let models = summary["models"].as_array().unwrap();
+    let (a, b) = (&models[0], &models[1]);
+    assert_eq!(a["model"], "model-a");
+    assert_eq!(
+        (a["pass_rate"].as_f64(), a["passed"].as_u64()),
+        (Some(0.9), Some(18))
+    );
+    assert_eq!(a["cases"], 20);
+    assert_eq!(b["model"], "model-b");
+    assert_eq!(
+        (b["pass_rate"].as_f64(), b["passed"].as_u64()),
+        (Some(0.7), Some(14))
+    );
+    // Per-field accuracy: a misses two values; b four values and two units.
+    assert_eq!(a["field_accuracy"], json!({"unit": 1.0, "value": 0.9}));
+    assert_eq!(b["field_accuracy"], json!({"unit": 0.9, "value": 0.8}));
+    // Each failure's reason, by the case's line.
+    let failures = a["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 2);
+    assert_eq!(failures[0]["case"], 3);
+    assert_eq!(failures[0]["reason"], "`value`: expected 3, got 103");
+    assert_eq!(
+        b["failures"][0]["reason"], "`unit`: expected \"kg\", got \"lb\"",
+        "{b:#?}"
+    );
+    // Tokens are the server's usage summed; the cost is model-a's price.
+    assert_eq!(
+        a["usage"],
+        json!({"input_tokens": 200, "output_tokens": 100, "cached_tokens": 0, "reasoning_tokens": 0})
+    );
+    let cost = a["cost_usd"].as_f64().unwrap();
+    assert!(
+        (cost - 20.0 * (10.0 + 5.0 * 2.0) / 1e6).abs() < 1e-12,
+        "{cost}"
+    );
+    assert_eq!(b["cost_usd"], Value::Null, "model-b has no price");
+    assert_eq!(
+        (a["min_pass_met"].as_bool(), b["min_pass_met"].as_bool()),
+        (Some(true), Some(false))
+    );
+    // A case envelope says what was wrong.
+    let wrong = cases
+        .iter()
+        .find(|c| c["model"] == "model-a" && c["case"] == 11)
+        .unwrap();
+    assert_eq!(wrong["ok"], false);
+    assert_eq!(wrong["fields"], json!({"unit": true, "value": false}));
+
+    // model-a alone passes the gate.
+    let mut args = base.to_vec();
+    args.extend(["--models", "model-a", "--min-pass", "0.85"]);
+    let out = run(&dir, &env, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_lines(&out).last().unwrap()["ok"], true);
+
+    // Three runs per case: model-b, asked case 20 once already (and right
+    // then), gets it wrong every time now; case 7 always right.
+    let mut args = base.to_vec();
+    args.extend(["--models", "model-b", "--repeat", "3"]);
+    let out = run(&dir, &env, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = json_lines(&out).pop().unwrap();
+    let stability = summary["models"][0]["stability"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let of = |line: u64| {
+        stability
+            .iter()
+            .find(|s| s["case"] == line)
+            .map(|s| (s["passed"].as_u64().unwrap(), s["of"].as_u64().unwrap()))
+    };
+    assert_eq!(of(20), Some((0, 3)), "{stability:?}");
+    assert_eq!(of(7), Some((3, 3)));
+    assert_eq!(of(3), Some((0, 3)));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_case_files_name_the_line_and_send_nothing() {
+    let dir = setup("bad-cases");
+    let (url, requests) = models_server();
+    let env = env(&url);
+    for (cases, line, says) in [
+        ("{\"args\":{\"text\":\"#n=1\"}}\nnot json\n", 2, "not JSON"),
+        ("{\"args\":{\"txt\":\"#n=1\"}}\n", 1, "no parameter `txt`"),
+        ("{\"args\":{\"text\":\"a\"},\"expected\":{\"value\":1,\"unit\":\"kg\"}}\n{\"args\":{\"text\":5}}\n", 2, "arguments do not fit"),
+        ("{\"args\":{\"text\":\"a\"},\"expected\":{\"value\":\"heavy\",\"unit\":\"kg\"}}\n", 1, "expected value is not of the return type"),
+    ] {
+        std::fs::write(dir.join("bad.jsonl"), cases).unwrap();
+        let out = run(
+            &dir,
+            &env,
+            &["--json", "eval", "read_weight", "weight.vox", "--cases", "bad.jsonl"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{cases}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(&format!("bad.jsonl:{line}")), "{cases}: {text}");
+        assert!(text.contains(says), "{cases}: {text}");
+    }
+    assert_eq!(requests.load(Ordering::SeqCst), 0, "nothing is sent");
+    std::fs::remove_dir_all(&dir).ok();
+}
