@@ -43,6 +43,10 @@ pub struct EvalArgs {
     /// Exit 1 when a model's pass rate is under this (0 to 1).
     #[arg(long, value_name = "X")]
     pub min_pass: Option<f64>,
+    /// A file whose text replaces the function's doc comment for this run (to compare a
+    /// rewording without editing the source).
+    #[arg(long, value_name = "FILE")]
+    pub instruction: Option<PathBuf>,
 }
 
 /// One case of the file.
@@ -91,6 +95,20 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             format!("--min-pass {x}: a pass rate is between 0 and 1"),
         ));
     }
+    let instruction = match &args.instruction {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| {
+                    Error::usage(
+                        path.display().to_string(),
+                        format!("cannot read the instruction: {e}"),
+                    )
+                })?
+                .trim()
+                .to_owned(),
+        ),
+        None => None,
+    };
     let cases_label = args.cases.display().to_string();
     let cases = read_cases(&args.cases, &cases_label, &decl)?;
     let models: Vec<Option<String>> = if args.models.is_empty() {
@@ -118,7 +136,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             for r in 0..k {
                 let job = (m * cases.len() + c) * k + r;
                 let line = json!({"job": job, "case": c, "model": model, "args": case.args,
-                    "expected": case.expected});
+                    "expected": case.expected, "instruction": instruction});
                 jobs.push_str(&line.to_string());
                 jobs.push('\n');
             }
@@ -254,6 +272,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             "cases": cases.len(),
             "repeat": k,
             "min_pass": args.min_pass,
+            "instruction": args.instruction.as_ref().map(|p| p.display().to_string()),
             "models": summaries,
         });
         output::emit_line(&line.to_string());

@@ -37,7 +37,8 @@ use crate::wire::{RequestParts, Wire};
 /// temperature, `response_format`), so a call only renders its arguments.
 pub struct AiFunction {
     name: &'static str,
-    instruction: &'static str,
+    /// The doc comment, or a call's own (`CallOptions::instruction`).
+    instruction: Cow<'static, str>,
     model: Option<&'static str>,
     temperature: Option<f64>,
     max_iterations: u32,
@@ -60,7 +61,7 @@ impl AiFunction {
     pub(crate) fn parts_of(&self) -> crate::wire::PartsOf<'_> {
         crate::wire::PartsOf {
             name: self.name,
-            instruction: self.instruction,
+            instruction: &self.instruction,
             output: self.output(),
             temperature: self.temperature,
         }
@@ -77,7 +78,7 @@ impl AiFunction {
     ) -> AiFunction {
         AiFunction {
             name,
-            instruction,
+            instruction: Cow::Borrowed(instruction),
             model: None,
             temperature: None,
             max_iterations: 1,
@@ -157,8 +158,8 @@ impl AiFunction {
     }
 
     /// The function's doc comment (may be empty): the prompt's instruction.
-    pub fn instruction(&self) -> &'static str {
-        self.instruction
+    pub fn instruction(&self) -> &str {
+        &self.instruction
     }
 
     /// The model set on the function; `None` uses the configured default.
@@ -189,37 +190,66 @@ impl AiFunction {
         }
     }
 
-    /// This function for one call whose run-time category types take the
-    /// values `categories` gives them (docs/runtime.md, "Categories at run
-    /// time"): `None` when its schema has no such type, else a copy whose
-    /// schema lists exactly those values. An error, before anything is
-    /// sent, when a type has no values, or the filled-in schema crosses a
-    /// strict-mode limit.
-    pub(crate) fn with_categories(
+    /// This function for one call with `options`: its run-time category
+    /// types take the values the options give them (docs/runtime.md,
+    /// "Categories at run time"), and the options' instruction replaces the
+    /// doc comment. `None` when neither changes anything, else a copy. An
+    /// error, before anything is sent, when a category type has no values,
+    /// or the filled-in schema crosses a strict-mode limit.
+    pub(crate) fn for_call(
         &self,
-        categories: &crate::categories::Categories,
+        options: &crate::CallOptions,
     ) -> Result<Option<AiFunction>, Error> {
         let output = self.output();
-        if !output.needs_categories() {
+        let fill = output.needs_categories();
+        let instruction = options
+            .instruction
+            .as_deref()
+            .filter(|i| *i != &*self.instruction);
+        if !fill && instruction.is_none() {
             return Ok(None);
         }
-        let json = crate::categories::fill(self.name, output.try_value()?, categories)?;
-        Ok(Some(AiFunction {
+        let schema = if fill {
+            let json = crate::categories::fill(
+                self.name,
+                output.try_value()?,
+                options.categories_given(),
+            )?;
+            OutputSchema::filled(output.name(), json, output.is_wrapped())
+        } else {
+            // A call's own copy of an already filled schema.
+            match &self.output {
+                Output::Static(s) => {
+                    return Ok(Some(self.copy(Output::Static(s), instruction)));
+                }
+                Output::Filled(s) => {
+                    OutputSchema::filled(s.name(), s.json_text().to_owned(), s.is_wrapped())
+                }
+            }
+        };
+        Ok(Some(
+            self.copy(Output::Filled(Box::new(schema)), instruction),
+        ))
+    }
+
+    /// This function with `output`, and `instruction` instead of its own
+    /// when given: a call's own copy, whose request parts it builds anew.
+    fn copy(&self, output: Output, instruction: Option<&str>) -> AiFunction {
+        AiFunction {
             name: self.name,
-            instruction: self.instruction,
+            instruction: match instruction {
+                Some(text) => Cow::Owned(text.to_owned()),
+                None => self.instruction.clone(),
+            },
             model: self.model,
             temperature: self.temperature,
             max_iterations: self.max_iterations,
             max_tokens: self.max_tokens,
             fallback: self.fallback,
-            output: Output::Filled(Box::new(OutputSchema::filled(
-                output.name(),
-                json,
-                output.is_wrapped(),
-            ))),
+            output,
             test_cassettes: self.test_cassettes,
             request_parts: OnceLock::new(),
-        }))
+        }
     }
 
     /// The constant parts of this function's requests in the shape `wire`

@@ -570,7 +570,7 @@ impl Client {
     {
         // Run-time categories are filled in here, so the partials follow
         // the schema the call sends.
-        let filled = function.with_categories(options.categories_given());
+        let filled = function.for_call(&options);
         let output = match &filled {
             Ok(Some(filled)) => filled.output(),
             _ => function.output(),
@@ -628,7 +628,7 @@ impl Client {
         // Run-time categories: this call's own function, whose schema
         // lists the values the options give (an error before anything is
         // sent when they are missing or too many).
-        let filled = function.with_categories(options.categories_given())?;
+        let filled = function.for_call(options)?;
         let function = filled.as_ref().unwrap_or(function);
         let config = &self.inner.config;
         let network = self.inner.network.as_ref();

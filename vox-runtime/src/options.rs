@@ -28,6 +28,7 @@ pub struct CallOptions {
     pub(crate) token_budget: Option<u64>,
     pub(crate) report: Option<crate::ReportHandle>,
     pub(crate) categories: Option<crate::categories::Categories>,
+    pub(crate) instruction: Option<String>,
 }
 
 impl CallOptions {
@@ -42,6 +43,7 @@ impl CallOptions {
         token_budget: None,
         report: None,
         categories: None,
+        instruction: None,
     };
 
     /// No change yet (the same as [`CallOptions::DEFAULT`]).
@@ -127,6 +129,15 @@ impl CallOptions {
             type_name.to_owned(),
             values.into_iter().map(Into::into).collect(),
         );
+        self
+    }
+
+    /// The task the model is given instead of the function's doc comment,
+    /// for this call (to try a rewording without a rebuild; `cargo vox eval
+    /// --instruction`). The cassette key includes it, so a reworded call
+    /// never replays the old wording's reply.
+    pub fn instruction(mut self, text: impl Into<String>) -> CallOptions {
+        self.instruction = Some(text.into());
         self
     }
 

@@ -16,7 +16,7 @@ use crate::error::Error;
 pub struct OutputSchema {
     name: &'static str,
     /// The generated text; a call's own for a schema whose run-time
-    /// categories were filled in ([`AiFunction::with_categories`]).
+    /// categories were filled in (`AiFunction::for_call`).
     json: Cow<'static, str>,
     wrapped: bool,
     parsed: OnceLock<Result<ParsedSchema, String>>,

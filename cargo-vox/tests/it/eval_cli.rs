@@ -115,7 +115,11 @@ fn models_server() -> (String, Arc<AtomicUsize>) {
             let _ = reader.read_exact(&mut body);
             counted.fetch_add(1, Ordering::SeqCst);
             let request: Value = serde_json::from_slice(&body).unwrap_or_default();
-            let model = request["model"].as_str().unwrap_or("").to_owned();
+            let mut model = request["model"].as_str().unwrap_or("").to_owned();
+            // A reworded instruction makes model-b as good as model-a.
+            if request.to_string().contains("Weigh it carefully.") {
+                model = "model-a".into();
+            }
             let text = request.to_string();
             let n: u64 = text
                 .rsplit_once("#n=")
@@ -285,6 +289,20 @@ fn two_models_are_scored_side_by_side_and_gated() {
     assert_eq!(of(20), Some((0, 3)), "{stability:?}");
     assert_eq!(of(7), Some((3, 3)));
     assert_eq!(of(3), Some((0, 3)));
+
+    // --instruction replaces the doc comment for the run: the server
+    // answers model-b's reworded requests as model-a's.
+    std::fs::write(dir.join("reworded.txt"), "Weigh it carefully.\n").unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--models", "model-b", "--instruction", "reworded.txt"]);
+    let out = run(&dir, &env, &args);
+    let summary = json_lines(&out).pop().unwrap();
+    assert_eq!(summary["instruction"], "reworded.txt");
+    assert_eq!(
+        summary["models"][0]["pass_rate"].as_f64(),
+        Some(0.9),
+        "{summary:#?}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

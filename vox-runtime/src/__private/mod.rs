@@ -162,7 +162,8 @@ where
 
 /// The loop of the program `cargo vox eval` builds for an `@ai` function
 /// (docs/eval.md): standard input holds one JSON job per line,
-/// `{"job": N, "case": C, "model": "…" or null, "args": {…}, "expected": …}`.
+/// `{"job": N, "case": C, "model": "…" or null, "args": {…}, "expected": …,
+/// "instruction": "…" or null}` (an instruction replaces the doc comment).
 /// First every case is checked — its arguments fit the parameters and its
 /// `expected` value (if any) is of the return type — and a case that does
 /// not is one `{"kind": "invalid", "case": C, "message": …}` line; then the
@@ -235,11 +236,14 @@ pub fn eval_main<P, T>(
         let mut running = tokio::task::JoinSet::new();
         for job in jobs {
             let report = crate::ReportHandle::new();
-            let options = match job["model"].as_str().filter(|m| !m.trim().is_empty()) {
+            let mut options = match job["model"].as_str().filter(|m| !m.trim().is_empty()) {
                 Some(model) => crate::CallOptions::new().model(model.trim()),
                 None => crate::CallOptions::new(),
             }
             .report(&report);
+            if let Some(instruction) = job["instruction"].as_str() {
+                options = options.instruction(instruction);
+            }
             let stream = match start(&job["args"], &options) {
                 Ok(stream) => stream,
                 Err(e) => {

@@ -261,7 +261,7 @@ impl Client {
         C: ValueCheck<T>,
     {
         // Run-time categories: one set for every item of the batch.
-        let filled = function.with_categories(options.call.categories_given())?;
+        let filled = function.for_call(&options.call)?;
         let function = filled.as_ref().unwrap_or(function);
         let (provider, model) = self.first_target(function, &options.call);
         let engine = Engine::of(provider)?;

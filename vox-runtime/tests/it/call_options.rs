@@ -80,6 +80,27 @@ async fn unset_options_keep_the_compiled_settings_and_set_ones_replace_them() {
     assert_eq!(changed["max_completion_tokens"], 99);
 }
 
+/// A call's own instruction replaces the doc comment in the system
+/// message (the rest of the function unchanged), and the next call without
+/// one is back to the doc comment.
+#[tokio::test]
+async fn an_instruction_option_replaces_the_doc_comment_for_that_call() {
+    let transport = MemoryTransport::new().otherwise(|_| chat(r#"{"name":"Anna"}"#, 10, 2));
+    let client = client(&transport);
+    let reworded = CallOptions::new().instruction("Give the person's first name only.");
+    call(&client, &reworded).await.unwrap();
+    call(&client, &CallOptions::new()).await.unwrap();
+    let system = |i: usize| transport.requests()[i].json()["messages"][0]["content"].to_string();
+    assert!(
+        system(0).contains("Give the person's first name only."),
+        "{}",
+        system(0)
+    );
+    assert!(!system(0).contains("Read the contact."), "{}", system(0));
+    assert!(system(1).contains("Read the contact."), "{}", system(1));
+    assert_eq!(transport.requests()[0].json()["temperature"], 0.2);
+}
+
 #[tokio::test]
 async fn a_provider_prefixed_model_goes_to_that_provider_without_a_rebuild() {
     let transport = MemoryTransport::new()
