@@ -146,7 +146,7 @@ fn record_usage(span: &Span, usage: &Usage) {
 }
 
 /// The conversation of an attempt and its reply, recorded on its span only
-/// when the configuration opts in (`VOX_TRACE_CONTENT=1`), already
+/// when the configuration opts in (`VOX_LLM_TRACE_CONTENT=1`), already
 /// redacted.
 pub(crate) fn record_content(span: &Span, instruction: &str, input: &str, output: Option<&str>) {
     if span.is_disabled() {

@@ -168,7 +168,7 @@ where
 /// `expected` value (if any) is of the return type — and a case that does
 /// not is one `{"kind": "invalid", "case": C, "message": …}` line; then the
 /// program exits 2 having sent nothing. Otherwise every job runs (at most
-/// `VOX_EVAL_CONCURRENCY`, default 16, at once; the client's own cap
+/// `VOX_LLM_EVAL_CONCURRENCY`, default 16, at once; the client's own cap
 /// holds beneath), each answered by one
 /// `{"kind": "run", "job": N, "ok": …, "value" | "message": …,
 /// "attempts", "latency_ms", "usage", "cost_usd"}` line as it finishes,
@@ -226,7 +226,7 @@ pub fn eval_main<P, T>(
     if invalid {
         std::process::exit(2);
     }
-    let concurrency = std::env::var("VOX_EVAL_CONCURRENCY")
+    let concurrency = std::env::var("VOX_LLM_EVAL_CONCURRENCY")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|n| *n > 0)

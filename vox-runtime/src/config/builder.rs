@@ -279,7 +279,7 @@ impl ConfigBuilder {
     /// Records each attempt's prompt (the instruction and the arguments)
     /// and reply, redacted, on its tracing span as
     /// `gen_ai.system_instructions`, `gen_ai.input.messages` and
-    /// `gen_ai.output.messages` (`VOX_TRACE_CONTENT=1`). Off by default:
+    /// `gen_ai.output.messages` (`VOX_LLM_TRACE_CONTENT=1`). Off by default:
     /// spans carry no prompt or reply text, and never a key
     /// (docs/runtime.md, "OpenTelemetry").
     pub fn trace_content(mut self, on: bool) -> Self {

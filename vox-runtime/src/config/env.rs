@@ -31,7 +31,7 @@ impl Config {
     /// | `VOX_LLM_CACHE_MAX_MB` | the reply cache's bound in MiB (default 64) |
     /// | `VOX_LLM_TEST` | `1`: every call is a test's (`cargo vox test` sets it), see [`ConfigBuilder::test_build`] |
     /// | `VOX_LLM_LIVE` | `1`: tests may call the provider without a cassette, see [`ConfigBuilder::live_in_tests`] |
-    /// | `VOX_TRACE_CONTENT` | `1`: tracing spans carry each attempt's prompt and reply, see [`ConfigBuilder::trace_content`] |
+    /// | `VOX_LLM_TRACE_CONTENT` | `1`: tracing spans carry each attempt's prompt and reply, see [`ConfigBuilder::trace_content`] |
     ///
     /// Empty values count as unset.
     pub fn from_env() -> Result<Config, Error> {
@@ -205,7 +205,7 @@ impl Config {
         builder = builder
             .test_build(flag(var("VOX_LLM_TEST"), "VOX_LLM_TEST")?)
             .live_in_tests(flag(var("VOX_LLM_LIVE"), "VOX_LLM_LIVE")?)
-            .trace_content(flag(var("VOX_TRACE_CONTENT"), "VOX_TRACE_CONTENT")?);
+            .trace_content(flag(var("VOX_LLM_TRACE_CONTENT"), "VOX_LLM_TRACE_CONTENT")?);
         builder.build().map_err(|e| match e {
             Error::Config(msg) => Error::Config(format!("{msg} (configured from the environment)")),
             other => other,

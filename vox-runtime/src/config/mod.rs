@@ -206,7 +206,7 @@ pub struct Config {
     pub(crate) test_build: bool,
     /// Tests may ask the provider without a cassette (`VOX_LLM_LIVE`).
     pub(crate) live_in_tests: bool,
-    /// Tracing spans carry the prompt and the reply (`VOX_TRACE_CONTENT`).
+    /// Tracing spans carry the prompt and the reply (`VOX_LLM_TRACE_CONTENT`).
     pub(crate) trace_content: bool,
 }
 

@@ -336,7 +336,7 @@ fn an_otlp_http_receiver_on_loopback_receives_the_example_s_spans() {
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
         .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env_remove("VOX_LLM_PROVIDER")
-        .env_remove("VOX_TRACE_CONTENT")
+        .env_remove("VOX_LLM_TRACE_CONTENT")
         .output()
         .unwrap();
     assert!(
