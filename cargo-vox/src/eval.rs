@@ -47,6 +47,10 @@ pub struct EvalArgs {
     /// rewording without editing the source).
     #[arg(long, value_name = "FILE")]
     pub instruction: Option<PathBuf>,
+    /// Ask the models and record their replies (and each run's latency and cost) beside the
+    /// cases, in `CASES.cassettes/`; a run without `--record` then re-scores them offline.
+    #[arg(long)]
+    pub record: bool,
 }
 
 /// One case of the file.
@@ -142,7 +146,23 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             }
         }
     }
-    let mut child = Command::new(&exe)
+    // `--record` records every reply beside the cases; a run without it
+    // replays a recording there, asking no model.
+    let tape = args.cases.with_extension("cassettes");
+    let replaying = !args.record && tape.is_dir();
+    let mut command = Command::new(&exe);
+    if args.record {
+        std::fs::create_dir_all(&tape)
+            .map_err(|e| Error::failure(&label, format!("cannot make {}: {e}", tape.display())))?;
+        command
+            .env("VOX_LLM_CASSETTE", &tape)
+            .env("VOX_LLM_CASSETTE_MODE", "record");
+    } else if replaying {
+        command
+            .env("VOX_LLM_CASSETTE", &tape)
+            .env("VOX_LLM_CASSETTE_MODE", "replay");
+    }
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -212,6 +232,47 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             &label,
             format!("the eval program ended ({status}) without the outcome of run {missing}"),
         ));
+    }
+    // What a replay cannot know — each run's latency and what it cost —
+    // is kept with the recording, so a re-scored run reads as it was.
+    let measures = tape.join("eval-runs.jsonl");
+    let key = |m: &Option<String>, c: &Case, r: usize| json!([m, c.line, c.args, r]).to_string();
+    if args.record {
+        let mut text = String::new();
+        for (m, model) in models.iter().enumerate() {
+            for (c, case) in cases.iter().enumerate() {
+                for r in 0..k {
+                    let run = &runs[(m * cases.len() + c) * k + r];
+                    text.push_str(
+                        &json!({"run": key(model, case, r), "latency_ms": run.latency_ms,
+                            "cost_usd": run.cost_usd})
+                        .to_string(),
+                    );
+                    text.push('\n');
+                }
+            }
+        }
+        std::fs::write(&measures, text).map_err(|e| {
+            Error::failure(&label, format!("cannot write {}: {e}", measures.display()))
+        })?;
+    } else if replaying {
+        let kept: BTreeMap<String, Value> = std::fs::read_to_string(&measures)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| Some((v["run"].as_str()?.to_owned(), v)))
+            .collect();
+        for (m, model) in models.iter().enumerate() {
+            for (c, case) in cases.iter().enumerate() {
+                for r in 0..k {
+                    if let Some(v) = kept.get(&key(model, case, r)) {
+                        let run = &mut runs[(m * cases.len() + c) * k + r];
+                        run.latency_ms = v["latency_ms"].as_f64().unwrap_or(0.0);
+                        run.cost_usd = v["cost_usd"].as_f64();
+                    }
+                }
+            }
+        }
     }
 
     let mut summaries = Vec::new();

@@ -335,3 +335,59 @@ fn bad_case_files_name_the_line_and_send_nothing() {
     assert_eq!(requests.load(Ordering::SeqCst), 0, "nothing is sent");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--record` keeps the replies (and each run's latency and cost) beside the
+/// cases; a run after it, with no server and no key, re-scores them to the
+/// identical envelopes.
+#[test]
+fn a_recorded_run_re_scores_offline_to_identical_envelopes() {
+    let dir = setup("record");
+    let (url, requests) = models_server();
+    let base = [
+        "--json",
+        "eval",
+        "read_weight",
+        "weight.vox",
+        "--cases",
+        "cases.jsonl",
+        "--models",
+        "model-a,model-b",
+    ];
+    let mut args = base.to_vec();
+    args.push("--record");
+    let recorded = run(&dir, &env(&url), &args);
+    assert_eq!(
+        recorded.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&recorded.stderr)
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 40);
+    assert!(dir.join("cases.cassettes").is_dir());
+    // No server (a port nothing listens on) and no key.
+    let dead = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
+    drop(dead);
+    let offline = [
+        ("VOX_LLM_PROVIDER", "compatible".to_owned()),
+        ("VOX_LLM_BASE_URL", dead_url),
+        ("VOX_LLM_MAX_RETRIES", "0".to_owned()),
+        ("VOX_LLM_PRICES", "model-a=1.0,2.0".to_owned()),
+    ];
+    let replayed = run(&dir, &offline, &base);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout),
+        "the re-scored run reads as the recorded one"
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 40);
+    let summary = json_lines(&replayed).pop().unwrap();
+    assert_eq!(summary["models"][1]["pass_rate"].as_f64(), Some(0.7));
+    std::fs::remove_dir_all(&dir).ok();
+}
