@@ -59,7 +59,7 @@ fn setup(name: &str) -> PathBuf {
 }
 
 /// `cargo vox ARGS` in `dir` with only `env` set (and what cargo needs).
-fn cargo_vox(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+pub(crate) fn cargo_vox(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = Command::new(BIN);
     cmd.current_dir(dir)
         .env_clear()
@@ -84,7 +84,7 @@ fn cargo_vox(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     cmd.args(args).output().unwrap()
 }
 
-fn json_lines(output: &Output) -> Vec<Value> {
+pub(crate) fn json_lines(output: &Output) -> Vec<Value> {
     String::from_utf8(output.stdout.clone())
         .unwrap()
         .lines()

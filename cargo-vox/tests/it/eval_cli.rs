@@ -8,13 +8,13 @@
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-vox");
+use crate::call_cli::{cargo_vox, json_lines};
 
 const SCRIPT: &str = r#"type Weight {
     value: int
@@ -49,38 +49,6 @@ fn setup(name: &str) -> PathBuf {
         .collect();
     std::fs::write(dir.join("cases.jsonl"), cases).unwrap();
     dir
-}
-
-/// `cargo vox ARGS` in `dir` with only `env` set (and what cargo needs).
-fn cargo_vox(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
-        .env("VOX_SCRIPT_CACHE", dir.join("cache"))
-        .env(
-            "CARGO_TARGET_DIR",
-            Path::new(BIN).parent().unwrap().parent().unwrap(),
-        )
-        .env("CARGO_NET_OFFLINE", "true");
-    for var in ["CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"] {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.args(args).output().unwrap()
-}
-
-fn json_lines(output: &Output) -> Vec<Value> {
-    String::from_utf8(output.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("stdout is JSONL only"))
-        .collect()
 }
 
 /// A chat-completions server on 127.0.0.1 that answers the weight in the

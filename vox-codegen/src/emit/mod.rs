@@ -297,43 +297,29 @@ pub(crate) fn call_program(
     opts: &EmitOptions,
     function: &str,
 ) -> Option<String> {
-    let f = info.fns.iter().find(|f| f.name == function)?;
-    f.ai.as_ref()?;
-    let args: String = f
-        .params
-        .iter()
-        .map(|(name, _)| {
-            format!(
-                "\n            ::vox_runtime::__private::call_arg(vox_args, {})?,",
-                names::rust_str(name)
-            )
-        })
-        .collect();
-    let body = format!(
-        "::vox_runtime::__private::call_main(|vox_args: &::vox_runtime::serde_json::Value, vox_options: &::vox_runtime::CallOptions| {{\n        \
-         ::std::result::Result::Ok(self::{}(vox_options,{args}\n        ))\n    }})",
-        names::rust_ident(&format!("{function}_stream_with"))
-    );
-    Some(program(
+    stream_program(
         module,
         info,
         opts,
+        function,
+        "call_main",
         &format!("one call of `{function}`"),
         "vox_call_main",
-        &body,
-    ))
+    )
 }
 
-/// The Rust program `cargo vox eval` runs for the `@ai` function
-/// `function`: the module (as a package emits it) in `mod vox_module`, and
-/// a `main` that runs the jobs of its standard input through the
-/// function's `_stream_with` (vox-runtime's `__private::eval_main`).
-/// `None` when `function` is not an `@ai` function.
-pub(crate) fn eval_program(
+/// A program whose `main` hands vox-runtime's `__private::{runner}` a
+/// closure starting the `@ai` function `function`'s `_stream_with` from
+/// JSON arguments and per-call options. `None` when `function` is not an
+/// `@ai` function.
+fn stream_program(
     module: &Module,
     info: &ModuleInfo,
     opts: &EmitOptions,
     function: &str,
+    runner: &str,
+    what: &str,
+    entry: &str,
 ) -> Option<String> {
     let f = info.fns.iter().find(|f| f.name == function)?;
     f.ai.as_ref()?;
@@ -348,18 +334,33 @@ pub(crate) fn eval_program(
         })
         .collect();
     let body = format!(
-        "::vox_runtime::__private::eval_main(|vox_args: &::vox_runtime::serde_json::Value, vox_options: &::vox_runtime::CallOptions| {{\n        \
+        "::vox_runtime::__private::{runner}(|vox_args: &::vox_runtime::serde_json::Value, vox_options: &::vox_runtime::CallOptions| {{\n        \
          ::std::result::Result::Ok(self::{}(vox_options,{args}\n        ))\n    }})",
         names::rust_ident(&format!("{function}_stream_with"))
     );
-    Some(program(
+    Some(program(module, info, opts, what, entry, &body))
+}
+
+/// The Rust program `cargo vox eval` runs for the `@ai` function
+/// `function`: the module (as a package emits it) in `mod vox_module`, and
+/// a `main` that runs the jobs of its standard input through the
+/// function's `_stream_with` (vox-runtime's `__private::eval_main`).
+/// `None` when `function` is not an `@ai` function.
+pub(crate) fn eval_program(
+    module: &Module,
+    info: &ModuleInfo,
+    opts: &EmitOptions,
+    function: &str,
+) -> Option<String> {
+    stream_program(
         module,
         info,
         opts,
+        function,
+        "eval_main",
         &format!("the evaluation of `{function}`"),
         "vox_eval_main",
-        &body,
-    ))
+    )
 }
 
 /// The Rust program `cargo vox batch` runs beside a batch of the `@ai`
