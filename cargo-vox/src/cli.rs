@@ -14,7 +14,7 @@ pub use crate::context::GlobalArgs;
     name = "cargo-vox",
     bin_name = "cargo vox",
     version,
-    about = "Typed LLM functions for Cargo: check, fmt, fix, build, test, run, schema, call, batch, doctor, lsp"
+    about = "Typed LLM functions for Cargo: check, fmt, fix, build, test, run, schema, call, batch, eval, doctor, lsp"
 )]
 pub struct Cli {
     #[command(flatten)]
