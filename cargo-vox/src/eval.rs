@@ -51,6 +51,10 @@ pub struct EvalArgs {
     /// cases, in `CASES.cassettes/`; a run without `--record` then re-scores them offline.
     #[arg(long)]
     pub record: bool,
+    /// Write a self-contained HTML report to `DIR/index.html`: the models side by side,
+    /// per-field accuracy, latency histograms, cost and every failing run.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
 
 /// One case of the file.
@@ -276,8 +280,10 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     }
 
     let mut summaries = Vec::new();
+    let mut pages = Vec::new();
     let mut gate_ok = true;
     for (m, model) in models.iter().enumerate() {
+        let mut failing = Vec::new();
         let name = model
             .clone()
             .unwrap_or_else(|| "(the function's model)".into());
@@ -294,6 +300,14 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                     score
                         .failures
                         .push(json!({"case": case.line, "repeat": r, "reason": verdict.reason}));
+                    if args.report.is_some() {
+                        let reply = match &run.value {
+                            Some(v) if run.ok => v.to_string(),
+                            _ => run.message.clone().unwrap_or_default(),
+                        };
+                        failing.push(json!({"case": case.line, "repeat": r, "args": case.args,
+                            "reply": reply, "reason": verdict.reason}));
+                    }
                 }
                 if ctx.json() {
                     let line = json!({
@@ -316,17 +330,39 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                 .stability
                 .push(json!({"case": case.line, "passed": passed, "of": k}));
         }
+        let latencies = score.latencies.clone();
         let summary = score.summary(&name, cases.len(), args.min_pass);
+        if args.report.is_some() {
+            pages.push(crate::eval_report::ModelRuns {
+                summary: summary.clone(),
+                latencies,
+                failing,
+            });
+        }
         if summary["min_pass_met"] == Value::Bool(false) {
             gate_ok = false;
         }
         summaries.push(summary);
     }
+    let report = match &args.report {
+        Some(dir) => Some(
+            crate::eval_report::write(dir, &args.function, cases.len(), k, &pages).map_err(
+                |e| {
+                    Error::failure(
+                        &label,
+                        format!("cannot write the report in {}: {e}", dir.display()),
+                    )
+                },
+            )?,
+        ),
+        None => None,
+    };
     if ctx.json() {
         let line = json!({
             "envelope_version": ENVELOPE_VERSION,
             "command": "eval",
             "kind": "summary",
+            "report": report.as_ref().map(|p| p.display().to_string()),
             "file_path": label,
             "ok": gate_ok,
             "function": args.function,
@@ -339,6 +375,9 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         output::emit_line(&line.to_string());
     } else {
         print_table(&args.function, cases.len(), k, &summaries);
+        if let Some(path) = &report {
+            println!("report: {}", path.display());
+        }
     }
     Ok(if gate_ok {
         exit::SUCCESS

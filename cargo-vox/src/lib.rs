@@ -20,6 +20,7 @@ pub mod doctor;
 pub mod envelope;
 pub mod error;
 pub mod eval;
+pub mod eval_report;
 pub mod exit;
 pub mod fix;
 pub mod fmt;

@@ -359,3 +359,105 @@ fn a_recorded_run_re_scores_offline_to_identical_envelopes() {
     assert_eq!(summary["models"][1]["pass_rate"].as_f64(), Some(0.7));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--report DIR` writes one self-contained page; a headless Chromium
+/// renders it (a screenshot is taken) with the models' rows, the charts and
+/// no script errors. Skipped, with a message, where no Chromium is installed.
+#[test]
+fn the_report_renders_in_a_headless_browser() {
+    let dir = setup("report");
+    let (url, _) = models_server();
+    let out = run(
+        &dir,
+        &env(&url),
+        &[
+            "--json",
+            "eval",
+            "read_weight",
+            "weight.vox",
+            "--cases",
+            "cases.jsonl",
+            "--models",
+            "model-a,model-b",
+            "--report",
+            "rep",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.join("rep/index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<tr class=\"model\">").count(), 2, "{html}");
+    assert!(html.contains("class=\"latency\""));
+    assert!(!html.contains("<script"), "the page needs no script");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "nor the network"
+    );
+    assert_eq!(
+        json_lines(&out).pop().unwrap()["report"],
+        Value::String("rep/index.html".into())
+    );
+
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!(
+            "SKIPPED: no headless Chromium (apt-get install chromium); the report was not rendered"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+        return;
+    };
+    let profile = dir.join("browser-profile");
+    let flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--enable-logging=stderr",
+    ];
+    let file_url = format!("file://{}", page.display());
+    let shot = dir.join("report.png");
+    let screenshot = std::process::Command::new(browser)
+        .args(flags)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1200,900")
+        .arg(&file_url)
+        .output()
+        .unwrap();
+    let bytes = std::fs::read(&shot).unwrap_or_default();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "no screenshot ({} bytes): {}",
+        bytes.len(),
+        String::from_utf8_lossy(&screenshot.stderr)
+    );
+    let dom = std::process::Command::new(browser)
+        .args(flags)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(&file_url)
+        .output()
+        .unwrap();
+    let rendered = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        rendered.contains("model-a") && rendered.contains("model-b"),
+        "{rendered}"
+    );
+    assert_eq!(rendered.matches("class=\"model\"").count(), 2, "{rendered}");
+    let log = String::from_utf8_lossy(&dom.stderr);
+    assert!(!log.contains("Uncaught"), "script errors: {log}");
+    std::fs::remove_dir_all(&dir).ok();
+}
