@@ -48,19 +48,61 @@ pub struct CallArgs {
     pub model: Option<String>,
 }
 
-pub fn run(args: &CallArgs, ctx: &Context) -> Result<i32> {
-    let inputs = inputs::resolve(ctx, &args.paths, &args.function)?;
+/// An `@ai` function of the module in `paths` (or the package's), checked
+/// clean and callable from JSON arguments: what `cargo vox call` and
+/// `cargo vox eval` start from.
+pub(crate) struct Loaded {
+    pub label: String,
+    pub files: Vec<PathBuf>,
+    pub checked: vox_codegen::Checked,
+    pub function: vox_runtime::__private::AiFunction,
+    pub decl: vox_codegen::AiFunctionDecl,
+}
+
+/// Loads `name` for a command that, when the module has errors or the
+/// function cannot take JSON arguments, does `nothing` (`"called"`,
+/// `"evaluated"`).
+pub(crate) fn load(ctx: &Context, paths: &[PathBuf], name: &str, nothing: &str) -> Result<Loaded> {
+    let inputs = inputs::resolve(ctx, paths, name)?;
     let label = inputs.label;
     let files: Vec<_> = inputs.modules.into_iter().flat_map(|m| m.files).collect();
-    let checked = check_error_free(ctx, &label, &files, "the module has errors; nothing called")?;
-    let function = crate::batch::ai_function(&checked, &args.function)
-        .map_err(|m| Error::usage(&label, m.replace("run in batches", "can be called")))?;
+    let checked = check_error_free(
+        ctx,
+        &label,
+        &files,
+        &format!("the module has errors; nothing {nothing}"),
+    )?;
+    let function = crate::batch::ai_function(&checked, name).map_err(|m| {
+        Error::usage(
+            &label,
+            m.replace("run in batches", &format!("can be {nothing}")),
+        )
+    })?;
     let decl = checked
         .ai_functions()
         .into_iter()
-        .find(|f| f.name == args.function)
-        .ok_or_else(|| Error::usage(&label, format!("no @ai function `{}`", args.function)))?;
-    let given = check_arguments(&args.args, &decl).map_err(|m| Error::usage(&label, m))?;
+        .find(|f| f.name == name)
+        .ok_or_else(|| Error::usage(&label, format!("no @ai function `{name}`")))?;
+    Ok(Loaded {
+        label,
+        files,
+        checked,
+        function,
+        decl,
+    })
+}
+
+pub fn run(args: &CallArgs, ctx: &Context) -> Result<i32> {
+    let Loaded {
+        label,
+        files,
+        checked,
+        function,
+        decl,
+    } = load(ctx, &args.paths, &args.function, "called")?;
+    let given: Value = serde_json::from_str(&args.args)
+        .map_err(|e| Error::usage(&label, format!("--args is not JSON: {e}")))?;
+    check_arguments(&given, &decl, "--args").map_err(|m| Error::usage(&label, m))?;
     if args.dry_run {
         return dry_run(args, ctx, &label, &function, &given);
     }
@@ -110,16 +152,18 @@ pub fn run(args: &CallArgs, ctx: &Context) -> Result<i32> {
     })
 }
 
-/// `--args` as a JSON object naming only the function's parameters, each
+/// That `value` (the arguments as `what` gives them: `--args`, a case's
+/// `args`) is a JSON object naming only the function's parameters, each
 /// present unless it is an `Option`.
 pub(crate) fn check_arguments(
-    text: &str,
+    value: &Value,
     decl: &vox_codegen::AiFunctionDecl,
-) -> std::result::Result<Value, String> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("--args is not JSON: {e}"))?;
-    let Value::Object(map) = &value else {
-        return Err("--args must be a JSON object of arguments, `{\"name\": value, …}`".into());
+    what: &str,
+) -> std::result::Result<(), String> {
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "{what} must be a JSON object of arguments, `{{\"name\": value, …}}`"
+        ));
     };
     let names: Vec<&str> = decl.params.iter().map(|p| p.name.as_str()).collect();
     if let Some(unknown) = map.keys().find(|k| !names.contains(&k.as_str())) {
@@ -135,11 +179,11 @@ pub(crate) fn check_arguments(
         .find(|p| !map.contains_key(&p.name) && !p.ty.starts_with("Option["))
     {
         return Err(format!(
-            "--args has no `{}` (`{}: {}`)",
+            "{what} has no `{}` (`{}: {}`)",
             missing.name, missing.name, missing.ty
         ));
     }
-    Ok(value)
+    Ok(())
 }
 
 fn list(names: &[&str]) -> String {

@@ -18,11 +18,10 @@ use clap::Args;
 use serde_json::{json, Value};
 use vox_runtime::__private::CALL_EVENT_PREFIX;
 
-use crate::check::check_error_free;
 use crate::context::Context;
 use crate::envelope::ENVELOPE_VERSION;
 use crate::error::{Error, Result};
-use crate::{exit, inputs, output};
+use crate::{exit, output};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -78,22 +77,13 @@ struct Run {
 }
 
 pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
-    let inputs = inputs::resolve(ctx, &args.paths, &args.function)?;
-    let label = inputs.label;
-    let files: Vec<_> = inputs.modules.into_iter().flat_map(|m| m.files).collect();
-    let checked = check_error_free(
-        ctx,
-        &label,
-        &files,
-        "the module has errors; nothing evaluated",
-    )?;
-    crate::batch::ai_function(&checked, &args.function)
-        .map_err(|m| Error::usage(&label, m.replace("run in batches", "can be evaluated")))?;
-    let decl = checked
-        .ai_functions()
-        .into_iter()
-        .find(|f| f.name == args.function)
-        .ok_or_else(|| Error::usage(&label, format!("no @ai function `{}`", args.function)))?;
+    let crate::call::Loaded {
+        label,
+        files,
+        checked,
+        decl,
+        ..
+    } = crate::call::load(ctx, &args.paths, &args.function, "evaluated")?;
     if args.repeat == 0 {
         return Err(Error::usage(&label, "--repeat must be at least 1"));
     }
@@ -136,19 +126,18 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             Ok(exe) => exe,
             Err(code) => return Ok(code),
         };
-    // Jobs: model × case × repeat, numbered in that order.
+    // Jobs: (model, case, repeat) in that order; a job's number is its
+    // place here and in `runs`.
     let k = args.repeat as usize;
+    let slots: Vec<(usize, usize, usize)> = (0..models.len())
+        .flat_map(|m| (0..cases.len()).flat_map(move |c| (0..k).map(move |r| (m, c, r))))
+        .collect();
     let mut jobs = String::new();
-    for (m, model) in models.iter().enumerate() {
-        for (c, case) in cases.iter().enumerate() {
-            for r in 0..k {
-                let job = (m * cases.len() + c) * k + r;
-                let line = json!({"job": job, "case": c, "model": model, "args": case.args,
-                    "expected": case.expected, "instruction": instruction});
-                jobs.push_str(&line.to_string());
-                jobs.push('\n');
-            }
-        }
+    for (job, &(m, c, _)) in slots.iter().enumerate() {
+        let line = json!({"job": job, "case": c, "model": models[m], "args": cases[c].args,
+            "expected": cases[c].expected, "instruction": instruction});
+        jobs.push_str(&line.to_string());
+        jobs.push('\n');
     }
     // `--record` records every reply beside the cases; a run without it
     // replays a recording there, asking no model.
@@ -183,7 +172,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(jobs.as_bytes());
     });
-    let mut runs = vec![Run::default(); models.len() * cases.len() * k];
+    let mut runs = vec![Run::default(); slots.len()];
     let mut invalid: Vec<(Option<usize>, String)> = Vec::new();
     for line in BufReader::new(stdout).lines() {
         let Ok(line) = line else { break };
@@ -240,21 +229,17 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     // What a replay cannot know — each run's latency and what it cost —
     // is kept with the recording, so a re-scored run reads as it was.
     let measures = tape.join("eval-runs.jsonl");
-    let key = |m: &Option<String>, c: &Case, r: usize| json!([m, c.line, c.args, r]).to_string();
+    let key = |&(m, c, r): &(usize, usize, usize)| {
+        json!([models[m], cases[c].line, cases[c].args, r]).to_string()
+    };
     if args.record {
         let mut text = String::new();
-        for (m, model) in models.iter().enumerate() {
-            for (c, case) in cases.iter().enumerate() {
-                for r in 0..k {
-                    let run = &runs[(m * cases.len() + c) * k + r];
-                    text.push_str(
-                        &json!({"run": key(model, case, r), "latency_ms": run.latency_ms,
-                            "cost_usd": run.cost_usd})
-                        .to_string(),
-                    );
-                    text.push('\n');
-                }
-            }
+        for (slot, run) in slots.iter().zip(&runs) {
+            text.push_str(
+                &json!({"run": key(slot), "latency_ms": run.latency_ms, "cost_usd": run.cost_usd})
+                    .to_string(),
+            );
+            text.push('\n');
         }
         std::fs::write(&measures, text).map_err(|e| {
             Error::failure(&label, format!("cannot write {}: {e}", measures.display()))
@@ -266,15 +251,10 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .filter_map(|v| Some((v["run"].as_str()?.to_owned(), v)))
             .collect();
-        for (m, model) in models.iter().enumerate() {
-            for (c, case) in cases.iter().enumerate() {
-                for r in 0..k {
-                    if let Some(v) = kept.get(&key(model, case, r)) {
-                        let run = &mut runs[(m * cases.len() + c) * k + r];
-                        run.latency_ms = v["latency_ms"].as_f64().unwrap_or(0.0);
-                        run.cost_usd = v["cost_usd"].as_f64();
-                    }
-                }
+        for (slot, run) in slots.iter().zip(runs.iter_mut()) {
+            if let Some(v) = kept.get(&key(slot)) {
+                run.latency_ms = v["latency_ms"].as_f64().unwrap_or(0.0);
+                run.cost_usd = v["cost_usd"].as_f64();
             }
         }
     }
@@ -291,6 +271,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         for (c, case) in cases.iter().enumerate() {
             let mut passed = 0;
             for r in 0..k {
+                // The slots are in (model, case, repeat) order.
                 let run = &runs[(m * cases.len() + c) * k + r];
                 let verdict = judge(run, case.expected.as_ref());
                 score.add(run, &verdict);
@@ -419,8 +400,7 @@ fn read_cases(
             ));
         }
         let args = map.remove("args").unwrap_or_else(|| json!({}));
-        let args = crate::call::check_arguments(&args.to_string(), decl)
-            .map_err(|m| Error::usage(at(), m.replace("--args", "`args`")))?;
+        crate::call::check_arguments(&args, decl, "`args`").map_err(|m| Error::usage(at(), m))?;
         cases.push(Case {
             line: i + 1,
             args,
