@@ -975,11 +975,8 @@ impl Client {
                 _ => None,
             };
             let body: Bytes;
-            // The whole body again, for what it says about the answer.
-            let mut body_read: Option<Bytes> = None;
             let replayed: Recorded;
             let mut streamed = Streamed::default();
-            let mut stream_meta = crate::reply::ResponseMeta::default();
             let answer = match &taped {
                 Some((_, _, Lookup::Hit(recorded))) => {
                     if let Some(failure) = recorded.as_error() {
@@ -1038,16 +1035,12 @@ impl Client {
                     let answer = match whole {
                         Some(whole) => {
                             body = whole;
-                            body_read = Some(body.clone());
                             // serde_json quotes the reply in its errors:
                             // redact them.
                             parse_response(call.parts.wire(), &body, transport.redactor())
                                 .map_err(|e| transport.redact_malformed(e))?
                         }
-                        None => {
-                            stream_meta = std::mem::take(&mut streamed.meta);
-                            streamed.answer()
-                        }
+                        None => streamed.answer(),
                     };
                     if let Some((recorder, request)) = recording {
                         recorder
@@ -1062,15 +1055,14 @@ impl Client {
             let verdict = answer.content().and_then(|content| {
                 accept(content).map_err(|error| answer.rejection(error, content))
             });
-            // What the server said about its answer: read again from a
-            // whole body only for a listening subscriber or a report.
+            // What the server said about its answer, for a listening
+            // subscriber or a report.
             let observed = !call.span.is_disabled();
             let retries = call.retries.swap(0, std::sync::atomic::Ordering::Relaxed);
-            let meta = match (&body_read, observed || route.options.report.is_some()) {
-                (Some(body), true) => crate::wire::response_meta(call.parts.wire(), body),
-                // A streamed answer's, as its events said.
-                (None, true) => stream_meta,
-                _ => crate::reply::ResponseMeta::default(),
+            let meta = if observed || route.options.report.is_some() {
+                answer.meta.clone()
+            } else {
+                crate::reply::ResponseMeta::default()
             };
             if observed {
                 let rejected = verdict.as_ref().err().map(|r| r.error.as_str());

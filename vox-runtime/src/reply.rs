@@ -55,6 +55,8 @@ pub(crate) struct Answer<'a> {
     /// `tool_result` that answers it.
     pub tool_use: Option<(&'a str, Cow<'a, str>)>,
     pub usage: Usage,
+    /// The model that answered and why it stopped, as the server said.
+    pub meta: ResponseMeta,
 }
 
 /// Why one attempt was rejected, and what the model said.

@@ -298,6 +298,7 @@ impl Streamed {
                 )
             }),
             usage: self.usage,
+            meta: self.meta.clone(),
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::media::load::Content;
 use crate::media::Kind;
 use crate::prompt::Conversation;
 use crate::redact::Redactor;
-use crate::reply::{Answer, Usage};
+use crate::reply::{Answer, ResponseMeta, Usage};
 use crate::server_text::REFUSAL_CHARS;
 use crate::stream::{Event, Streamed};
 
@@ -239,6 +239,10 @@ impl Protocol for Anthropic {
                 cached_tokens: usage.cache_read_input_tokens,
                 reasoning_tokens: None,
             },
+            meta: ResponseMeta {
+                model: response.model,
+                finish_reason: response.stop_reason.as_deref().map(str::to_owned),
+            },
             ..Answer::default()
         };
         let mut texts: Vec<Cow<'_, str>> = Vec::new();
@@ -342,6 +346,8 @@ struct StreamError {
 /// blocks, `stop_reason`, `usage.input_tokens`/`output_tokens`).
 #[derive(Debug, Deserialize)]
 struct AnthropicResponse<'a> {
+    #[serde(default)]
+    model: Option<String>,
     #[serde(default, borrow)]
     content: Vec<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "borrowed")]

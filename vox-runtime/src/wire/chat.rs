@@ -18,7 +18,7 @@ use crate::media::load::Content;
 use crate::media::Kind;
 use crate::prompt::Conversation;
 use crate::redact::Redactor;
-use crate::reply::{Answer, Usage};
+use crate::reply::{Answer, ResponseMeta, Usage};
 use crate::server_text::REFUSAL_CHARS;
 use crate::stream::{Event, Streamed};
 
@@ -194,6 +194,10 @@ impl Protocol for Chat {
                 .then_some("finish_reason = \"length\""),
             tool_use: None,
             usage: usage.usage(),
+            meta: ResponseMeta {
+                model: response.model.map(Cow::into_owned),
+                finish_reason: finish_reason.map(Cow::into_owned),
+            },
         })
     }
 }
@@ -202,6 +206,8 @@ impl Protocol for Chat {
 /// from the body where JSON escapes allow.
 #[derive(Debug, Deserialize)]
 struct ChatResponse<'a> {
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    model: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     choices: Vec<Choice<'a>>,
     #[serde(default)]

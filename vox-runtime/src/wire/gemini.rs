@@ -20,7 +20,7 @@ use crate::media::load::MediaType;
 use crate::media::Kind;
 use crate::prompt::Conversation;
 use crate::redact::Redactor;
-use crate::reply::{Answer, Usage};
+use crate::reply::{Answer, ResponseMeta, Usage};
 use crate::server_text::REASON_CHARS;
 use crate::stream::{Event, Streamed};
 
@@ -76,10 +76,10 @@ impl Protocol for Gemini {
         if answer.truncated.is_some() {
             streamed.truncated = answer.truncated;
         }
-        if gemini_finished(&event.data) {
+        // The last event (the one with a finish reason) names the model.
+        if answer.meta.finish_reason.is_some() {
             streamed.finished = true;
-            // The last event names the model and the finish reason.
-            streamed.meta = super::response_meta(super::Wire::Gemini, event.data.as_bytes());
+            streamed.meta = answer.meta;
         }
         Ok(())
     }
@@ -158,6 +158,10 @@ impl Protocol for Gemini {
                 cached_tokens: usage.cached_content_token_count,
                 reasoning_tokens: usage.thoughts_token_count,
             },
+            meta: ResponseMeta {
+                model: response.model_version,
+                finish_reason: None,
+            },
             ..Answer::default()
         };
         if let Some(reason) = response.prompt_feedback.and_then(|f| f.block_reason) {
@@ -187,6 +191,7 @@ impl Protocol for Gemini {
             }
             (None, _) => None,
         };
+        answer.meta.finish_reason = candidate.finish_reason.as_deref().map(str::to_owned);
         match candidate.finish_reason.as_deref() {
             None | Some("STOP") | Some("FINISH_REASON_UNSPECIFIED") => {}
             Some("MAX_TOKENS") => answer.truncated = Some("finishReason = \"MAX_TOKENS\""),
@@ -221,31 +226,14 @@ fn gemini_error(data: &str) -> Option<(u16, String)> {
     ))
 }
 
-/// Whether a streamed `GenerateContentResponse` is the last: a candidate
-/// with a `finishReason`.
-fn gemini_finished(data: &str) -> bool {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Chunk {
-        #[serde(default)]
-        candidates: Vec<Candidate>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Candidate {
-        #[serde(default)]
-        finish_reason: Option<String>,
-    }
-    serde_json::from_str::<Chunk>(data)
-        .is_ok_and(|c| c.candidates.iter().any(|c| c.finish_reason.is_some()))
-}
-
 /// A Gemini `GenerateContentResponse` (Gemini API reference, "Generating
 /// content": `candidates[].content.parts[].text`, `finishReason`,
 /// `promptFeedback.blockReason`, `usageMetadata`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct GeminiResponse<'a> {
+    #[serde(default)]
+    model_version: Option<String>,
     #[serde(default, borrow)]
     candidates: Vec<GeminiCandidate<'a>>,
     #[serde(default, borrow)]

@@ -33,7 +33,7 @@ use crate::media::body::{DataUrl, Inline};
 use crate::media::load::{Content, Loaded};
 use crate::prompt::Conversation;
 use crate::redact::Redactor;
-use crate::reply::{Answer, ResponseMeta};
+use crate::reply::Answer;
 use crate::stream::{Event, Framing, Streamed};
 
 /// Where one provider's calls go.
@@ -386,52 +386,4 @@ pub(crate) fn parse_response<'b>(
         valid_up_to: e.valid_up_to(),
     })?;
     wire.protocol().parse(text, redactor)
-}
-
-/// Reads [`ResponseMeta`] from a whole response `body` of `wire`'s shape;
-/// empty when the body does not say (or is not JSON). Only read when a
-/// subscriber or a report wants it.
-pub(crate) fn response_meta(wire: Wire, body: &[u8]) -> ResponseMeta {
-    #[derive(Deserialize, Default)]
-    #[serde(default)]
-    struct Choice {
-        finish_reason: Option<String>,
-    }
-    #[derive(Deserialize, Default)]
-    #[serde(default, rename_all = "camelCase")]
-    struct Candidate {
-        finish_reason: Option<String>,
-    }
-    #[derive(Deserialize, Default)]
-    #[serde(default)]
-    struct Body {
-        model: Option<String>,
-        #[serde(rename = "modelVersion")]
-        model_version: Option<String>,
-        choices: Vec<Choice>,
-        candidates: Vec<Candidate>,
-        stop_reason: Option<String>,
-        done_reason: Option<String>,
-    }
-    let Ok(body) = serde_json::from_slice::<Body>(body) else {
-        return ResponseMeta::default();
-    };
-    let finish_reason = match wire {
-        Wire::Chat(_) => body
-            .choices
-            .into_iter()
-            .next()
-            .and_then(|c| c.finish_reason),
-        Wire::Anthropic => body.stop_reason,
-        Wire::Gemini => body
-            .candidates
-            .into_iter()
-            .next()
-            .and_then(|c| c.finish_reason),
-        Wire::Ollama => body.done_reason,
-    };
-    ResponseMeta {
-        model: body.model.or(body.model_version),
-        finish_reason,
-    }
 }

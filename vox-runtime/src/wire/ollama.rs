@@ -16,7 +16,7 @@ use super::{borrowed, read_object, temperature, Protocol};
 use crate::error::Error;
 use crate::prompt::Conversation;
 use crate::redact::Redactor;
-use crate::reply::{Answer, Usage};
+use crate::reply::{Answer, ResponseMeta, Usage};
 use crate::stream::{Event, Framing, Streamed};
 
 /// Ollama's `/api/chat`.
@@ -93,7 +93,10 @@ impl Protocol for Ollama {
         }
         if line.done == Some(true) {
             streamed.finished = true;
-            streamed.meta = super::response_meta(super::Wire::Ollama, event.data.as_bytes());
+            streamed.meta = ResponseMeta {
+                model: line.model.clone(),
+                finish_reason: line.done_reason.as_deref().map(str::to_owned),
+            };
             if line.done_reason.as_deref() == Some("length") {
                 streamed.truncated = Some("done_reason = \"length\"");
             }
@@ -108,7 +111,12 @@ impl Protocol for Ollama {
 
     fn parse<'b>(&self, body: &'b str, _redactor: &Redactor) -> Result<Answer<'b>, Error> {
         let response: OllamaResponse<'_> = read_object(body)?;
+        let meta = ResponseMeta {
+            model: response.model,
+            finish_reason: response.done_reason.as_deref().map(str::to_owned),
+        };
         Ok(Answer {
+            meta,
             content: response.message.and_then(|m| m.content),
             refused: None,
             reply_otherwise: None,
@@ -135,6 +143,8 @@ impl Protocol for Ollama {
 /// `prompt_eval_count`, `eval_count`).
 #[derive(Debug, Deserialize)]
 struct OllamaResponse<'a> {
+    #[serde(default)]
+    model: Option<String>,
     #[serde(default, borrow)]
     message: Option<ReplyMessage<'a>>,
     /// `false` on a partial response (a streamed chunk): the answer is not
