@@ -12,7 +12,6 @@ use std::task::{Context, Poll};
 use serde::de::DeserializeOwned;
 
 use super::partial::PartialParser;
-use super::view::View;
 use crate::error::Error;
 
 /// What a streamed call ([`AiStream`]) yields: partial values while a
@@ -37,9 +36,10 @@ pub enum StreamEvent<P, T> {
 /// Events the call path queued, before they are typed.
 #[derive(Debug)]
 enum RawEvent {
+    /// A partial as JSON text (docs: [`PartialParser::partial_text`]).
     Partial {
         attempt: u32,
-        value: serde_json::Value,
+        text: String,
     },
     Retry {
         attempt: u32,
@@ -77,18 +77,18 @@ struct TapState {
     shown: usize,
     /// The attempt's content is complete: its last partial is due.
     ended: bool,
-    /// The size ([`View::size`]) of the last partial shown, to show only
-    /// changes: each partial of an attempt is a state of the next, so one
-    /// of the same size is the same partial (a size, not a copy or a hash:
-    /// either cost more than making the partial).
-    last: Option<usize>,
+    /// The version ([`PartialParser::version`]) of the last partial
+    /// shown, to show only changes.
+    last: Option<u64>,
+    /// The text of the partial being made, kept to reuse its allocation.
+    scratch: String,
 }
 
 /// What [`Tap::pop`] hands over: an event, its partial typed.
 enum Popped<P> {
     Partial {
         attempt: u32,
-        value: Result<P, serde_json::Error>,
+        value: Option<Result<P, serde_json::Error>>,
     },
     Retry {
         attempt: u32,
@@ -122,6 +122,7 @@ impl Tap {
                 shown: 0,
                 ended: false,
                 last: None,
+                scratch: String::new(),
             }),
         }
     }
@@ -188,10 +189,8 @@ impl Tap {
             self.content(&text[..end]);
             let mut state = self.state();
             state.ended = end == text.len();
-            if let Some((attempt, value)) =
-                Self::snapshot(&mut state, self.wrapped, |v| v.to_value())
-            {
-                state.queue.push_back(RawEvent::Partial { attempt, value });
+            if let Some((attempt, text)) = Self::snapshot(&mut state, str::to_owned) {
+                state.queue.push_back(RawEvent::Partial { attempt, text });
             }
         }
     }
@@ -216,11 +215,12 @@ impl Tap {
     /// as `P` straight from the parser's state.
     fn pop<P: DeserializeOwned>(&self) -> Option<Popped<P>> {
         let mut state = self.state();
+        let wrapped = self.wrapped;
         if let Some(event) = state.queue.pop_front() {
             return Some(match event {
-                RawEvent::Partial { attempt, value } => Popped::Partial {
+                RawEvent::Partial { attempt, text } => Popped::Partial {
                     attempt,
-                    value: serde_json::from_value(value),
+                    value: typed(&text, wrapped),
                 },
                 RawEvent::Retry { attempt, reason } => Popped::Retry { attempt, reason },
             });
@@ -228,34 +228,52 @@ impl Tap {
         if !state.due() {
             return None;
         }
-        let (attempt, value) = Self::snapshot(&mut state, self.wrapped, |v| P::deserialize(v))?;
+        let (attempt, value) = Self::snapshot(&mut state, |text| typed(text, wrapped))?;
         Some(Popped::Partial { attempt, value })
     }
 
-    /// The partial of the content so far, made by `make`, if it shows
-    /// something new; with the attempt it belongs to.
-    fn snapshot<R>(
-        state: &mut TapState,
-        wrapped: bool,
-        make: impl FnOnce(View<'_>) -> R,
-    ) -> Option<(u32, R)> {
+    /// The partial of the content so far, made by `make` from its JSON
+    /// text, if it shows something new; with the attempt it belongs to.
+    fn snapshot<R>(state: &mut TapState, make: impl FnOnce(&str) -> R) -> Option<(u32, R)> {
         let TapState {
             parser,
             fed,
             shown,
             last,
             attempt,
+            scratch,
             ..
         } = state;
-        let view = parser.as_ref()?.view();
+        let parser = parser.as_ref()?;
         *shown = *fed;
-        let view = if wrapped { view?.field("value") } else { view }?;
-        let size = view.size();
-        if *last == Some(size) {
+        let version = parser.version();
+        if *last == Some(version) {
             return None;
         }
-        *last = Some(size);
-        Some((*attempt, make(view)))
+        scratch.clear();
+        if !parser.partial_text(scratch) {
+            return None;
+        }
+        *last = Some(version);
+        Some((*attempt, make(scratch)))
+    }
+}
+
+/// A return type that is not a record, as its schema wraps it.
+#[derive(serde::Deserialize)]
+struct Wrapped<P> {
+    value: Option<P>,
+}
+
+/// The partial of `text` typed as `P` (`None` when a wrapped value has not
+/// begun to show).
+fn typed<P: DeserializeOwned>(text: &str, wrapped: bool) -> Option<Result<P, serde_json::Error>> {
+    if wrapped {
+        serde_json::from_str::<Wrapped<P>>(text)
+            .map(|w| w.value)
+            .transpose()
+    } else {
+        Some(serde_json::from_str(text))
     }
 }
 
@@ -346,7 +364,7 @@ impl<P: DeserializeOwned, T> AiStream<P, T> {
 
     fn typed(popped: Popped<P>) -> Option<StreamEvent<P, T>> {
         match popped {
-            Popped::Partial { attempt, value } => match value {
+            Popped::Partial { attempt, value } => match value? {
                 Ok(value) => Some(StreamEvent::Partial { attempt, value }),
                 // The partial rules keep every partial within the partial
                 // type; one that is not is skipped, never shown wrong.

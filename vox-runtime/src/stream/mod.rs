@@ -15,7 +15,6 @@
 
 pub(crate) mod call;
 pub(crate) mod partial;
-pub(crate) mod view;
 
 use crate::error::Error;
 use crate::reply::{Answer, Usage};

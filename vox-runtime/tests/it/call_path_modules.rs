@@ -14,10 +14,7 @@ const MODULES: &[(&str, &[&str])] = &[
     ("output", &["output.rs"]),
     ("reply", &["reply.rs"]),
     ("prompt", &["prompt.rs"]),
-    (
-        "stream",
-        &["stream/mod.rs", "stream/partial.rs", "stream/view.rs"],
-    ),
+    ("stream", &["stream/mod.rs", "stream/partial.rs"]),
     (
         "wire",
         &[
