@@ -1441,7 +1441,7 @@ impl<'a> Call<'a> {
         let mut head: Vec<u8> = Vec::new();
         {
             let streamed = &mut *streamed;
-            let mut sink = |chunk: &[u8]| -> Result<(), Error> {
+            let mut sink = |chunk: &[u8]| -> Result<bool, Error> {
                 events.push(chunk, &mut |event| {
                     saw_event = true;
                     protocol.read_event(&event, streamed, redactor)
@@ -1451,10 +1451,10 @@ impl<'a> Call<'a> {
                 } else if saw_event {
                     head = Vec::new();
                 }
-                if let Some(tap) = tap {
+                Ok(tap.is_some_and(|tap| {
                     tap.content(&streamed.content);
-                }
-                Ok(())
+                    tap.waiting()
+                }))
             };
             let post = transport.post_stream(
                 self.parts.model(),

@@ -592,7 +592,9 @@ impl Sender {
     /// first chunk, between chunks and for the whole answer are bounded by
     /// `limits`, and the body by `max_body_bytes`; the concurrency slot is
     /// held until the body ends (or the future is dropped, which closes
-    /// the connection).
+    /// the connection). `sink` says whether the program has an event
+    /// waiting (a partial due): the next chunk is then read only after the
+    /// program has had a chance to take it.
     pub async fn post_stream(
         &self,
         model: &str,
@@ -600,7 +602,7 @@ impl Sender {
         body: Bytes,
         limits: StreamLimits,
         retries: Option<&AtomicU64>,
-        sink: &mut (dyn FnMut(&[u8]) -> Result<(), Error> + Send),
+        sink: &mut (dyn FnMut(&[u8]) -> Result<bool, Error> + Send),
     ) -> Result<(), Error> {
         let mut retries_done = 0;
         loop {
@@ -643,7 +645,7 @@ impl Sender {
         url: &Url,
         body: Bytes,
         limits: StreamLimits,
-        sink: &mut (dyn FnMut(&[u8]) -> Result<(), Error> + Send),
+        sink: &mut (dyn FnMut(&[u8]) -> Result<bool, Error> + Send),
     ) -> Result<(), FailedTry> {
         use tokio::time::{timeout_at, Instant};
         let request = Request {
@@ -695,7 +697,7 @@ impl Sender {
             // An error status, or a whole body: judged as a plain answer's.
             let response = collect(response, self.max_body_bytes).await;
             let body = self.judge(url, response, self.max_body_bytes)?;
-            return sink(&body).map_err(FailedTry::fatal);
+            return sink(&body).map(|_| ()).map_err(FailedTry::fatal);
         };
         self.gate.observe(status, &response.headers);
         let mut received = 0usize;
@@ -758,10 +760,9 @@ impl Sender {
                     limit_bytes: self.max_body_bytes,
                 }));
             }
-            if !chunk.is_empty() {
-                sink(&chunk).map_err(FailedTry::fatal)?;
-                // Let the program see what this chunk showed before the
-                // next is read, even when chunks are ready back to back.
+            // Let the program see what this chunk showed before the next is
+            // read, even when chunks are ready back to back.
+            if !chunk.is_empty() && sink(&chunk).map_err(FailedTry::fatal)? {
                 tokio::task::yield_now().await;
             }
         }

@@ -8,6 +8,9 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::time::{Instant, Sleep};
 
 use serde::de::DeserializeOwned;
 
@@ -47,18 +50,25 @@ enum RawEvent {
     },
 }
 
-/// A reply's first this many bytes show every change; past them a partial
-/// is made once the content has doubled since the last one shown.
+/// A reply's first this many bytes show every change.
 const EVERY_CHANGE_BYTES: usize = 4096;
+
+/// Past [`EVERY_CHANGE_BYTES`], the least time between two partials.
+const PARTIAL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Past [`EVERY_CHANGE_BYTES`], the least time between two partials is
+/// also this many times what making the last one took, so that making
+/// partials takes at most a fifth of the stream's time whatever the size.
+const PARTIAL_COST_FACTOR: u32 = 4;
 
 /// Where a streamed call reports what it sees: each attempt's content so
 /// far is parsed as it arrives (work linear in the reply), and a partial
 /// value is made from it when the program asks for the next event — at
-/// most one per new piece of content; past the first 4 KiB only once the
-/// content has doubled since the last partial shown (or the attempt
-/// ended), so that making partials costs a bounded multiple of
-/// parsing the reply once, however finely it is chunked (docs/runtime.md,
-/// "Streaming"). A rejected attempt is a retry.
+/// most one per new piece of content over a reply's first 4 KiB, then at
+/// most one per 50 ms (or four times what the last one took to make, if
+/// more), so that making partials costs a bounded share of the stream's
+/// time however finely it is chunked and however long the reply
+/// (docs/runtime.md, "Streaming"). A rejected attempt is a retry.
 pub(crate) struct Tap {
     schema: serde_json::Value,
     /// Whether the value is wrapped in `{"value": …}` (a return type that
@@ -75,8 +85,12 @@ struct TapState {
     fed: usize,
     /// How much of it the last partial shown was made from.
     shown: usize,
-    /// The attempt's content is complete: its last partial is due.
+    /// The attempt's content is complete: its outcome, not a partial,
+    /// shows the rest.
     ended: bool,
+    /// When the last partial was shown and what making it took.
+    last_at: Option<Instant>,
+    last_cost: Duration,
     /// The version ([`PartialParser::version`]) of the last partial
     /// shown, to show only changes.
     last: Option<u64>,
@@ -97,16 +111,43 @@ enum Popped<P> {
 }
 
 impl TapState {
-    /// Whether a partial is due: new content, and (past the first
-    /// [`EVERY_CHANGE_BYTES`]) doubled since the last one shown, or the
-    /// attempt's end.
-    fn due(&self) -> bool {
-        self.parser.is_some()
-            && self.fed > self.shown
-            && (self.ended
-                || self.shown < EVERY_CHANGE_BYTES
-                || self.fed - self.shown >= self.shown)
+    /// When a partial is due (`None`: none is): there is new content, and
+    /// the reply is within its first [`EVERY_CHANGE_BYTES`] (due now), or
+    /// else the attempt goes on and the interval since the last partial
+    /// ends then.
+    fn due_at(&self) -> Option<Due> {
+        if self.parser.is_none() || self.fed <= self.shown {
+            return None;
+        }
+        if self.shown < EVERY_CHANGE_BYTES {
+            return Some(Due::Now);
+        }
+        if self.ended {
+            return None;
+        }
+        let Some(last) = self.last_at else {
+            return Some(Due::Now);
+        };
+        let wait = PARTIAL_INTERVAL.max(self.last_cost * PARTIAL_COST_FACTOR);
+        Some(Due::At(last + wait))
     }
+
+    /// Whether a partial is due now.
+    fn due(&self) -> bool {
+        match self.due_at() {
+            None => false,
+            Some(Due::Now) => true,
+            Some(Due::At(at)) => at <= Instant::now(),
+        }
+    }
+}
+
+/// When the program should next be handed an event.
+#[derive(Debug, Clone, Copy)]
+enum Due {
+    Now,
+    /// Once this instant has passed.
+    At(Instant),
 }
 
 impl Tap {
@@ -121,6 +162,8 @@ impl Tap {
                 fed: 0,
                 shown: 0,
                 ended: false,
+                last_at: None,
+                last_cost: Duration::ZERO,
                 last: None,
                 scratch: String::new(),
             }),
@@ -139,6 +182,7 @@ impl Tap {
         state.fed = 0;
         state.shown = 0;
         state.ended = false;
+        state.last_at = None;
         state.last = None;
     }
 
@@ -158,21 +202,33 @@ impl Tap {
             return;
         };
         if content.len() > state.fed {
-            parser.push(&content[state.fed..]);
+            // Read when a partial is made (`snapshot`), from where the
+            // parser left off.
+            parser.append(&content[state.fed..]);
             state.fed = content.len();
         }
     }
 
-    /// The current attempt's content is complete: its last partial is due
-    /// whatever its size.
+    /// The current attempt's content is complete: past its first 4 KiB, no
+    /// more partial is made (its outcome follows).
     pub fn end(&self) {
         self.state().ended = true;
     }
 
-    /// Whether the program should be handed an event now.
-    pub fn ready(&self) -> bool {
+    /// Whether the program has an event to take now.
+    pub fn waiting(&self) -> bool {
         let state = self.state();
         !state.queue.is_empty() || state.due()
+    }
+
+    /// When the program should be handed an event: now, later, or not
+    /// before more happens (`None`).
+    fn wake_at(&self) -> Option<Due> {
+        let state = self.state();
+        if !state.queue.is_empty() {
+            return Some(Due::Now);
+        }
+        state.due_at()
     }
 
     /// `text` as if it arrived in pieces of about `piece` bytes (a replayed
@@ -228,7 +284,15 @@ impl Tap {
         if !state.due() {
             return None;
         }
+        // Past the first 4 KiB partials are paced by what they cost.
+        let timed = state.shown >= EVERY_CHANGE_BYTES || state.fed >= EVERY_CHANGE_BYTES;
+        let start = timed.then(Instant::now);
         let (attempt, value) = Self::snapshot(&mut state, |text| typed(text, wrapped))?;
+        if let Some(start) = start {
+            let now = Instant::now();
+            state.last_at = Some(now);
+            state.last_cost = now - start;
+        }
         Some(Popped::Partial { attempt, value })
     }
 
@@ -244,7 +308,8 @@ impl Tap {
             scratch,
             ..
         } = state;
-        let parser = parser.as_ref()?;
+        let parser = parser.as_mut()?;
+        parser.catch_up();
         *shown = *fed;
         let version = parser.version();
         if *last == Some(version) {
@@ -304,6 +369,9 @@ type CallFuture<T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'sta
 pub struct AiStream<P, T> {
     call: Option<CallFuture<T>>,
     tap: Option<Arc<Tap>>,
+    /// Wakes the program when a partial falls due while nothing else
+    /// happens (the interval past a reply's first 4 KiB).
+    timer: Option<Pin<Box<Sleep>>>,
     result: Option<Result<T, Error>>,
     done: bool,
     _partial: PhantomData<fn() -> P>,
@@ -326,6 +394,7 @@ impl<P: DeserializeOwned, T> AiStream<P, T> {
         AiStream {
             call: Some(call),
             tap: Some(tap),
+            timer: None,
             result: None,
             done: false,
             _partial: PhantomData,
@@ -338,6 +407,7 @@ impl<P: DeserializeOwned, T> AiStream<P, T> {
         AiStream {
             call: None,
             tap: None,
+            timer: None,
             result: Some(Err(error)),
             done: false,
             _partial: PhantomData,
@@ -408,8 +478,20 @@ impl<P: DeserializeOwned, T> futures_core::Stream for AiStream<P, T> {
                     this.result = Some(result);
                 }
                 Poll::Pending => {
-                    if !this.tap.as_ref().is_some_and(|t| t.ready()) {
-                        return Poll::Pending;
+                    let due = this.tap.as_ref().and_then(|t| t.wake_at());
+                    let at = match due {
+                        None => return Poll::Pending,
+                        Some(Due::Now) => continue,
+                        Some(Due::At(at)) => at,
+                    };
+                    if at > Instant::now() {
+                        let timer = this
+                            .timer
+                            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+                        timer.as_mut().reset(at);
+                        if timer.as_mut().poll(cx).is_pending() {
+                            return Poll::Pending;
+                        }
                     }
                 }
             }

@@ -28,11 +28,13 @@ pub(crate) enum Framing {
     Ndjson,
 }
 
-/// One event of a stream: its `event:` name (SSE only) and its data.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Event {
-    pub name: Option<String>,
-    pub data: String,
+/// One event of a stream: its `event:` name (SSE only) and its data,
+/// borrowed from the reader (which reuses its buffers from one event to
+/// the next).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Event<'a> {
+    pub name: Option<&'a str>,
+    pub data: &'a str,
 }
 
 /// Cuts a byte stream into lines, incrementally: each byte is looked at
@@ -60,7 +62,7 @@ impl Lines {
                 rest = stripped;
             }
         }
-        while let Some(at) = rest.iter().position(|b| *b == b'\n' || *b == b'\r') {
+        while let Some(at) = memchr::memchr2(b'\n', b'\r', rest) {
             let (head, tail) = rest.split_at(at);
             // A line whole in this chunk is read where it is, not copied.
             let bytes = if self.partial.is_empty() {
@@ -106,6 +108,7 @@ impl Lines {
 pub(crate) struct Events {
     framing: Framing,
     lines: Lines,
+    /// The event's `event:` name, if one was given.
     name: Option<String>,
     data: String,
     has_data: bool,
@@ -126,7 +129,7 @@ impl Events {
     pub fn push(
         &mut self,
         chunk: &[u8],
-        event: &mut dyn FnMut(Event) -> Result<(), Error>,
+        event: &mut dyn FnMut(Event<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let Events {
             framing,
@@ -144,7 +147,7 @@ impl Events {
     /// dispatched (a server may close right after its last `data:`).
     pub fn finish(
         &mut self,
-        event: &mut dyn FnMut(Event) -> Result<(), Error>,
+        event: &mut dyn FnMut(Event<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let Events {
             framing,
@@ -163,7 +166,7 @@ impl Events {
         data: &mut String,
         has_data: &mut bool,
         line: &str,
-        event: &mut dyn FnMut(Event) -> Result<(), Error>,
+        event: &mut dyn FnMut(Event<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         if framing == Framing::Ndjson {
             if line.trim().is_empty() {
@@ -171,19 +174,22 @@ impl Events {
             }
             return event(Event {
                 name: None,
-                data: line.to_owned(),
+                data: line,
             });
         }
         if line.is_empty() {
             // The HTML standard's "dispatch the event": nothing without data.
-            let taken = name.take();
-            if std::mem::take(has_data) {
-                return event(Event {
-                    name: taken,
-                    data: std::mem::take(data),
-                });
-            }
-            return Ok(());
+            let result = if std::mem::take(has_data) {
+                event(Event {
+                    name: name.as_deref(),
+                    data,
+                })
+            } else {
+                Ok(())
+            };
+            *name = None;
+            data.clear();
+            return result;
         }
         if line.starts_with(':') {
             return Ok(());
@@ -200,7 +206,11 @@ impl Events {
                 data.push_str(value);
                 *has_data = true;
             }
-            "event" => *name = Some(value.to_owned()),
+            "event" => {
+                let name = name.get_or_insert_with(String::new);
+                name.clear();
+                name.push_str(value);
+            }
             _ => {}
         }
         Ok(())
@@ -306,7 +316,21 @@ impl Streamed {
 mod tests {
     use super::*;
 
-    fn events(framing: Framing, body: &[u8], sizes: &[usize]) -> Vec<Event> {
+    /// An event, owned.
+    #[derive(Debug, PartialEq)]
+    struct Owned {
+        name: Option<String>,
+        data: String,
+    }
+
+    fn owned(e: Event<'_>) -> Owned {
+        Owned {
+            name: e.name.map(str::to_owned),
+            data: e.data.to_owned(),
+        }
+    }
+
+    fn events(framing: Framing, body: &[u8], sizes: &[usize]) -> Vec<Owned> {
         let mut out = Vec::new();
         let mut reader = Events::new(framing);
         let mut at = 0;
@@ -315,7 +339,7 @@ mod tests {
             let n = sizes[i % sizes.len()].min(body.len() - at);
             reader
                 .push(&body[at..at + n], &mut |e| {
-                    out.push(e);
+                    out.push(owned(e));
                     Ok(())
                 })
                 .unwrap();
@@ -324,7 +348,7 @@ mod tests {
         }
         reader
             .finish(&mut |e| {
-                out.push(e);
+                out.push(owned(e));
                 Ok(())
             })
             .unwrap();
@@ -338,19 +362,19 @@ mod tests {
         assert_eq!(
             whole,
             vec![
-                Event {
+                Owned {
                     name: Some("delta".into()),
                     data: "{\"a\":\"é日本😀\"}".into()
                 },
-                Event {
+                Owned {
                     name: None,
                     data: "one\ntwo".into()
                 },
-                Event {
+                Owned {
                     name: None,
                     data: "[DONE]".into()
                 },
-                Event {
+                Owned {
                     name: None,
                     data: "last".into()
                 },

@@ -783,6 +783,8 @@ pub(crate) struct PartialParser {
     tok: Option<Tok>,
     /// Every byte pushed: the partial's text is cut from it.
     text: String,
+    /// How much of it has been read.
+    read: usize,
     /// Where the root value's text begins.
     root_start: usize,
     /// Where it ends, once complete.
@@ -835,6 +837,7 @@ impl PartialParser {
             stack: Vec::new(),
             tok: None,
             text: String::new(),
+            read: 0,
             root_start: 0,
             root_end: None,
             broken: None,
@@ -845,13 +848,27 @@ impl PartialParser {
 
     /// Appends more reply text. Total work over a whole reply is linear in
     /// its length (no re-reading of earlier text).
+    #[cfg(test)]
     pub(crate) fn push(&mut self, text: &str) {
+        self.append(text);
+        self.catch_up();
+    }
+
+    /// Appends more reply text, to be read by the next
+    /// [`PartialParser::catch_up`].
+    pub(crate) fn append(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    /// Reads the text appended since the last call. Total work over a
+    /// whole reply is linear in its length, however it is cut.
+    pub(crate) fn catch_up(&mut self) {
         if self.broken.is_some() {
             return;
         }
-        let mut off = self.text.len();
-        self.text.push_str(text);
+        let mut off = self.read;
         let end = self.text.len();
+        self.read = end;
         // Bytes to read one character at a time: a run that breaks a key or
         // an enum prefix somewhere, for `step` to find where.
         let mut slow = 0;

@@ -116,7 +116,7 @@ impl Protocol for Anthropic {
         streamed: &mut Streamed,
         redactor: &Redactor,
     ) -> Result<(), Error> {
-        let data: StreamEvent<'_> = read_object(&event.data)?;
+        let data: StreamEvent<'_> = read_object(event.data)?;
         match data.kind.as_ref() {
             "message_start" => {
                 let (usage, model) = data.message.map_or((None, None), |m| (m.usage, m.model));

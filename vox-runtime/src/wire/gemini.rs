@@ -56,10 +56,10 @@ impl Protocol for Gemini {
         streamed: &mut Streamed,
         redactor: &Redactor,
     ) -> Result<(), Error> {
-        if let Some(error) = gemini_error(&event.data) {
+        if let Some(error) = gemini_error(event.data) {
             return Err(super::stream_error(error.0, &error.1, redactor));
         }
-        let answer = self.parse(&event.data, redactor)?;
+        let answer = self.parse(event.data, redactor)?;
         if let Some(text) = answer.content.as_deref() {
             streamed.push_content(text);
         }

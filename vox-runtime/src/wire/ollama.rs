@@ -84,10 +84,10 @@ impl Protocol for Ollama {
         struct Failed {
             error: String,
         }
-        if let Ok(failed) = serde_json::from_str::<Failed>(&event.data) {
+        if let Ok(failed) = serde_json::from_str::<Failed>(event.data) {
             return Err(super::stream_error(500, &failed.error, redactor));
         }
-        let line: OllamaResponse<'_> = read_object(&event.data)?;
+        let line: OllamaResponse<'_> = read_object(event.data)?;
         if let Some(text) = line.message.and_then(|m| m.content) {
             streamed.push_content(&text);
         }

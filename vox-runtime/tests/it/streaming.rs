@@ -571,3 +571,68 @@ async fn a_streamed_attempt_reports_the_model_and_the_finish_reason() {
         );
     }
 }
+
+/// Past a reply's first 4 KiB, partials come at most one per 50 ms, and a
+/// stream that goes quiet still shows what arrived (a timer wakes the
+/// program: no later chunk is needed).
+#[tokio::test(start_paused = true)]
+async fn past_the_first_4_kib_partials_come_on_time_even_when_the_stream_goes_quiet() {
+    let chunk = |text: &str| {
+        let event = json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        format!("data: {event}\n\n").into_bytes()
+    };
+    let mut chunks = vec![chunk(&format!("{{\"title\":\"{}", "x".repeat(5000)))];
+    chunks.extend((0..9).map(|_| chunk(&"y".repeat(20))));
+    let transport = MemoryTransport::new().reply(
+        ScriptedReply::chunks(200, chunks)
+            .chunk_delay(Duration::from_millis(10))
+            .then_hang(),
+    );
+    let config = Config::builder(Provider::OpenAi)
+        .api_key("sk-stream-test")
+        .max_transport_retries(0)
+        .stream_idle_timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let client = Client::builder(config)
+        .transport(transport)
+        .build()
+        .unwrap();
+    let start = tokio::time::Instant::now();
+    let mut stream = stream(&client);
+    let mut seen = Vec::new();
+    let outcome = loop {
+        match stream.next().await {
+            Some(StreamEvent::Partial { value, .. }) => {
+                let title = value["title"].as_str().unwrap().len();
+                seen.push((start.elapsed(), title));
+            }
+            Some(StreamEvent::Done(result)) => break result,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(
+        matches!(
+            outcome,
+            Err(Error::Transport {
+                kind: TransportErrorKind::Timeout,
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    // The first chunk (10 ms) shows at once; the others (every 10 ms to
+    // 100 ms) at most one per 50 ms; the last of them once 50 ms have
+    // passed since the partial before, though no chunk came after it.
+    let times: Vec<Duration> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(seen.first().map(|s| s.1), Some(5000), "{seen:?}");
+    assert_eq!(seen.last().map(|s| s.1), Some(5000 + 9 * 20), "{seen:?}");
+    for pair in times.windows(2) {
+        assert!(pair[1] - pair[0] >= Duration::from_millis(50), "{seen:?}");
+    }
+    let last = *times.last().unwrap();
+    assert!(
+        last > Duration::from_millis(100) && last < Duration::from_millis(200),
+        "{seen:?}"
+    );
+}
