@@ -39,6 +39,11 @@ pub struct EvalArgs {
     /// Runs of each case per model (stability: how many of them pass).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub repeat: u32,
+    /// A function of the module that checks each value: it takes the value (or the value and
+    /// the expected one) and returns its problems as `list[str]`; an `@ai` one is a judge. A
+    /// case's own `"check"` overrides it.
+    #[arg(long, value_name = "FN")]
+    pub check: Option<String>,
     /// Exit 1 when a model's pass rate is under this (0 to 1).
     #[arg(long, value_name = "X")]
     pub min_pass: Option<f64>,
@@ -62,6 +67,17 @@ struct Case {
     line: usize,
     args: Value,
     expected: Option<Value>,
+    /// The function that checks its values, if any.
+    check: Option<String>,
+}
+
+/// What a run's check said.
+#[derive(Clone)]
+enum Checked {
+    /// Its problems (none: it passed).
+    Problems(Vec<String>),
+    /// The check itself failed (a judge's call).
+    Failed(String),
 }
 
 /// One run's outcome, as the program reported it.
@@ -73,6 +89,7 @@ struct Run {
     latency_ms: f64,
     usage: [u64; 4],
     cost_usd: Option<f64>,
+    checked: Option<Checked>,
     reported: bool,
 }
 
@@ -108,7 +125,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         None => None,
     };
     let cases_label = args.cases.display().to_string();
-    let cases = read_cases(&args.cases, &cases_label, &decl)?;
+    let cases = read_cases(&args.cases, &cases_label, &decl, args.check.as_deref())?;
     let models: Vec<Option<String>> = if args.models.is_empty() {
         vec![None]
     } else {
@@ -135,7 +152,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     let mut jobs = String::new();
     for (job, &(m, c, _)) in slots.iter().enumerate() {
         let line = json!({"job": job, "case": c, "model": models[m], "args": cases[c].args,
-            "expected": cases[c].expected, "instruction": instruction});
+            "expected": cases[c].expected, "instruction": instruction, "check": cases[c].check});
         jobs.push_str(&line.to_string());
         jobs.push('\n');
     }
@@ -273,7 +290,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             for r in 0..k {
                 // The slots are in (model, case, repeat) order.
                 let run = &runs[(m * cases.len() + c) * k + r];
-                let verdict = judge(run, case.expected.as_ref());
+                let verdict = judge(run, case.expected.as_ref(), case.check.as_deref());
                 score.add(run, &verdict);
                 if verdict.pass {
                     passed += 1;
@@ -302,6 +319,11 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                         "value": run.value,
                         "reason": verdict.reason,
                         "fields": verdict.fields,
+                        "check": case.check.as_ref().map(|name| match &run.checked {
+                            Some(Checked::Problems(p)) => json!({"name": name, "problems": p}),
+                            Some(Checked::Failed(e)) => json!({"name": name, "error": e}),
+                            None => json!({"name": name}),
+                        }),
                         "latency_ms": run.latency_ms,
                     });
                     output::emit_line(&line.to_string());
@@ -373,6 +395,7 @@ fn read_cases(
     path: &std::path::Path,
     label: &str,
     decl: &vox_codegen::AiFunctionDecl,
+    check: Option<&str>,
 ) -> Result<Vec<Case>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::usage(label, format!("cannot read the cases: {e}")))?;
@@ -392,19 +415,30 @@ fn read_cases(
         };
         if let Some(unknown) = map
             .keys()
-            .find(|k| !matches!(k.as_str(), "args" | "expected"))
+            .find(|k| !matches!(k.as_str(), "args" | "expected" | "check"))
         {
             return Err(Error::usage(
                 at(),
-                format!("a case has `args` and `expected`, not `{unknown}`"),
+                format!("a case has `args`, `expected` and `check`, not `{unknown}`"),
             ));
         }
+        let case_check = match map.remove("check") {
+            None | Some(Value::Null) => check.map(str::to_owned),
+            Some(Value::String(name)) if !name.trim().is_empty() => Some(name.trim().to_owned()),
+            Some(other) => {
+                return Err(Error::usage(
+                    at(),
+                    format!("`check` names a function of the module, not {other}"),
+                ))
+            }
+        };
         let args = map.remove("args").unwrap_or_else(|| json!({}));
         crate::call::check_arguments(&args, decl, "`args`").map_err(|m| Error::usage(at(), m))?;
         cases.push(Case {
             line: i + 1,
             args,
             expected: map.remove("expected").filter(|e| !e.is_null()),
+            check: case_check,
         });
     }
     if cases.is_empty() {
@@ -428,6 +462,17 @@ fn read_run(event: &Value) -> Run {
             count("reasoning_tokens"),
         ],
         cost_usd: event["cost_usd"].as_f64(),
+        checked: event.get("check").map(|c| match c["error"].as_str() {
+            Some(e) => Checked::Failed(e.to_owned()),
+            None => Checked::Problems(
+                c["problems"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned))
+                    .collect(),
+            ),
+        }),
         reported: true,
     }
 }
@@ -440,10 +485,10 @@ struct Verdict {
     fields: Option<BTreeMap<String, bool>>,
 }
 
-/// A run passes when the call succeeded and its value equals the expected
-/// one (numbers by value: `7` is `7.0`); a record is also scored field by
-/// field.
-fn judge(run: &Run, expected: Option<&Value>) -> Verdict {
+/// A run passes when the call succeeded, its value equals the expected
+/// one (numbers by value: `7` is `7.0`) and its check, if any, found no
+/// problem; a record is also scored field by field.
+fn judge(run: &Run, expected: Option<&Value>, check: Option<&str>) -> Verdict {
     if !run.ok {
         return Verdict {
             pass: false,
@@ -456,15 +501,30 @@ fn judge(run: &Run, expected: Option<&Value>) -> Verdict {
                 .map(|e| e.keys().map(|k| (k.clone(), false)).collect()),
         };
     }
-    let Some(expected) = expected else {
-        return Verdict {
-            pass: true,
-            reason: None,
-            fields: None,
-        };
-    };
     let value = run.value.clone().unwrap_or(Value::Null);
-    let (fields, wrong) = match (expected.as_object(), value.as_object()) {
+    let (fields, mut wrong) = match expected {
+        None => (None, Vec::new()),
+        Some(expected) => compare(expected, &value),
+    };
+    if let Some(name) = check {
+        match &run.checked {
+            Some(Checked::Problems(p)) if p.is_empty() => {}
+            Some(Checked::Problems(p)) => wrong.push(format!("check `{name}`: {}", p.join("; "))),
+            Some(Checked::Failed(e)) => wrong.push(format!("the check `{name}` failed: {e}")),
+            None => wrong.push(format!("the check `{name}` did not report")),
+        }
+    }
+    Verdict {
+        pass: wrong.is_empty(),
+        reason: (!wrong.is_empty()).then(|| wrong.join("; ")),
+        fields,
+    }
+}
+
+/// `value` against `expected`: per field of a record, whether it is
+/// right, and what is wrong.
+fn compare(expected: &Value, value: &Value) -> (Option<BTreeMap<String, bool>>, Vec<String>) {
+    match (expected.as_object(), value.as_object()) {
         (Some(e), Some(v)) => {
             let mut fields = BTreeMap::new();
             let mut wrong = Vec::new();
@@ -478,13 +538,8 @@ fn judge(run: &Run, expected: Option<&Value>) -> Verdict {
             }
             (Some(fields), wrong)
         }
-        _ if equal(expected, &value) => (None, Vec::new()),
+        _ if equal(expected, value) => (None, Vec::new()),
         _ => (None, vec![format!("expected {expected}, got {value}")]),
-    };
-    Verdict {
-        pass: wrong.is_empty(),
-        reason: (!wrong.is_empty()).then(|| wrong.join("; ")),
-        fields,
     }
 }
 

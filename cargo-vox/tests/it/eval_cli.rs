@@ -111,7 +111,17 @@ fn models_server() -> (String, Arc<AtomicUsize>) {
                 ("model-b", 20) if times > 1 => (0, "kg"),
                 _ => (n, "kg"),
             };
-            let content = json!({"value": value, "unit": unit}).to_string();
+            let content = if model == "judge-model" {
+                // The judge: what is wrong with the weight it is shown.
+                let problems: Vec<&str> = if text.contains("lb") {
+                    vec!["the unit is lb"]
+                } else {
+                    vec![]
+                };
+                json!({"value": problems}).to_string()
+            } else {
+                json!({"value": value, "unit": unit}).to_string()
+            };
             let reply = json!({
                 "id": "chatcmpl-eval", "object": "chat.completion", "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
@@ -459,5 +469,169 @@ fn the_report_renders_in_a_headless_browser() {
     assert_eq!(rendered.matches("class=\"model\"").count(), 2, "{rendered}");
     let log = String::from_utf8_lossy(&dom.stderr);
     assert!(!log.contains("Uncaught"), "script errors: {log}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Checks of the module: a plain `list[str]` function and an `@ai` judge
+/// (`--check`, and a case's own `"check"`).
+const CHECKS: &str = r#"
+/// A value over 15 is suspect.
+fn at_most_15(w: Weight) to list[str] {
+    if w.value > 15 {
+        return [str(w.value) + " is over 15"]
+    }
+    []
+}
+
+/// Say what is wrong with the weight, if anything.
+@ai(model = "judge-model")
+@uses(net)
+fn judge_unit(w: Weight) to list[str] {
+    []
+}
+"#;
+
+/// A plain check and an `@ai` judge score the runs with their problems as
+/// the failures' reasons; the judge's calls are recorded in a cassette of
+/// their own and re-score offline; a check the module does not have, or
+/// one of the expected value for a case without one, is a usage error
+/// naming the line, with nothing sent.
+#[test]
+fn checks_and_an_ai_judge_score_runs_and_the_judge_replays_from_its_own_cassette() {
+    let dir = setup("checks");
+    std::fs::write(dir.join("weight.vox"), format!("{SCRIPT}{CHECKS}")).unwrap();
+    // Cases 1 to 10 are judged (`--check`), 11 to 20 checked by `at_most_15`.
+    let cases: String = (1..=20)
+        .map(|i| {
+            let case = if i <= 10 {
+                json!({"args": {"text": format!("#n={i}")}})
+            } else {
+                json!({"args": {"text": format!("#n={i}")}, "check": "at_most_15"})
+            };
+            case.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("checked.jsonl"), cases).unwrap();
+    let (url, requests) = models_server();
+    let base = [
+        "--json",
+        "eval",
+        "read_weight",
+        "weight.vox",
+        "--cases",
+        "checked.jsonl",
+        "--models",
+        "model-b",
+        "--check",
+        "judge_unit",
+    ];
+    let mut args = base.to_vec();
+    args.push("--record");
+    let recorded = run(&dir, &env(&url), &args);
+    let lines = json_lines(&recorded);
+    assert_eq!(
+        recorded.status.code(),
+        Some(0),
+        "{lines:#?}\n{}",
+        String::from_utf8_lossy(&recorded.stderr)
+    );
+    // 20 runs of the function and 10 of the judge.
+    assert_eq!(requests.load(Ordering::SeqCst), 30);
+    let summary = lines.last().unwrap();
+    let b = &summary["models"][0];
+    // The judge fails cases 1 and 2 (model-b answers lb), `at_most_15`
+    // cases 16 to 20.
+    assert_eq!(
+        (b["pass_rate"].as_f64(), b["passed"].as_u64()),
+        (Some(0.65), Some(13)),
+        "{b:#?}"
+    );
+    let reasons: Vec<(u64, &str)> = b["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["case"].as_u64().unwrap(), f["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(reasons[0], (1, "check `judge_unit`: the unit is lb"));
+    assert_eq!(reasons[1], (2, "check `judge_unit`: the unit is lb"));
+    assert_eq!(reasons[2], (16, "check `at_most_15`: 16 is over 15"));
+    assert_eq!(reasons.len(), 7);
+    let case = lines
+        .iter()
+        .find(|l| l["kind"] == "case" && l["case"] == 1)
+        .unwrap();
+    assert_eq!(
+        case["check"],
+        json!({"name": "judge_unit", "problems": ["the unit is lb"]})
+    );
+    // The judge has a cassette of its own beside the function's.
+    let tape = dir.join("checked.cassettes");
+    assert!(tape.join("judge_unit.jsonl").is_file(), "{tape:?}");
+    assert!(tape.join("read_weight.jsonl").is_file());
+    // Offline, no key: the same envelopes, judge included.
+    let offline = [
+        ("VOX_LLM_PROVIDER", "compatible".to_owned()),
+        ("VOX_LLM_BASE_URL", "http://127.0.0.1:9/v1".to_owned()),
+        ("VOX_LLM_MAX_RETRIES", "0".to_owned()),
+    ];
+    let replayed = run(&dir, &offline, &base);
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&recorded.stdout),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 30);
+
+    // A check the module does not have; one of the expected value for a
+    // case without one; `tags` is not a check (its parameter is no Weight).
+    std::fs::write(
+        dir.join("weight.vox"),
+        format!("{SCRIPT}{CHECKS}\nfn near(w: Weight, want: Weight) to list[str] {{\n    []\n}}\n"),
+    )
+    .unwrap();
+    for (cases, line, says) in [
+        (
+            "{\"args\":{\"text\":\"#n=1\"}}\n{\"args\":{\"text\":\"#n=2\"},\"check\":\"nope\"}\n",
+            2,
+            "`nope` is not a check of the module",
+        ),
+        (
+            "{\"args\":{\"text\":\"#n=1\"},\"check\":\"near\"}\n",
+            1,
+            "the check `near` takes the expected value, and the case has none",
+        ),
+        (
+            "{\"args\":{\"text\":\"#n=1\"},\"check\":7}\n",
+            1,
+            "`check` names a function of the module",
+        ),
+    ] {
+        std::fs::write(dir.join("bad.jsonl"), cases).unwrap();
+        let out = run(
+            &dir,
+            &env(&url),
+            &[
+                "--json",
+                "eval",
+                "read_weight",
+                "weight.vox",
+                "--cases",
+                "bad.jsonl",
+            ],
+        );
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(2), "{cases}: {text}");
+        assert!(
+            text.contains(&format!("bad.jsonl:{line}")),
+            "{cases}: {text}"
+        );
+        assert!(text.contains(says), "{cases}: {text}");
+    }
+    assert_eq!(requests.load(Ordering::SeqCst), 30, "nothing is sent");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -305,13 +305,15 @@ pub(crate) fn call_program(
         "call_main",
         &format!("one call of `{function}`"),
         "vox_call_main",
+        "",
     )
 }
 
 /// A program whose `main` hands vox-runtime's `__private::{runner}` a
 /// closure starting the `@ai` function `function`'s `_stream_with` from
-/// JSON arguments and per-call options. `None` when `function` is not an
-/// `@ai` function.
+/// JSON arguments and per-call options (then `more`, the runner's further
+/// arguments). `None` when `function` is not an `@ai` function.
+#[allow(clippy::too_many_arguments)]
 fn stream_program(
     module: &Module,
     info: &ModuleInfo,
@@ -320,6 +322,7 @@ fn stream_program(
     runner: &str,
     what: &str,
     entry: &str,
+    more: &str,
 ) -> Option<String> {
     let f = info.fns.iter().find(|f| f.name == function)?;
     f.ai.as_ref()?;
@@ -335,7 +338,7 @@ fn stream_program(
         .collect();
     let body = format!(
         "::vox_runtime::__private::{runner}(|vox_args: &::vox_runtime::serde_json::Value, vox_options: &::vox_runtime::CallOptions| {{\n        \
-         ::std::result::Result::Ok(self::{}(vox_options,{args}\n        ))\n    }})",
+         ::std::result::Result::Ok(self::{}(vox_options,{args}\n        ))\n    }}{more})",
         names::rust_ident(&format!("{function}_stream_with"))
     );
     Some(program(module, info, opts, what, entry, &body))
@@ -352,6 +355,46 @@ pub(crate) fn eval_program(
     opts: &EmitOptions,
     function: &str,
 ) -> Option<String> {
+    let f = info.fns.iter().find(|f| f.name == function)?;
+    // The checks a case may name: functions taking the value (and the
+    // expected value) of the return type and returning `list[str]`.
+    let problems = Ty::List(Box::new(Ty::Str));
+    let mut names = String::new();
+    let mut arms = String::new();
+    for c in &info.fns {
+        if c.test
+            || c.ret != problems
+            || c.params.is_empty()
+            || c.params.len() > 2
+            || c.params.iter().any(|(_, t)| *t != f.ret)
+        {
+            continue;
+        }
+        let name = names::rust_str(&c.name);
+        let _ = write!(names, "({name}, {}), ", c.params.len());
+        let values = if c.params.len() == 1 {
+            "::vox_runtime::__private::eval_value(vox_value)?"
+        } else {
+            "::vox_runtime::__private::eval_value(vox_value)?, ::vox_runtime::__private::eval_value(vox_expected)?"
+        };
+        let call = format!("self::{}({values})", names::rust_ident(&c.name));
+        let call = if c.net {
+            format!("{call}.await")
+        } else {
+            format!("::std::result::Result::Ok({call})")
+        };
+        let _ = write!(arms, "\n                {name} => {call},");
+    }
+    let more = format!(
+        ",\n        &[{names}],\n        \
+         |vox_check: &str, vox_value: ::vox_runtime::serde_json::Value, vox_expected: ::vox_runtime::serde_json::Value| -> ::vox_runtime::__private::CheckFuture {{\n            \
+         let vox_check = vox_check.to_owned();\n            \
+         let _ = (&vox_value, &vox_expected);\n            \
+         ::std::boxed::Box::pin(async move {{\n                \
+         match vox_check.as_str() {{{arms}\n                \
+         other => ::std::result::Result::Err(::vox_runtime::__private::no_check(other)),\n            \
+         }}\n            }})\n        }}"
+    );
     stream_program(
         module,
         info,
@@ -360,6 +403,7 @@ pub(crate) fn eval_program(
         "eval_main",
         &format!("the evaluation of `{function}`"),
         "vox_eval_main",
+        &more,
     )
 }
 

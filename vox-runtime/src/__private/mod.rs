@@ -173,11 +173,22 @@ where
 /// `{"kind": "run", "job": N, "ok": …, "value" | "message": …,
 /// "attempts", "latency_ms", "usage", "cost_usd"}` line as it finishes,
 /// all behind [`CALL_EVENT_PREFIX`]. Scoring is `cargo vox eval`'s.
-pub fn eval_main<P, T>(
+///
+/// A job may name a `"check"`: one of `checks` (a function of the module
+/// taking the value, or the value and the expected value, and returning
+/// its problems as `list[str]`; an `@ai` one is a judge), run by `check`
+/// on the value of a call that succeeded; the run's line then holds
+/// `"check": {"name", "problems": […]}` (or `"error"` when the check, a
+/// judge's call, failed). A name that is not one of `checks`, or a check
+/// of the expected value for a case without one, makes the case invalid.
+pub fn eval_main<P, T, C>(
     start: impl Fn(&serde_json::Value, &crate::CallOptions) -> Result<crate::AiStream<P, T>, Error>,
+    checks: &[(&str, usize)],
+    check: C,
 ) where
     P: serde::de::DeserializeOwned + Send + 'static,
     T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
+    C: Fn(&str, serde_json::Value, serde_json::Value) -> CheckFuture + Send + Sync + 'static,
 {
     use std::io::{BufRead as _, Write as _};
     let emit = |event: serde_json::Value| {
@@ -209,15 +220,17 @@ pub fn eval_main<P, T>(
         if !checked.insert(case) {
             continue;
         }
+        let expected = job.get("expected").filter(|e| !e.is_null());
         let problem = match start(&job["args"], &crate::CallOptions::new()) {
             Err(e) => Some(format!("its arguments do not fit: {e}")),
-            Ok(_) => match job.get("expected").filter(|e| !e.is_null()) {
+            Ok(_) => match expected {
                 Some(expected) => serde_json::from_value::<T>(expected.clone())
                     .err()
                     .map(|e| format!("its expected value is not of the return type: {e}")),
                 None => None,
             },
-        };
+        }
+        .or_else(|| check_problem(checks, job["check"].as_str(), expected.is_some()));
         if let Some(message) = problem {
             invalid = true;
             emit(serde_json::json!({"kind": "invalid", "case": case, "message": message}));
@@ -231,6 +244,7 @@ pub fn eval_main<P, T>(
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|n| *n > 0)
         .unwrap_or(16);
+    let check = std::sync::Arc::new(check);
     crate::block_on(async {
         let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency));
         let mut running = tokio::task::JoinSet::new();
@@ -258,6 +272,9 @@ pub fn eval_main<P, T>(
                 break;
             };
             let number = job["job"].clone();
+            let checked_by = job["check"].as_str().map(str::to_owned);
+            let expected = job["expected"].clone();
+            let check = std::sync::Arc::clone(&check);
             running.spawn(async move {
                 let started = std::time::Instant::now();
                 let outcome = stream.finish().await;
@@ -265,8 +282,23 @@ pub fn eval_main<P, T>(
                 drop(slot);
                 let spent = report.get();
                 let mut event = match outcome {
-                    Ok(value) => serde_json::json!({"kind": "run", "job": number, "ok": true,
-                        "value": serde_json::to_value(&value).unwrap_or_default()}),
+                    Ok(value) => {
+                        let value = serde_json::to_value(&value).unwrap_or_default();
+                        let mut event = serde_json::json!({"kind": "run", "job": number,
+                            "ok": true, "value": value});
+                        if let Some(name) = checked_by {
+                            // A judge's own call is not the evaluated
+                            // model's: its time and tokens are not the run's.
+                            let verdict = match check(&name, value, expected).await {
+                                Ok(problems) => {
+                                    serde_json::json!({"name": name, "problems": problems})
+                                }
+                                Err(e) => serde_json::json!({"name": name, "error": e.to_string()}),
+                            };
+                            event["check"] = verdict;
+                        }
+                        event
+                    }
                     Err(e) => serde_json::json!({"kind": "run", "job": number, "ok": false,
                         "message": e.to_string()}),
                 };
@@ -289,6 +321,50 @@ pub fn eval_main<P, T>(
             }
         }
     });
+}
+
+/// What a check of a `cargo vox eval` program gives: the problems of one
+/// value (empty: it passes), or why the check could not run.
+pub type CheckFuture =
+    std::pin::Pin<Box<dyn Future<Output = Result<Vec<String>, Error>> + Send + 'static>>;
+
+/// Why a job's check `name` cannot run, if it cannot: it is none of
+/// `checks` (name, parameters), or it takes the expected value and the
+/// case has none.
+fn check_problem(checks: &[(&str, usize)], name: Option<&str>, expected: bool) -> Option<String> {
+    let name = name?;
+    match checks.iter().find(|(n, _)| *n == name) {
+        None => {
+            let known: Vec<String> = checks.iter().map(|(n, _)| format!("`{n}`")).collect();
+            Some(format!(
+                "`{name}` is not a check of the module: a check takes the value (and the \
+                 expected value) of the function's return type and returns `list[str]`{}",
+                if known.is_empty() {
+                    " (the module has none)".to_owned()
+                } else {
+                    format!("; the module's are {}", known.join(", "))
+                }
+            ))
+        }
+        Some((_, 2)) if !expected => Some(format!(
+            "the check `{name}` takes the expected value, and the case has none"
+        )),
+        Some(_) => None,
+    }
+}
+
+/// A value a `cargo vox eval` program's check is given, as the check's
+/// parameter type.
+pub fn eval_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, Error> {
+    serde_json::from_value(value).map_err(|e| {
+        Error::MalformedResponse(format!("the value does not fit the check's parameter: {e}"))
+    })
+}
+
+/// The error of a check name the program does not have (never reached:
+/// names are checked before anything runs).
+pub fn no_check(name: &str) -> Error {
+    Error::MalformedResponse(format!("no check named `{name}`"))
 }
 
 /// The argument `name` of a `cargo vox call` program's JSON arguments, as
