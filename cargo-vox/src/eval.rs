@@ -29,9 +29,10 @@ pub struct EvalArgs {
     pub function: String,
     /// `.vox` files or directories holding it (default: the package's sources).
     pub paths: Vec<PathBuf>,
-    /// The cases: one JSON object per line, `{"args": {…}, "expected": …}`.
+    /// The cases: one JSON object per line, `{"args": {…}, "expected": …}`. Without it, the
+    /// cases written in Vox: each `assert_eq(FUNCTION(…), expected)` of an `@test`.
     #[arg(long, value_name = "CASES.jsonl")]
-    pub cases: PathBuf,
+    pub cases: Option<PathBuf>,
     /// The models to compare (a `provider:` prefix allowed), comma-separated; default: the
     /// function's own.
     #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
@@ -63,8 +64,12 @@ pub struct EvalArgs {
 
 /// One case of the file.
 struct Case {
-    /// Its line in the file (1-based).
+    /// The file it is written in: the cases file, or a `.vox` file.
+    source: String,
+    /// Its line there (1-based).
     line: usize,
+    /// Written in Vox (an `assert_eq` of an `@test`), not in the cases file.
+    written_in_vox: bool,
     args: Value,
     expected: Option<Value>,
     /// The function that checks its values, if any.
@@ -124,8 +129,15 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         ),
         None => None,
     };
-    let cases_label = args.cases.display().to_string();
-    let cases = read_cases(&args.cases, &cases_label, &decl, args.check.as_deref())?;
+    let cases_label = args
+        .cases
+        .as_ref()
+        .map(|c| c.display().to_string())
+        .unwrap_or_else(|| label.clone());
+    let mut cases = match &args.cases {
+        Some(path) => read_cases(path, &cases_label, &decl, args.check.as_deref())?,
+        None => Vec::new(),
+    };
     let models: Vec<Option<String>> = if args.models.is_empty() {
         vec![None]
     } else {
@@ -143,6 +155,19 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             Ok(exe) => exe,
             Err(code) => return Ok(code),
         };
+    if args.cases.is_none() {
+        cases = vox_cases(&exe, &label, args.check.as_deref())?;
+        if cases.is_empty() {
+            return Err(Error::usage(
+                &label,
+                format!(
+                    "no cases: give `--cases FILE`, or write them in Vox as \
+                     `assert_eq({}(…), expected)` in an `@test` (docs/eval.md, \"Cases written in Vox\")",
+                    args.function
+                ),
+            ));
+        }
+    }
     // Jobs: (model, case, repeat) in that order; a job's number is its
     // place here and in `runs`.
     let k = args.repeat as usize;
@@ -158,7 +183,16 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     }
     // `--record` records every reply beside the cases; a run without it
     // replays a recording there, asking no model.
-    let tape = args.cases.with_extension("cassettes");
+    // Beside the cases file, or for cases written in Vox beside the module's
+    // first file.
+    let tape = match &args.cases {
+        Some(path) => path.with_extension("cassettes"),
+        None => files
+            .first()
+            .and_then(|f| f.parent())
+            .unwrap_or(std::path::Path::new("."))
+            .join(format!("{}.eval.cassettes", args.function)),
+    };
     let replaying = !args.record && tape.is_dir();
     let mut command = Command::new(&exe);
     if args.record {
@@ -221,7 +255,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         .map_err(|e| Error::failure(&label, format!("the eval program: {e}")))?;
     if let Some((case, message)) = invalid.first() {
         let at = match case.and_then(|c| cases.get(c)) {
-            Some(case) => format!("{cases_label}:{}", case.line),
+            Some(case) => format!("{}:{}", case.source, case.line),
             None => cases_label.clone(),
         };
         let more = if invalid.len() > 1 {
@@ -247,7 +281,14 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     // is kept with the recording, so a re-scored run reads as it was.
     let measures = tape.join("eval-runs.jsonl");
     let key = |&(m, c, r): &(usize, usize, usize)| {
-        json!([models[m], cases[c].line, cases[c].args, r]).to_string()
+        // A case of the cases file is known by its line (as recordings made
+        // before cases could be written in Vox are); one written in Vox by
+        // its file and line.
+        match cases[c].written_in_vox {
+            false => json!([models[m], cases[c].line, cases[c].args, r]),
+            true => json!([models[m], cases[c].source, cases[c].line, cases[c].args, r]),
+        }
+        .to_string()
     };
     if args.record {
         let mut text = String::new();
@@ -295,15 +336,17 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                 if verdict.pass {
                     passed += 1;
                 } else {
-                    score
-                        .failures
-                        .push(json!({"case": case.line, "repeat": r, "reason": verdict.reason}));
+                    score.failures.push(
+                        json!({"source": case.source, "case": case.line, "repeat": r,
+                            "reason": verdict.reason}),
+                    );
                     if args.report.is_some() {
                         let reply = match &run.value {
                             Some(v) if run.ok => v.to_string(),
                             _ => run.message.clone().unwrap_or_default(),
                         };
-                        failing.push(json!({"case": case.line, "repeat": r, "args": case.args,
+                        failing.push(json!({"source": case.source, "case": case.line,
+                            "repeat": r, "args": case.args,
                             "reply": reply, "reason": verdict.reason}));
                     }
                 }
@@ -313,6 +356,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                         "command": "eval",
                         "kind": "case",
                         "model": name,
+                        "source": case.source,
                         "case": case.line,
                         "repeat": r,
                         "ok": verdict.pass,
@@ -331,7 +375,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             }
             score
                 .stability
-                .push(json!({"case": case.line, "passed": passed, "of": k}));
+                .push(json!({"source": case.source, "case": case.line, "passed": passed, "of": k}));
         }
         let latencies = score.latencies.clone();
         let summary = score.summary(&name, cases.len(), args.min_pass);
@@ -435,7 +479,9 @@ fn read_cases(
         let args = map.remove("args").unwrap_or_else(|| json!({}));
         crate::call::check_arguments(&args, decl, "`args`").map_err(|m| Error::usage(at(), m))?;
         cases.push(Case {
+            source: label.to_owned(),
             line: i + 1,
+            written_in_vox: false,
             args,
             expected: map.remove("expected").filter(|e| !e.is_null()),
             check: case_check,
@@ -443,6 +489,43 @@ fn read_cases(
     }
     if cases.is_empty() {
         return Err(Error::usage(label, "the file has no cases"));
+    }
+    Ok(cases)
+}
+
+/// The cases written in Vox, as the eval program `exe` lists them (its
+/// `cases` mode); each checked by `check` when given.
+fn vox_cases(exe: &std::path::Path, label: &str, check: Option<&str>) -> Result<Vec<Case>> {
+    let out = Command::new(exe)
+        .arg("cases")
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| Error::failure(label, format!("cannot run the eval program: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::failure(
+            label,
+            format!("the eval program could not list its cases ({})", out.status),
+        ));
+    }
+    let mut cases = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some(case) = line
+            .strip_prefix(CALL_EVENT_PREFIX)
+            .and_then(|e| serde_json::from_str::<Value>(e).ok())
+        else {
+            continue;
+        };
+        let written = case["label"].as_str().unwrap_or("");
+        let (source, at) = written.rsplit_once(':').unwrap_or((written, "0"));
+        cases.push(Case {
+            source: source.to_owned(),
+            line: at.parse().unwrap_or(0),
+            written_in_vox: true,
+            args: case["args"].clone(),
+            expected: Some(case["expected"].clone()).filter(|e| !e.is_null()),
+            check: check.map(str::to_owned),
+        });
     }
     Ok(cases)
 }

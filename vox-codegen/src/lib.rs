@@ -162,7 +162,7 @@ impl Checked {
     /// `function` is not an `@ai` function. Only meaningful for a module
     /// without errors.
     pub fn eval_program(&self, function: &str, opts: &emit::EmitOptions) -> Option<String> {
-        emit::eval_program(&self.module, &self.info, opts, function)
+        emit::eval_program(&self.module, &self.info, &self.sources, opts, function)
     }
 
     /// The program `cargo vox batch` runs to apply `check = f` of the

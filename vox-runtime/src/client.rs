@@ -1669,7 +1669,11 @@ pub fn default_client() -> Result<&'static Client, Error> {
     DEFAULT_CLIENT
         .get_or_init(|| {
             let config = Config::from_env()?;
-            if config.fixture_by_default {
+            // A cassette replayed answers every call (a miss is an error),
+            // so no fixture body runs and there is nothing to warn about.
+            let replaying = config.cassette().is_some()
+                && config.cassette_mode() == Some(crate::CassetteMode::Replay);
+            if config.fixture_by_default && !replaying {
                 eprintln!(
                     "warning: vox-runtime: no LLM provider configured (VOX_LLM_PROVIDER, OPENAI_API_KEY, \
                      OPENROUTER_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY are \

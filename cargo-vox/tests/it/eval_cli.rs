@@ -635,3 +635,94 @@ fn checks_and_an_ai_judge_score_runs_and_the_judge_replays_from_its_own_cassette
     assert_eq!(requests.load(Ordering::SeqCst), 30, "nothing is sent");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Cases written in Vox: each `assert_eq(read_weight(…), expected)` of an
+/// `@test` whose arguments and expected value use no local. Without
+/// `--cases` they are the run's cases, named by their file and line;
+/// `--record` keeps their replies beside the module.
+const VOX_CASES: &str = r##"
+fn kilos(n: int) to Weight {
+    Weight { value: n, unit: "kg" }
+}
+
+@test
+fn reads_weights() {
+    assert_eq(read_weight("#n=3"), Weight { value: 3, unit: "kg" })
+    assert_eq(read_weight(text: "#n=11"), kilos(11))
+    assert_eq(read_weight("#n=" + str(7)), kilos(7))
+    let n = 4
+    // Not a case: it uses a local.
+    assert_eq(read_weight("#n=4"), kilos(n))
+}
+"##;
+
+#[test]
+fn cases_written_in_vox_are_scored_without_a_cases_file() {
+    let dir = setup("vox-cases");
+    std::fs::write(dir.join("weight.vox"), format!("{SCRIPT}{VOX_CASES}")).unwrap();
+    let (url, requests) = models_server();
+    let args = [
+        "--json",
+        "eval",
+        "read_weight",
+        "weight.vox",
+        "--models",
+        "model-a",
+        "--record",
+    ];
+    let out = run(&dir, &env(&url), &args);
+    let lines = json_lines(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{lines:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 3, "{lines:#?}");
+    let cases: Vec<(String, u64, bool)> = lines
+        .iter()
+        .filter(|l| l["kind"] == "case")
+        .map(|l| {
+            (
+                l["source"].as_str().unwrap().to_owned(),
+                l["case"].as_u64().unwrap(),
+                l["ok"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    // The lines of the three `assert_eq`s in the file (SCRIPT comes first);
+    // model-a reads 3 and 11 wrong.
+    let base = SCRIPT.lines().count() as u64;
+    assert_eq!(
+        cases,
+        [
+            ("weight.vox".to_owned(), base + 8, false),
+            ("weight.vox".to_owned(), base + 9, false),
+            ("weight.vox".to_owned(), base + 10, true),
+        ],
+        "{lines:#?}"
+    );
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["cases"], 3);
+    assert_eq!(
+        summary["models"][0]["failures"][1]["reason"],
+        "`value`: expected 11, got 111"
+    );
+    assert!(dir.join("read_weight.eval.cassettes").is_dir());
+    // No cases at all: a usage error saying how to write them.
+    std::fs::write(dir.join("weight.vox"), SCRIPT).unwrap();
+    let out = run(
+        &dir,
+        &env(&url),
+        &["--json", "eval", "read_weight", "weight.vox"],
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("no cases"), "{text}");
+    assert_eq!(requests.load(Ordering::SeqCst), 3);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -99,6 +99,8 @@ fn the_invoice_example_re_scores_its_recording_offline() {
     let stderr = String::from_utf8_lossy(&first.stderr);
     // No `--min-pass`: the run succeeds whatever the score.
     assert_eq!(first.status.code(), Some(0), "{stderr}");
+    // The cassette answers: no warning that fixture bodies run.
+    assert!(!stderr.contains("fixture bodies"), "{stderr}");
     let lines = json_lines(&first);
     let runs: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "case").collect();
     assert_eq!(runs.len(), 20, "{lines:#?}");

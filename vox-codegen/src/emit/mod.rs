@@ -352,10 +352,12 @@ fn stream_program(
 pub(crate) fn eval_program(
     module: &Module,
     info: &ModuleInfo,
+    sources: &crate::source::SourceMap,
     opts: &EmitOptions,
     function: &str,
 ) -> Option<String> {
     let f = info.fns.iter().find(|f| f.name == function)?;
+    let cases = vox_cases(module, info, sources, opts, function);
     // The checks a case may name: functions taking the value (and the
     // expected value) of the return type and returning `list[str]`.
     let problems = Ty::List(Box::new(Ty::Str));
@@ -386,7 +388,7 @@ pub(crate) fn eval_program(
         let _ = write!(arms, "\n                {name} => {call},");
     }
     let more = format!(
-        ",\n        &[{names}],\n        \
+        ",\n        ::std::vec![{cases}],\n        &[{names}],\n        \
          |vox_check: &str, vox_value: ::vox_runtime::serde_json::Value, vox_expected: ::vox_runtime::serde_json::Value| -> ::vox_runtime::__private::CheckFuture {{\n            \
          let vox_check = vox_check.to_owned();\n            \
          let _ = (&vox_value, &vox_expected);\n            \
@@ -405,6 +407,96 @@ pub(crate) fn eval_program(
         "vox_eval_main",
         &more,
     )
+}
+
+/// The cases of `function` written in Vox (docs/eval.md, "Cases written
+/// in Vox"): each `assert_eq(function(args…), expected)` statement of an
+/// `@test`'s body whose arguments and expected value use no local and call
+/// no network function (literals, constructors, calls of pure functions),
+/// as the Rust expressions of `__private::EvalCase`s, labelled with the
+/// statement's file and line.
+fn vox_cases(
+    module: &Module,
+    info: &ModuleInfo,
+    sources: &crate::source::SourceMap,
+    opts: &EmitOptions,
+    function: &str,
+) -> String {
+    let Some(f) = info.fns.iter().find(|f| f.name == function) else {
+        return String::new();
+    };
+    let mut emitter = Emitter::new(module, info, opts);
+    let mut out = String::new();
+    for (ti, t) in info.fns.iter().enumerate().filter(|(_, t)| t.test) {
+        let Some(d) = module.fn_decl(t.item) else {
+            continue;
+        };
+        for stmt in &d.body.stmts {
+            let Stmt::Expr(e) = stmt else { continue };
+            let ExprKind::Call { callee, args } = &e.kind else {
+                continue;
+            };
+            if callee.name != "assert_eq" || args.len() != 2 {
+                continue;
+            }
+            let ExprKind::Call {
+                callee: called,
+                args: call_args,
+            } = &args[0].value.kind
+            else {
+                continue;
+            };
+            if called.name != function || call_args.len() != f.params.len() {
+                continue;
+            }
+            let mut constant = true;
+            for a in call_args.iter().map(|a| &a.value).chain([&args[1].value]) {
+                walk_expr(a, &mut |x| match &x.kind {
+                    ExprKind::Var(_) | ExprKind::Try(_) | ExprKind::Error | ExprKind::Poison(_) => {
+                        constant = false
+                    }
+                    ExprKind::Call { callee, .. }
+                        if info
+                            .fns
+                            .iter()
+                            .any(|g| g.name == callee.name && (g.net || g.test)) =>
+                    {
+                        constant = false
+                    }
+                    _ => {}
+                });
+            }
+            if !constant {
+                continue;
+            }
+            emitter.current = ti;
+            emitter.current_fn = t.name.clone();
+            emitter.in_test = false;
+            let mut fields = String::new();
+            for (i, a) in call_args.iter().enumerate() {
+                let name = match &a.name {
+                    Some(n) => n.name.clone(),
+                    None => f.params[i].0.clone(),
+                };
+                let value = emitter.expr(&a.value, Ctx::Pure, 3, Tail::Value);
+                let _ = write!(
+                    fields,
+                    "({}, ::vox_runtime::__private::eval_json(&({value}))), ",
+                    names::rust_str(&name)
+                );
+            }
+            let expected = emitter.expr(&args[1].value, Ctx::Pure, 3, Tail::Value);
+            let file = sources.get(e.span.file);
+            let line = file.line_col(e.span.start as usize).line;
+            let label = format!("{}:{line}", file.name);
+            let _ = write!(
+                out,
+                "\n            ::vox_runtime::__private::EvalCase::new({}, &[{fields}], ::vox_runtime::__private::eval_json(&({expected}))),",
+                names::rust_str(&label)
+            );
+        }
+    }
+    out
 }
 
 /// The Rust program `cargo vox batch` runs beside a batch of the `@ai`

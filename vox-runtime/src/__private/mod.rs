@@ -181,8 +181,13 @@ where
 /// `"check": {"name", "problems": […]}` (or `"error"` when the check, a
 /// judge's call, failed). A name that is not one of `checks`, or a check
 /// of the expected value for a case without one, makes the case invalid.
+///
+/// Run with the argument `cases`, the program only writes the cases
+/// written in Vox (`cases`: each a `{"kind": "case", "label", "args",
+/// "expected"}` line) and exits.
 pub fn eval_main<P, T, C>(
     start: impl Fn(&serde_json::Value, &crate::CallOptions) -> Result<crate::AiStream<P, T>, Error>,
+    cases: Vec<EvalCase>,
     checks: &[(&str, usize)],
     check: C,
 ) where
@@ -196,6 +201,13 @@ pub fn eval_main<P, T, C>(
         let _ = writeln!(out, "{CALL_EVENT_PREFIX}{event}");
         let _ = out.flush();
     };
+    if std::env::args().nth(1).as_deref() == Some("cases") {
+        for case in cases {
+            emit(serde_json::json!({"kind": "case", "label": case.label,
+                "args": case.args, "expected": case.expected}));
+        }
+        return;
+    }
     let mut jobs = Vec::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
@@ -321,6 +333,41 @@ pub fn eval_main<P, T, C>(
             }
         }
     });
+}
+
+/// A case of an `@ai` function written in Vox (an `assert_eq(f(…),
+/// expected)` of an `@test`), as a `cargo vox eval` program's `cases` mode
+/// writes it: where it is written, the arguments by parameter name, and
+/// the expected value.
+#[derive(Debug, Clone)]
+pub struct EvalCase {
+    pub label: &'static str,
+    pub args: serde_json::Value,
+    pub expected: serde_json::Value,
+}
+
+impl EvalCase {
+    pub fn new(
+        label: &'static str,
+        args: &[(&str, serde_json::Value)],
+        expected: serde_json::Value,
+    ) -> EvalCase {
+        let args = args
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), value.clone()))
+            .collect();
+        EvalCase {
+            label,
+            args: serde_json::Value::Object(args),
+            expected,
+        }
+    }
+}
+
+/// A value of a case written in Vox, as JSON (`null` for one that does not
+/// serialize, which the case's check then reports).
+pub fn eval_json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }
 
 /// What a check of a `cargo vox eval` program gives: the problems of one
