@@ -95,7 +95,208 @@ struct Run {
     usage: [u64; 4],
     cost_usd: Option<f64>,
     checked: Option<Checked>,
-    reported: bool,
+    /// The program's report of the run, as it is recorded.
+    event: Value,
+}
+
+/// Where the cases come from: the cases file, read again for each pass
+/// (never all in memory at once), or the cases written in Vox.
+enum Cases {
+    File {
+        path: PathBuf,
+        label: String,
+        check: Option<String>,
+        count: usize,
+    },
+    Vox(Vec<Case>),
+}
+
+impl Cases {
+    fn count(&self) -> usize {
+        match self {
+            Cases::File { count, .. } => *count,
+            Cases::Vox(cases) => cases.len(),
+        }
+    }
+
+    /// Calls `each` with every case, in order, and its index.
+    fn each(
+        &self,
+        decl: &vox_codegen::AiFunctionDecl,
+        each: &mut dyn FnMut(usize, &Case) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Cases::File {
+                path, label, check, ..
+            } => {
+                let mut index = 0;
+                read_cases(path, label, decl, check.as_deref(), &mut |case| {
+                    each(index, &case)?;
+                    index += 1;
+                    Ok(())
+                })
+            }
+            Cases::Vox(cases) => cases.iter().enumerate().try_for_each(|(i, c)| each(i, c)),
+        }
+    }
+}
+
+/// The key a run is recorded under: its model, case and repeat.
+fn run_key(model: &Option<String>, case: &Case, repeat: usize) -> String {
+    // A case of the cases file is known by its line (as recordings made
+    // before cases could be written in Vox are); one written in Vox by its
+    // file and line.
+    if case.written_in_vox {
+        json!([model, case.source, case.line, case.args, repeat]).to_string()
+    } else {
+        json!([model, case.line, case.args, repeat]).to_string()
+    }
+}
+
+/// The version of the recorded runs' file (`eval-runs.jsonl`) this writes.
+const RUNS_FORMAT: u64 = 2;
+
+/// What the outcome of a replayed run depends on besides its key: the
+/// module's sources, the function, the instruction and this tool. While it
+/// is unchanged, a recording's runs are re-scored from `eval-runs.jsonl`
+/// alone, without running anything.
+fn fingerprint(files: &[PathBuf], function: &str, instruction: Option<&str>) -> String {
+    // FNV-1a, 64 bits: stable across builds and platforms.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut part = |bytes: &[u8]| {
+        for b in bytes.iter().chain(&[0xff]) {
+            hash ^= u64::from(*b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    part(env!("CARGO_PKG_VERSION").as_bytes());
+    part(function.as_bytes());
+    part(instruction.unwrap_or("").as_bytes());
+    let mut files: Vec<&PathBuf> = files.iter().collect();
+    files.sort();
+    for f in files {
+        part(&std::fs::read(f).unwrap_or_default());
+    }
+    format!("{hash:016x}")
+}
+
+/// A file removed when dropped (the jobs handed to the eval program).
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The runs' outcomes, in job order: from the eval program as it runs
+/// them, or from a recording's `eval-runs.jsonl`.
+enum Outcomes {
+    Program {
+        child: std::process::Child,
+        lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    },
+    Recorded {
+        lines: std::io::Lines<BufReader<std::fs::File>>,
+    },
+}
+
+impl Outcomes {
+    /// The outcome of job `job`, whose key is `key`.
+    fn next(&mut self, job: usize, key: &str, label: &str) -> Result<Run> {
+        match self {
+            Outcomes::Program { lines, .. } => {
+                for line in lines.by_ref() {
+                    let Ok(line) = line else { break };
+                    let Some(event) = line
+                        .strip_prefix(CALL_EVENT_PREFIX)
+                        .and_then(|e| serde_json::from_str::<Value>(e).ok())
+                    else {
+                        // The function's own `print`s: not ours to show on stdout.
+                        eprintln!("{line}");
+                        continue;
+                    };
+                    if event["kind"] != "run" {
+                        continue;
+                    }
+                    if event["job"].as_u64() != Some(job as u64) {
+                        return Err(Error::failure(
+                            label,
+                            format!(
+                                "the eval program reported run {} for run {job}",
+                                event["job"]
+                            ),
+                        ));
+                    }
+                    return Ok(read_run(&event));
+                }
+                Err(Error::failure(
+                    label,
+                    format!("the eval program ended without the outcome of run {job}"),
+                ))
+            }
+            Outcomes::Recorded { lines } => {
+                let line = lines.next().and_then(|l| l.ok()).unwrap_or_default();
+                let recorded: Value = serde_json::from_str(&line).unwrap_or_default();
+                if recorded["run"].as_str() != Some(key) {
+                    return Err(Error::failure(
+                        label,
+                        format!(
+                            "the recording does not hold run {job} where expected; record again"
+                        ),
+                    ));
+                }
+                let mut run = read_run(&recorded["outcome"]);
+                run.latency_ms = recorded["latency_ms"].as_f64().unwrap_or(0.0);
+                run.cost_usd = recorded["cost_usd"].as_f64();
+                Ok(run)
+            }
+        }
+    }
+
+    /// Waits for the program, if one ran.
+    fn finish(self, label: &str) -> Result<()> {
+        if let Outcomes::Program { mut child, .. } = self {
+            child
+                .wait()
+                .map_err(|e| Error::failure(label, format!("the eval program: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// Calls its argument with each key of a run, in order; whether every
+/// call answered `true`.
+type EachKey<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&str) -> bool) -> Result<bool>;
+
+/// Whether `runs` (an `eval-runs.jsonl`) records, under `fingerprint`,
+/// exactly the runs whose keys `keys` gives, in that order. Reads both
+/// once, holding neither.
+fn recording_fits(
+    runs: &std::path::Path,
+    fingerprint: &str,
+    keys: EachKey<'_>,
+) -> Result<bool> {
+    let Ok(file) = std::fs::File::open(runs) else {
+        return Ok(false);
+    };
+    let mut lines = BufReader::new(file).lines();
+    let header: Value = lines
+        .next()
+        .and_then(|l| l.ok())
+        .and_then(|l| serde_json::from_str(&l).ok())
+        .unwrap_or_default();
+    if header["format"].as_u64() != Some(RUNS_FORMAT) || header["fingerprint"] != fingerprint {
+        return Ok(false);
+    }
+    let all = keys(&mut |key| {
+        let line = lines.next().and_then(|l| l.ok()).unwrap_or_default();
+        serde_json::from_str::<Value>(&line)
+            .ok()
+            .and_then(|v| v["run"].as_str().map(str::to_owned))
+            == Some(key.to_owned())
+    })?;
+    Ok(all && lines.next().is_none())
 }
 
 pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
@@ -129,14 +330,27 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         ),
         None => None,
     };
-    let cases_label = args
-        .cases
-        .as_ref()
-        .map(|c| c.display().to_string())
-        .unwrap_or_else(|| label.clone());
+    // The cases file is checked (each line's JSON and arguments) before
+    // anything is built or sent.
     let mut cases = match &args.cases {
-        Some(path) => read_cases(path, &cases_label, &decl, args.check.as_deref())?,
-        None => Vec::new(),
+        Some(path) => {
+            let label = path.display().to_string();
+            let mut count = 0;
+            read_cases(path, &label, &decl, args.check.as_deref(), &mut |_| {
+                count += 1;
+                Ok(())
+            })?;
+            if count == 0 {
+                return Err(Error::usage(&label, "the file has no cases"));
+            }
+            Cases::File {
+                path: path.clone(),
+                label,
+                check: args.check.clone(),
+                count,
+            }
+        }
+        None => Cases::Vox(Vec::new()),
     };
     let models: Vec<Option<String>> = if args.models.is_empty() {
         vec![None]
@@ -156,8 +370,8 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             Err(code) => return Ok(code),
         };
     if args.cases.is_none() {
-        cases = vox_cases(&exe, &label, args.check.as_deref())?;
-        if cases.is_empty() {
+        let written = vox_cases(&exe, &label, args.check.as_deref())?;
+        if written.is_empty() {
             return Err(Error::usage(
                 &label,
                 format!(
@@ -167,26 +381,51 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                 ),
             ));
         }
+        cases = Cases::Vox(written);
     }
-    // Jobs: (model, case, repeat) in that order; a job's number is its
-    // place here and in `runs`.
+    let count = cases.count();
     let k = args.repeat as usize;
-    let slots: Vec<(usize, usize, usize)> = (0..models.len())
-        .flat_map(|m| (0..cases.len()).flat_map(move |c| (0..k).map(move |r| (m, c, r))))
-        .collect();
-    let mut jobs = String::new();
-    for (job, &(m, c, _)) in slots.iter().enumerate() {
-        let line = json!({"job": job, "case": c, "model": models[m], "args": cases[c].args,
-            "expected": cases[c].expected, "instruction": instruction, "check": cases[c].check});
-        jobs.push_str(&line.to_string());
-        jobs.push('\n');
+
+    // The jobs, (model, case, repeat) in that order, a job's number its
+    // place: written to a file the program reads twice (to check every
+    // case before anything is sent, then to run them).
+    let jobs_file = TempFile(std::env::temp_dir().join(format!(
+        "vox-eval-jobs-{}-{}.jsonl",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    )));
+    {
+        let file = std::fs::File::create(&jobs_file.0).map_err(|e| {
+            Error::failure(&label, format!("cannot write the jobs of the run: {e}"))
+        })?;
+        let mut out = std::io::BufWriter::new(file);
+        let mut job = 0usize;
+        for (m, model) in models.iter().enumerate() {
+            cases.each(&decl, &mut |c, case| {
+                for r in 0..k {
+                    let line = json!({"job": job, "case": c, "validate": m == 0 && r == 0,
+                        "model": model, "args": case.args, "expected": case.expected,
+                        "instruction": instruction, "check": case.check});
+                    writeln!(out, "{line}").map_err(|e| {
+                        Error::failure(&label, format!("cannot write the jobs of the run: {e}"))
+                    })?;
+                    job += 1;
+                }
+                Ok(())
+            })?;
+        }
+        out.flush().map_err(|e| {
+            Error::failure(&label, format!("cannot write the jobs of the run: {e}"))
+        })?;
     }
     // `--record` records every reply beside the cases; a run without it
-    // replays a recording there, asking no model.
-    // Beside the cases file, or for cases written in Vox beside the module's
-    // first file.
+    // replays a recording there, asking no model: from its recorded runs
+    // alone while the module is unchanged, else through the program.
     let tape = match &args.cases {
         Some(path) => path.with_extension("cassettes"),
+        // Beside the module's first file, for cases written in Vox.
         None => files
             .first()
             .and_then(|f| f.parent())
@@ -194,160 +433,156 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             .join(format!("{}.eval.cassettes", args.function)),
     };
     let replaying = !args.record && tape.is_dir();
-    let mut command = Command::new(&exe);
-    if args.record {
-        std::fs::create_dir_all(&tape)
-            .map_err(|e| Error::failure(&label, format!("cannot make {}: {e}", tape.display())))?;
-        command
-            .env("VOX_LLM_CASSETTE", &tape)
-            .env("VOX_LLM_CASSETTE_MODE", "record");
-    } else if replaying {
-        command
-            .env("VOX_LLM_CASSETTE", &tape)
-            .env("VOX_LLM_CASSETTE_MODE", "replay");
-    }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| Error::failure(&label, format!("cannot run the eval program: {e}")))?;
-    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        return Err(Error::failure(
-            &label,
-            "the eval program has no input or output",
-        ));
-    };
-    // Written from a thread: the program answers while it reads.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(jobs.as_bytes());
-    });
-    let mut runs = vec![Run::default(); slots.len()];
-    let mut invalid: Vec<(Option<usize>, String)> = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
-        let Some(event) = line
-            .strip_prefix(CALL_EVENT_PREFIX)
-            .and_then(|e| serde_json::from_str::<Value>(e).ok())
-        else {
-            // The function's own `print`s: not ours to show on stdout.
-            eprintln!("{line}");
-            continue;
-        };
-        match event["kind"].as_str() {
-            Some("invalid") => invalid.push((
-                event["case"].as_u64().map(|c| c as usize),
-                event["message"].as_str().unwrap_or("").to_owned(),
-            )),
-            Some("run") => {
-                let Some(run) = event["job"].as_u64().and_then(|j| runs.get_mut(j as usize)) else {
-                    continue;
-                };
-                *run = read_run(&event);
-            }
-            _ => {}
-        }
-    }
-    let _ = writer.join();
-    let status = child
-        .wait()
-        .map_err(|e| Error::failure(&label, format!("the eval program: {e}")))?;
-    if let Some((case, message)) = invalid.first() {
-        let at = match case.and_then(|c| cases.get(c)) {
-            Some(case) => format!("{}:{}", case.source, case.line),
-            None => cases_label.clone(),
-        };
-        let more = if invalid.len() > 1 {
-            format!(" (and {} more cases)", invalid.len() - 1)
-        } else {
-            String::new()
-        };
-        return Err(Error::usage(
-            at,
-            format!(
-                "the case does not fit `{}`: {message}{more}; nothing was sent",
-                decl.name
-            ),
-        ));
-    }
-    if let Some(missing) = runs.iter().position(|r| !r.reported) {
-        return Err(Error::failure(
-            &label,
-            format!("the eval program ended ({status}) without the outcome of run {missing}"),
-        ));
-    }
-    // What a replay cannot know — each run's latency and what it cost —
-    // is kept with the recording, so a re-scored run reads as it was.
     let measures = tape.join("eval-runs.jsonl");
-    let key = |&(m, c, r): &(usize, usize, usize)| {
-        // A case of the cases file is known by its line (as recordings made
-        // before cases could be written in Vox are); one written in Vox by
-        // its file and line.
-        match cases[c].written_in_vox {
-            false => json!([models[m], cases[c].line, cases[c].args, r]),
-            true => json!([models[m], cases[c].source, cases[c].line, cases[c].args, r]),
-        }
-        .to_string()
-    };
-    if args.record {
-        let mut text = String::new();
-        for (slot, run) in slots.iter().zip(&runs) {
-            text.push_str(
-                &json!({"run": key(slot), "latency_ms": run.latency_ms, "cost_usd": run.cost_usd})
-                    .to_string(),
-            );
-            text.push('\n');
-        }
-        std::fs::write(&measures, text).map_err(|e| {
-            Error::failure(&label, format!("cannot write {}: {e}", measures.display()))
-        })?;
+    // The program's cassette: the same for its check of the cases as for
+    // the run (a replay answers without a provider configured).
+    let cassette: Vec<(&str, std::ffi::OsString)> = if args.record {
+        vec![
+            ("VOX_LLM_CASSETTE", tape.clone().into_os_string()),
+            ("VOX_LLM_CASSETTE_MODE", "record".into()),
+        ]
     } else if replaying {
-        let kept: BTreeMap<String, Value> = std::fs::read_to_string(&measures)
+        vec![
+            ("VOX_LLM_CASSETTE", tape.clone().into_os_string()),
+            ("VOX_LLM_CASSETTE_MODE", "replay".into()),
+        ]
+    } else {
+        Vec::new()
+    };
+    validate_jobs(&exe, &jobs_file.0, &label, &cases, &decl, &cassette)?;
+    let print = fingerprint(&files, &args.function, instruction.as_deref());
+    let from_recording = replaying
+        && recording_fits(&measures, &print, &mut |fits| {
+            let mut all = true;
+            for model in &models {
+                cases.each(&decl, &mut |_, case| {
+                    for r in 0..k {
+                        all = all && fits(&run_key(model, case, r));
+                    }
+                    Ok(())
+                })?;
+            }
+            Ok(all)
+        })?;
+    let mut outcomes = if from_recording {
+        let file = std::fs::File::open(&measures).map_err(|e| {
+            Error::failure(&label, format!("cannot read {}: {e}", measures.display()))
+        })?;
+        let mut lines = BufReader::new(file).lines();
+        lines.next(); // the header, read above
+        Outcomes::Recorded { lines }
+    } else {
+        let mut command = Command::new(&exe);
+        command
+            .arg("run")
+            .arg(&jobs_file.0)
+            .envs(cassette.iter().cloned());
+        if args.record {
+            std::fs::create_dir_all(&tape).map_err(|e| {
+                Error::failure(&label, format!("cannot make {}: {e}", tape.display()))
+            })?;
+        }
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| Error::failure(&label, format!("cannot run the eval program: {e}")))?;
+        let Some(stdout) = child.stdout.take() else {
+            let _ = child.kill();
+            return Err(Error::failure(&label, "the eval program has no output"));
+        };
+        Outcomes::Program {
+            child,
+            lines: BufReader::new(stdout).lines(),
+        }
+    };
+    // A replay through the program cannot know each run's latency and
+    // cost: they are kept with the recording (an older one too).
+    let kept: BTreeMap<String, (f64, Option<f64>)> = if replaying && !from_recording {
+        std::fs::read_to_string(&measures)
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|v| Some((v["run"].as_str()?.to_owned(), v)))
-            .collect();
-        for (slot, run) in slots.iter().zip(runs.iter_mut()) {
-            if let Some(v) = kept.get(&key(slot)) {
-                run.latency_ms = v["latency_ms"].as_f64().unwrap_or(0.0);
-                run.cost_usd = v["cost_usd"].as_f64();
-            }
-        }
-    }
+            .filter_map(|v| {
+                Some((
+                    v["run"].as_str()?.to_owned(),
+                    (
+                        v["latency_ms"].as_f64().unwrap_or(0.0),
+                        v["cost_usd"].as_f64(),
+                    ),
+                ))
+            })
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    let mut recording = if args.record {
+        let file = std::fs::File::create(&measures).map_err(|e| {
+            Error::failure(&label, format!("cannot write {}: {e}", measures.display()))
+        })?;
+        let mut out = std::io::BufWriter::new(file);
+        writeln!(
+            out,
+            "{}",
+            json!({"format": RUNS_FORMAT, "fingerprint": print})
+        )
+        .map_err(|e| Error::failure(&label, format!("cannot write {}: {e}", measures.display())))?;
+        Some(out)
+    } else {
+        None
+    };
 
     let mut summaries = Vec::new();
     let mut pages = Vec::new();
     let mut gate_ok = true;
-    for (m, model) in models.iter().enumerate() {
-        let mut failing = Vec::new();
+    let mut job = 0usize;
+    for model in &models {
         let name = model
             .clone()
             .unwrap_or_else(|| "(the function's model)".into());
-        let mut score = Score::default();
-        for (c, case) in cases.iter().enumerate() {
-            let mut passed = 0;
+        let mut score = Score::new(k);
+        let mut failing = Vec::new();
+        cases.each(&decl, &mut |_, case| {
+            let mut runs = Vec::with_capacity(k);
             for r in 0..k {
-                // The slots are in (model, case, repeat) order.
-                let run = &runs[(m * cases.len() + c) * k + r];
-                let verdict = judge(run, case.expected.as_ref(), case.check.as_deref());
-                score.add(run, &verdict);
-                if verdict.pass {
-                    passed += 1;
-                } else {
-                    score.failures.push(
+                let key = run_key(model, case, r);
+                let mut run = outcomes.next(job, &key, &label)?;
+                if let Some((latency, cost)) = kept.get(&key) {
+                    run.latency_ms = *latency;
+                    run.cost_usd = *cost;
+                }
+                if let Some(out) = recording.as_mut() {
+                    let line = json!({"run": key, "latency_ms": run.latency_ms,
+                        "cost_usd": run.cost_usd, "outcome": run.event});
+                    writeln!(out, "{line}").map_err(|e| {
+                        Error::failure(&label, format!("cannot write {}: {e}", measures.display()))
+                    })?;
+                }
+                runs.push(run);
+                job += 1;
+            }
+            let verdicts: Vec<Verdict> = runs
+                .iter()
+                .map(|run| judge(run, case.expected.as_ref(), case.check.as_deref()))
+                .collect();
+            let passed = verdicts.iter().filter(|v| v.pass).count();
+            score.stable(passed);
+            for (r, (run, verdict)) in runs.iter().zip(&verdicts).enumerate() {
+                score.add(run, verdict);
+                if !verdict.pass {
+                    score.fail(
                         json!({"source": case.source, "case": case.line, "repeat": r,
-                            "reason": verdict.reason}),
+                        "reason": verdict.reason}),
                     );
-                    if args.report.is_some() {
+                    if args.report.is_some() && failing.len() < LISTED_FAILURES {
                         let reply = match &run.value {
                             Some(v) if run.ok => v.to_string(),
                             _ => run.message.clone().unwrap_or_default(),
                         };
                         failing.push(json!({"source": case.source, "case": case.line,
-                            "repeat": r, "args": case.args,
-                            "reply": reply, "reason": verdict.reason}));
+                            "repeat": r, "args": case.args, "reply": reply,
+                            "reason": verdict.reason}));
                     }
                 }
                 if ctx.json() {
@@ -368,17 +603,16 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                             Some(Checked::Failed(e)) => json!({"name": name, "error": e}),
                             None => json!({"name": name}),
                         }),
+                        "stability": {"passed": passed, "of": k},
                         "latency_ms": run.latency_ms,
                     });
                     output::emit_line(&line.to_string());
                 }
             }
-            score
-                .stability
-                .push(json!({"source": case.source, "case": case.line, "passed": passed, "of": k}));
-        }
-        let latencies = score.latencies.clone();
-        let summary = score.summary(&name, cases.len(), args.min_pass);
+            Ok(())
+        })?;
+        let latencies = score.latency_bins();
+        let summary = score.summary(&name, count, args.min_pass);
         if args.report.is_some() {
             pages.push(crate::eval_report::ModelRuns {
                 summary: summary.clone(),
@@ -391,16 +625,22 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         }
         summaries.push(summary);
     }
+    outcomes.finish(&label)?;
+    if let Some(mut out) = recording {
+        out.flush().map_err(|e| {
+            Error::failure(&label, format!("cannot write {}: {e}", measures.display()))
+        })?;
+    }
+    drop(jobs_file);
+
     let report = match &args.report {
         Some(dir) => Some(
-            crate::eval_report::write(dir, &args.function, cases.len(), k, &pages).map_err(
-                |e| {
-                    Error::failure(
-                        &label,
-                        format!("cannot write the report in {}: {e}", dir.display()),
-                    )
-                },
-            )?,
+            crate::eval_report::write(dir, &args.function, count, k, &pages).map_err(|e| {
+                Error::failure(
+                    &label,
+                    format!("cannot write the report in {}: {e}", dir.display()),
+                )
+            })?,
         ),
         None => None,
     };
@@ -413,7 +653,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             "file_path": label,
             "ok": gate_ok,
             "function": args.function,
-            "cases": cases.len(),
+            "cases": count,
             "repeat": k,
             "min_pass": args.min_pass,
             "instruction": args.instruction.as_ref().map(|p| p.display().to_string()),
@@ -421,7 +661,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         });
         output::emit_line(&line.to_string());
     } else {
-        print_table(&args.function, cases.len(), k, &summaries);
+        print_table(&args.function, count, k, &summaries);
         if let Some(path) = &report {
             println!("report: {}", path.display());
         }
@@ -433,18 +673,21 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     })
 }
 
-/// The cases of `path`: a clear usage error naming the line for one that
-/// is not a JSON object with `args` fitting the function's parameters.
+/// Calls `each` with the cases of `path`, read a line at a time: a clear
+/// usage error naming the line for one that is not a JSON object with
+/// `args` fitting the function's parameters.
 fn read_cases(
     path: &std::path::Path,
     label: &str,
     decl: &vox_codegen::AiFunctionDecl,
     check: Option<&str>,
-) -> Result<Vec<Case>> {
-    let text = std::fs::read_to_string(path)
+    each: &mut dyn FnMut(Case) -> Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::open(path)
         .map_err(|e| Error::usage(label, format!("cannot read the cases: {e}")))?;
-    let mut cases = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| Error::usage(label, format!("cannot read the cases: {e}")))?;
+        let line = line.as_str();
         let at = || format!("{label}:{}", i + 1);
         if line.trim().is_empty() {
             continue;
@@ -478,19 +721,92 @@ fn read_cases(
         };
         let args = map.remove("args").unwrap_or_else(|| json!({}));
         crate::call::check_arguments(&args, decl, "`args`").map_err(|m| Error::usage(at(), m))?;
-        cases.push(Case {
+        each(Case {
             source: label.to_owned(),
             line: i + 1,
             written_in_vox: false,
             args,
             expected: map.remove("expected").filter(|e| !e.is_null()),
             check: case_check,
-        });
+        })?;
     }
-    if cases.is_empty() {
-        return Err(Error::usage(label, "the file has no cases"));
+    Ok(())
+}
+
+/// Runs the eval program's check of every case (`validate JOBS`): a case
+/// that does not fit is a usage error naming its file and line, and
+/// nothing is sent.
+fn validate_jobs(
+    exe: &std::path::Path,
+    jobs: &std::path::Path,
+    label: &str,
+    cases: &Cases,
+    decl: &vox_codegen::AiFunctionDecl,
+    env: &[(&str, std::ffi::OsString)],
+) -> Result<()> {
+    let out = Command::new(exe)
+        .arg("validate")
+        .arg(jobs)
+        .envs(env.iter().cloned())
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| Error::failure(label, format!("cannot run the eval program: {e}")))?;
+    let mut first: Option<(Option<usize>, String)> = None;
+    let mut more = 0usize;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some(event) = line
+            .strip_prefix(CALL_EVENT_PREFIX)
+            .and_then(|e| serde_json::from_str::<Value>(e).ok())
+        else {
+            continue;
+        };
+        if event["kind"] != "invalid" {
+            continue;
+        }
+        if first.is_none() {
+            first = Some((
+                event["case"].as_u64().map(|c| c as usize),
+                event["message"].as_str().unwrap_or("").to_owned(),
+            ));
+        } else {
+            more += 1;
+        }
     }
-    Ok(cases)
+    let Some((case, message)) = first else {
+        return if out.status.success() {
+            Ok(())
+        } else {
+            Err(Error::failure(
+                label,
+                format!(
+                    "the eval program could not check the cases ({})",
+                    out.status
+                ),
+            ))
+        };
+    };
+    let mut at = label.to_owned();
+    if let Some(index) = case {
+        cases.each(decl, &mut |i, c| {
+            if i == index {
+                at = format!("{}:{}", c.source, c.line);
+            }
+            Ok(())
+        })?;
+    }
+    let more = if more > 0 {
+        format!(" (and {more} more cases)")
+    } else {
+        String::new()
+    };
+    Err(Error::usage(
+        at,
+        format!(
+            "the case does not fit `{}`: {message}{more}; nothing was sent",
+            decl.name
+        ),
+    ))
 }
 
 /// The cases written in Vox, as the eval program `exe` lists them (its
@@ -556,7 +872,7 @@ fn read_run(event: &Value) -> Run {
                     .collect(),
             ),
         }),
-        reported: true,
+        event: event.clone(),
     }
 }
 
@@ -640,21 +956,125 @@ fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// One model's totals.
+/// At most this many failing runs per model are listed in the summary and
+/// the report; every run is in its own envelope.
+const LISTED_FAILURES: usize = 100;
+
+/// Up to this many latencies per model are kept as they are (exact
+/// quantiles); past it they go into buckets 1% wide, so that memory does
+/// not grow with the number of runs.
+const EXACT_LATENCIES: usize = 10_000;
+
+/// The runs' latencies: the values while few, else buckets.
 #[derive(Default)]
+struct Latencies {
+    exact: Vec<f64>,
+    /// Bucket `i` holds latencies in `[LO·1.01^i, LO·1.01^(i+1))` ms.
+    buckets: Vec<u64>,
+    n: usize,
+}
+
+/// The lower bound of the first bucket, in ms.
+const LATENCY_LO: f64 = 0.001;
+const LATENCY_BUCKETS: usize = 3000;
+
+impl Latencies {
+    fn bucket(x: f64) -> usize {
+        if x <= LATENCY_LO {
+            return 0;
+        }
+        ((x / LATENCY_LO).ln() / 1.01f64.ln())
+            .floor()
+            .clamp(0.0, (LATENCY_BUCKETS - 1) as f64) as usize
+    }
+
+    fn middle(i: usize) -> f64 {
+        LATENCY_LO * 1.01f64.powf(i as f64 + 0.5)
+    }
+
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        if self.buckets.is_empty() && self.exact.len() < EXACT_LATENCIES {
+            self.exact.push(x);
+            return;
+        }
+        if self.buckets.is_empty() {
+            self.buckets = vec![0; LATENCY_BUCKETS];
+            for v in std::mem::take(&mut self.exact) {
+                self.buckets[Self::bucket(v)] += 1;
+            }
+        }
+        self.buckets[Self::bucket(x)] += 1;
+    }
+
+    /// The `q` quantile (nearest rank): exact while the values are kept,
+    /// else the middle of its bucket (within 1%).
+    fn quantile(&self, q: f64) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.n as f64).ceil() as usize).clamp(1, self.n);
+        if self.buckets.is_empty() {
+            let mut sorted = self.exact.clone();
+            sorted.sort_by(f64::total_cmp);
+            return sorted[rank - 1];
+        }
+        let mut seen = 0;
+        for (i, c) in self.buckets.iter().enumerate() {
+            seen += *c as usize;
+            if seen >= rank {
+                return Self::middle(i);
+            }
+        }
+        0.0
+    }
+
+    /// Each latency (or bucket middle) with how many runs had it.
+    fn weighted(&self) -> Vec<(f64, u64)> {
+        if self.buckets.is_empty() {
+            return self.exact.iter().map(|x| (*x, 1)).collect();
+        }
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| (Self::middle(i), *c))
+            .collect()
+    }
+}
+
+/// One model's totals, in memory independent of the number of runs.
 struct Score {
     runs: usize,
     passed: usize,
     fields: BTreeMap<String, (usize, usize)>,
-    latencies: Vec<f64>,
+    latencies: Latencies,
     usage: [u64; 4],
     cost: Option<f64>,
     unpriced: bool,
+    failed: usize,
+    /// The first [`LISTED_FAILURES`] failing runs.
     failures: Vec<Value>,
-    stability: Vec<Value>,
+    /// How many cases passed `k` of their runs, by `k`.
+    stability: Vec<usize>,
 }
 
 impl Score {
+    fn new(repeat: usize) -> Score {
+        Score {
+            runs: 0,
+            passed: 0,
+            fields: BTreeMap::new(),
+            latencies: Latencies::default(),
+            usage: [0; 4],
+            cost: None,
+            unpriced: false,
+            failed: 0,
+            failures: Vec::new(),
+            stability: vec![0; repeat + 1],
+        }
+    }
+
     fn add(&mut self, run: &Run, verdict: &Verdict) {
         self.runs += 1;
         self.passed += usize::from(verdict.pass);
@@ -663,7 +1083,7 @@ impl Score {
             slot.0 += usize::from(*right);
             slot.1 += 1;
         }
-        self.latencies.push(run.latency_ms);
+        self.latencies.add(run.latency_ms);
         for (total, n) in self.usage.iter_mut().zip(run.usage) {
             *total += n;
         }
@@ -674,13 +1094,37 @@ impl Score {
         }
     }
 
-    fn summary(mut self, model: &str, cases: usize, min_pass: Option<f64>) -> Value {
-        self.latencies.sort_by(f64::total_cmp);
+    fn fail(&mut self, failure: Value) {
+        self.failed += 1;
+        if self.failures.len() < LISTED_FAILURES {
+            self.failures.push(failure);
+        }
+    }
+
+    /// A case passed `passed` of its runs.
+    fn stable(&mut self, passed: usize) {
+        if let Some(slot) = self.stability.get_mut(passed) {
+            *slot += 1;
+        }
+    }
+
+    fn latency_bins(&self) -> Vec<(f64, u64)> {
+        self.latencies.weighted()
+    }
+
+    fn summary(self, model: &str, cases: usize, min_pass: Option<f64>) -> Value {
         let pass_rate = self.passed as f64 / self.runs.max(1) as f64;
         let field_accuracy: BTreeMap<&String, f64> = self
             .fields
             .iter()
             .map(|(k, (right, of))| (k, *right as f64 / (*of).max(1) as f64))
+            .collect();
+        let of = self.stability.len() - 1;
+        let stability: Vec<Value> = self
+            .stability
+            .iter()
+            .enumerate()
+            .map(|(passed, n)| json!({"passed": passed, "of": of, "cases": n}))
             .collect();
         json!({
             "model": model,
@@ -689,24 +1133,16 @@ impl Score {
             "runs": self.runs,
             "cases": cases,
             "field_accuracy": field_accuracy,
-            "stability": self.stability,
+            "stability": stability,
+            "failed": self.failed,
             "failures": self.failures,
-            "latency_ms": {"p50": percentile(&self.latencies, 0.50), "p95": percentile(&self.latencies, 0.95)},
+            "latency_ms": {"p50": self.latencies.quantile(0.50), "p95": self.latencies.quantile(0.95)},
             "usage": {"input_tokens": self.usage[0], "output_tokens": self.usage[1],
                 "cached_tokens": self.usage[2], "reasoning_tokens": self.usage[3]},
             "cost_usd": if self.unpriced { None } else { Some(self.cost.unwrap_or(0.0)) },
             "min_pass_met": min_pass.map(|x| pass_rate >= x),
         })
     }
-}
-
-/// The `q` quantile of sorted `xs` (nearest rank); 0 for none.
-fn percentile(xs: &[f64], q: f64) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
-    xs[rank - 1]
 }
 
 fn print_table(function: &str, cases: usize, k: usize, summaries: &[Value]) {
@@ -742,13 +1178,19 @@ fn print_table(function: &str, cases: usize, k: usize, summaries: &[Value]) {
                 .collect();
             println!("    fields: {}", shown.join(", "));
         }
+        let listed = s["failures"].as_array().map_or(0, Vec::len);
         for f in s["failures"].as_array().into_iter().flatten() {
             println!(
-                "    case at line {} (run {}): {}",
+                "    {}:{} (run {}): {}",
+                f["source"].as_str().unwrap_or(""),
                 f["case"],
                 f["repeat"].as_u64().unwrap_or(0) + 1,
                 f["reason"].as_str().unwrap_or("")
             );
+        }
+        let failed = s["failed"].as_u64().unwrap_or(0) as usize;
+        if failed > listed {
+            println!("    … and {} more failing runs", failed - listed);
         }
         if s["min_pass_met"] == Value::Bool(false) {
             println!("    under --min-pass");

@@ -12,8 +12,10 @@ use serde_json::Value;
 pub struct ModelRuns {
     /// Its summary, as the `summary` envelope's `models` list holds it.
     pub summary: Value,
-    pub latencies: Vec<f64>,
-    /// Each failing run: `{"case", "repeat", "args", "reply", "reason"}`.
+    /// The runs' latencies (ms), each with how many runs took it.
+    pub latencies: Vec<(f64, u64)>,
+    /// The first failing runs: `{"source", "case", "repeat", "args", "reply",
+    /// "reason"}` (the summary's `failed` counts them all).
     pub failing: Vec<Value>,
 }
 
@@ -122,6 +124,14 @@ fn page(function: &str, cases: usize, repeat: usize, models: &[ModelRuns]) -> St
             "<table class=\"failures\"><tr><th>case (line)</th><th>run</th><th>arguments</th>\
              <th>reply</th><th>why</th></tr>\n",
         );
+        let failed = m.summary["failed"].as_u64().unwrap_or(0) as usize;
+        if failed > m.failing.len() {
+            let _ = writeln!(
+                h,
+                "<p>The first {} of {failed} failing runs (every run is in its `--json` envelope):</p>",
+                m.failing.len()
+            );
+        }
         for f in &m.failing {
             let _ = writeln!(
                 h,
@@ -141,22 +151,23 @@ fn page(function: &str, cases: usize, repeat: usize, models: &[ModelRuns]) -> St
 }
 
 /// The runs' latencies in ten bins, as an inline SVG bar chart.
-fn histogram(latencies: &[f64]) -> String {
+fn histogram(latencies: &[(f64, u64)]) -> String {
     const BINS: usize = 10;
     let (lo, hi) = latencies
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(x, _)| {
             (lo.min(x), hi.max(x))
         });
     if latencies.is_empty() || !lo.is_finite() {
         return String::new();
     }
     let width = ((hi - lo) / BINS as f64).max(f64::EPSILON);
-    let mut counts = [0usize; BINS];
-    for &x in latencies {
+    let mut counts = [0u64; BINS];
+    for &(x, n) in latencies {
         let bin = (((x - lo) / width) as usize).min(BINS - 1);
-        counts[bin] += 1;
+        counts[bin] += n;
     }
+    let runs: u64 = counts.iter().sum();
     let most = counts.iter().copied().max().unwrap_or(1).max(1);
     let mut svg = String::from(
         "<figure><svg class=\"latency\" width=\"320\" height=\"110\" role=\"img\" \
@@ -176,8 +187,7 @@ fn histogram(latencies: &[f64]) -> String {
     }
     let _ = writeln!(
         svg,
-        "</svg><figcaption>latency, {lo:.1} to {hi:.1} ms, {} runs</figcaption></figure>",
-        latencies.len()
+        "</svg><figcaption>latency, {lo:.1} to {hi:.1} ms, {runs} runs</figcaption></figure>"
     );
     svg
 }
@@ -193,7 +203,7 @@ mod tests {
             summary: json!({"model": "a<b>", "passed": 1, "runs": 2, "pass_rate": 0.5,
                 "latency_ms": {"p50": 1.0, "p95": 2.0}, "usage": {"input_tokens": 3, "output_tokens": 4},
                 "cost_usd": null, "field_accuracy": {"value": 0.5}}),
-            latencies: vec![1.0, 2.0],
+            latencies: vec![(1.0, 1), (2.0, 1)],
             failing: vec![json!({"case": 2, "repeat": 0, "args": {"text": "<script>"},
                 "reply": "{\"value\":1}", "reason": "`value`: expected 2, got 1"})],
         }];

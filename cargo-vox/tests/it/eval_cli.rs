@@ -253,20 +253,26 @@ fn two_models_are_scored_side_by_side_and_gated() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let summary = json_lines(&out).pop().unwrap();
-    let stability = summary["models"][0]["stability"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let mut lines = json_lines(&out);
+    let summary = lines.pop().unwrap();
+    // Each case's envelopes say how many of its runs passed.
     let of = |line: u64| {
-        stability
-            .iter()
-            .find(|s| s["case"] == line)
-            .map(|s| (s["passed"].as_u64().unwrap(), s["of"].as_u64().unwrap()))
+        let runs: Vec<&Value> = lines.iter().filter(|l| l["case"] == line).collect();
+        assert_eq!(runs.len(), 3, "{runs:?}");
+        let s = &runs[0]["stability"];
+        assert!(runs.iter().all(|r| r["stability"] == *s));
+        Some((s["passed"].as_u64().unwrap(), s["of"].as_u64().unwrap()))
     };
-    assert_eq!(of(20), Some((0, 3)), "{stability:?}");
+    assert_eq!(of(20), Some((0, 3)));
     assert_eq!(of(7), Some((3, 3)));
     assert_eq!(of(3), Some((0, 3)));
+    // The summary counts the cases by how many of their runs passed:
+    // model-b misses 3 to 6 always, 1 and 2 (the unit), and 20 now.
+    assert_eq!(
+        summary["models"][0]["stability"],
+        json!([{"passed": 0, "of": 3, "cases": 7}, {"passed": 1, "of": 3, "cases": 0},
+            {"passed": 2, "of": 3, "cases": 0}, {"passed": 3, "of": 3, "cases": 13}])
+    );
 
     // --instruction replaces the doc comment for the run: the server
     // answers model-b's reworded requests as model-a's.
@@ -367,6 +373,37 @@ fn a_recorded_run_re_scores_offline_to_identical_envelopes() {
     assert_eq!(requests.load(Ordering::SeqCst), 40);
     let summary = json_lines(&replayed).pop().unwrap();
     assert_eq!(summary["models"][1]["pass_rate"].as_f64(), Some(0.7));
+
+    // While the module is unchanged the recorded runs alone are re-scored
+    // (nothing is run): the same envelopes without the replies.
+    let replies = dir.join("cases.cassettes/read_weight.jsonl");
+    let kept = std::fs::read(&replies).unwrap();
+    std::fs::remove_file(&replies).unwrap();
+    let alone = run(&dir, &offline, &base);
+    assert_eq!(
+        alone.stdout,
+        recorded.stdout,
+        "{}",
+        String::from_utf8_lossy(&alone.stderr)
+    );
+    // A changed module is replayed through its program, from the replies:
+    // without them every run misses; with them, the same scores again.
+    let source = std::fs::read_to_string(dir.join("weight.vox")).unwrap();
+    std::fs::write(dir.join("weight.vox"), format!("{source}\n// changed\n")).unwrap();
+    let missing = run(&dir, &offline, &base);
+    let summary = json_lines(&missing).pop().unwrap();
+    assert_eq!(
+        summary["models"][0]["pass_rate"].as_f64(),
+        Some(0.0),
+        "{summary:#?}"
+    );
+    std::fs::write(&replies, kept).unwrap();
+    let again = run(&dir, &offline, &base);
+    assert_eq!(
+        json_lines(&again).pop().unwrap()["models"],
+        json_lines(&recorded).pop().unwrap()["models"]
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 40);
     std::fs::remove_dir_all(&dir).ok();
 }
 

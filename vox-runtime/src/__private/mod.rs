@@ -161,18 +161,23 @@ where
 }
 
 /// The loop of the program `cargo vox eval` builds for an `@ai` function
-/// (docs/eval.md): standard input holds one JSON job per line,
-/// `{"job": N, "case": C, "model": "…" or null, "args": {…}, "expected": …,
-/// "instruction": "…" or null}` (an instruction replaces the doc comment).
-/// First every case is checked — its arguments fit the parameters and its
-/// `expected` value (if any) is of the return type — and a case that does
-/// not is one `{"kind": "invalid", "case": C, "message": …}` line; then the
-/// program exits 2 having sent nothing. Otherwise every job runs (at most
+/// (docs/eval.md): `validate JOBS` or `run JOBS`, where the file JOBS holds
+/// one JSON job per line,
+/// `{"job": N, "case": C, "validate": …, "model": "…" or null, "args": {…},
+/// "expected": …, "instruction": "…" or null}` (an instruction replaces the
+/// doc comment; N is the line's place among the jobs). First every job
+/// marked `validate` (one per case) is checked — its arguments fit the
+/// parameters and its `expected` value (if any) is of the return type —
+/// and a case that does not is one `{"kind": "invalid", "case": C,
+/// "message": …}` line; then the program exits 2 having sent nothing.
+/// `validate` stops there. `run` then runs every job (at most
 /// `VOX_LLM_EVAL_CONCURRENCY`, default 16, at once; the client's own cap
-/// holds beneath), each answered by one
-/// `{"kind": "run", "job": N, "ok": …, "value" | "message": …,
-/// "attempts", "latency_ms", "usage", "cost_usd"}` line as it finishes,
-/// all behind [`CALL_EVENT_PREFIX`]. Scoring is `cargo vox eval`'s.
+/// holds beneath), each answered by one `{"kind": "run", "job": N, "ok": …,
+/// "value" | "message": …, "attempts", "latency_ms", "usage",
+/// "cost_usd"}` line, in job order, all behind [`CALL_EVENT_PREFIX`]; the
+/// file is read as the jobs start, and what waits to be reported is
+/// bounded, so memory does not grow with the number of jobs. Scoring is
+/// `cargo vox eval`'s.
 ///
 /// A job may name a `"check"`: one of `checks` (a function of the module
 /// taking the value, or the value and the expected value, and returning
@@ -208,30 +213,40 @@ pub fn eval_main<P, T, C>(
         }
         return;
     }
-    let mut jobs = Vec::new();
-    for line in std::io::stdin().lock().lines() {
+    let (mode, path) = (std::env::args().nth(1), std::env::args().nth(2));
+    let (Some(mode @ ("validate" | "run")), Some(path)) = (mode.as_deref(), path) else {
+        emit(serde_json::json!({"kind": "invalid", "case": null,
+            "message": "usage: PROGRAM cases | validate JOBS | run JOBS"}));
+        std::process::exit(2);
+    };
+    let open = || match std::fs::File::open(&path) {
+        Ok(file) => std::io::BufReader::new(file).lines(),
+        Err(e) => {
+            emit(serde_json::json!({"kind": "invalid", "case": null,
+                "message": format!("cannot read the jobs: {e}")}));
+            std::process::exit(2);
+        }
+    };
+    // Every case checked before anything is sent (streams do nothing until
+    // polled): the jobs marked `validate`, one per case.
+    let mut invalid = false;
+    for line in open() {
         let Ok(line) = line else { break };
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<serde_json::Value>(&line) {
-            Ok(job) => jobs.push(job),
+        let job = match serde_json::from_str::<serde_json::Value>(&line) {
+            Ok(job) => job,
             Err(e) => {
                 emit(serde_json::json!({"kind": "invalid", "case": null,
                     "message": format!("a job line is not JSON: {e}")}));
                 std::process::exit(2);
             }
-        }
-    }
-    // Every case checked before anything is sent: streams do nothing
-    // until polled.
-    let mut invalid = false;
-    let mut checked = std::collections::HashSet::new();
-    for job in &jobs {
-        let case = job["case"].as_u64().unwrap_or(0);
-        if !checked.insert(case) {
+        };
+        if job["validate"] != serde_json::Value::Bool(true) {
             continue;
         }
+        let case = job["case"].as_u64().unwrap_or(0);
         let expected = job.get("expected").filter(|e| !e.is_null());
         let problem = match start(&job["args"], &crate::CallOptions::new()) {
             Err(e) => Some(format!("its arguments do not fit: {e}")),
@@ -251,86 +266,129 @@ pub fn eval_main<P, T, C>(
     if invalid {
         std::process::exit(2);
     }
+    if mode == "validate" {
+        return;
+    }
     let concurrency = std::env::var("VOX_LLM_EVAL_CONCURRENCY")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|n| *n > 0)
         .unwrap_or(16);
+    // Runs are reported in job order; one that finished before those ahead
+    // of it waits, and no job starts this far ahead of the first not yet
+    // reported, so what waits is bounded whatever the number of jobs.
+    let window = concurrency * 4;
     let check = std::sync::Arc::new(check);
     crate::block_on(async {
-        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency));
+        let mut jobs = open();
         let mut running = tokio::task::JoinSet::new();
-        for job in jobs {
-            let report = crate::ReportHandle::new();
-            let mut options = match job["model"].as_str().filter(|m| !m.trim().is_empty()) {
-                Some(model) => crate::CallOptions::new().model(model.trim()),
-                None => crate::CallOptions::new(),
-            }
-            .report(&report);
-            if let Some(instruction) = job["instruction"].as_str() {
-                options = options.instruction(instruction);
-            }
-            let stream = match start(&job["args"], &options) {
-                Ok(stream) => stream,
-                Err(e) => {
-                    emit(
-                        serde_json::json!({"kind": "run", "job": job["job"], "ok": false,
-                        "message": e.to_string(), "attempts": 0}),
-                    );
-                    continue;
-                }
-            };
-            let Ok(slot) = std::sync::Arc::clone(&slots).acquire_owned().await else {
-                break;
-            };
-            let number = job["job"].clone();
-            let checked_by = job["check"].as_str().map(str::to_owned);
-            let expected = job["expected"].clone();
-            let check = std::sync::Arc::clone(&check);
-            running.spawn(async move {
-                let started = std::time::Instant::now();
-                let outcome = stream.finish().await;
-                let latency = started.elapsed().as_secs_f64() * 1000.0;
-                drop(slot);
-                let spent = report.get();
-                let mut event = match outcome {
-                    Ok(value) => {
-                        let value = serde_json::to_value(&value).unwrap_or_default();
-                        let mut event = serde_json::json!({"kind": "run", "job": number,
-                            "ok": true, "value": value});
-                        if let Some(name) = checked_by {
-                            // A judge's own call is not the evaluated
-                            // model's: its time and tokens are not the run's.
-                            let verdict = match check(&name, value, expected).await {
-                                Ok(problems) => {
-                                    serde_json::json!({"name": name, "problems": problems})
-                                }
-                                Err(e) => serde_json::json!({"name": name, "error": e.to_string()}),
-                            };
-                            event["check"] = verdict;
-                        }
-                        event
-                    }
-                    Err(e) => serde_json::json!({"kind": "run", "job": number, "ok": false,
-                        "message": e.to_string()}),
-                };
-                event["attempts"] = serde_json::json!(spent.attempts.len());
-                event["latency_ms"] = serde_json::json!(latency);
-                event["usage"] = serde_json::to_value(spent.totals()).unwrap_or_default();
-                event["cost_usd"] = spent
-                    .cost_usd()
-                    .map_or(serde_json::Value::Null, |c| serde_json::json!(c));
-                event
-            });
-            // Lines go out as runs finish, not all at the end.
-            while let Some(Ok(event)) = running.try_join_next() {
+        let mut numbers = std::collections::HashMap::new();
+        let mut done = std::collections::BTreeMap::new();
+        let (mut started, mut reported, mut exhausted) = (0usize, 0usize, false);
+        loop {
+            while let Some(event) = done.remove(&reported) {
                 emit(event);
+                reported += 1;
+            }
+            if !exhausted && running.len() < concurrency && started < reported + window {
+                let Some(line) = jobs.next() else {
+                    exhausted = true;
+                    continue;
+                };
+                let Ok(line) = line else {
+                    exhausted = true;
+                    continue;
+                };
+                let Ok(job) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                let number = started;
+                started += 1;
+                let report = crate::ReportHandle::new();
+                let mut options = match job["model"].as_str().filter(|m| !m.trim().is_empty()) {
+                    Some(model) => crate::CallOptions::new().model(model.trim()),
+                    None => crate::CallOptions::new(),
+                }
+                .report(&report);
+                if let Some(instruction) = job["instruction"].as_str() {
+                    options = options.instruction(instruction);
+                }
+                let stream = match start(&job["args"], &options) {
+                    Ok(stream) => stream,
+                    Err(e) => {
+                        done.insert(
+                            number,
+                            serde_json::json!({"kind": "run", "job": number, "ok": false,
+                                "message": e.to_string(), "attempts": 0}),
+                        );
+                        continue;
+                    }
+                };
+                let checked_by = job["check"].as_str().map(str::to_owned);
+                let expected = job["expected"].clone();
+                let check = std::sync::Arc::clone(&check);
+                let task = running.spawn(async move {
+                    let started = std::time::Instant::now();
+                    let outcome = stream.finish().await;
+                    let latency = started.elapsed().as_secs_f64() * 1000.0;
+                    let spent = report.get();
+                    let mut event = match outcome {
+                        Ok(value) => {
+                            let value = serde_json::to_value(&value).unwrap_or_default();
+                            let mut event = serde_json::json!({"kind": "run", "job": number,
+                                "ok": true, "value": value});
+                            if let Some(name) = checked_by {
+                                // A judge's own call is not the evaluated
+                                // model's: its time and tokens are not the run's.
+                                let verdict = match check(&name, value, expected).await {
+                                    Ok(problems) => {
+                                        serde_json::json!({"name": name, "problems": problems})
+                                    }
+                                    Err(e) => {
+                                        serde_json::json!({"name": name, "error": e.to_string()})
+                                    }
+                                };
+                                event["check"] = verdict;
+                            }
+                            event
+                        }
+                        Err(e) => serde_json::json!({"kind": "run", "job": number, "ok": false,
+                            "message": e.to_string()}),
+                    };
+                    event["attempts"] = serde_json::json!(spent.attempts.len());
+                    event["latency_ms"] = serde_json::json!(latency);
+                    event["usage"] = serde_json::to_value(spent.totals()).unwrap_or_default();
+                    event["cost_usd"] = spent
+                        .cost_usd()
+                        .map_or(serde_json::Value::Null, |c| serde_json::json!(c));
+                    (number, event)
+                });
+                numbers.insert(task.id(), number);
+                continue;
+            }
+            match running.join_next_with_id().await {
+                Some(Ok((id, (number, event)))) => {
+                    numbers.remove(&id);
+                    done.insert(number, event);
+                }
+                Some(Err(e)) => {
+                    // A run that panicked still has its line, so that the
+                    // ones after it are reported.
+                    if let Some(number) = numbers.remove(&e.id()) {
+                        done.insert(
+                            number,
+                            serde_json::json!({"kind": "run", "job": number, "ok": false,
+                                "message": format!("the run panicked: {e}"), "attempts": 0}),
+                        );
+                    }
+                }
+                None if exhausted => break,
+                None => {}
             }
         }
-        while let Some(done) = running.join_next().await {
-            if let Ok(event) = done {
-                emit(event);
-            }
+        while let Some(event) = done.remove(&reported) {
+            emit(event);
+            reported += 1;
         }
     });
 }
