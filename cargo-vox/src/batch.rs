@@ -461,6 +461,16 @@ pub(crate) fn ai_function(
     checked: &vox_codegen::Checked,
     name: &str,
 ) -> std::result::Result<AiFunction, String> {
+    ai_function_with(checked, name, None)
+}
+
+/// [`ai_function`], its doc comment replaced by `instruction` when given
+/// (`cargo vox eval --instruction`).
+pub(crate) fn ai_function_with(
+    checked: &vox_codegen::Checked,
+    name: &str,
+    instruction: Option<&str>,
+) -> std::result::Result<AiFunction, String> {
     let Some(f) = checked.ai_functions().into_iter().find(|f| f.name == name) else {
         return Err(if checked.has_function(name) {
             format!("`{name}` is not an @ai function: only @ai functions run in batches")
@@ -485,7 +495,8 @@ pub(crate) fn ai_function(
         leak(f.output.schema.to_compact()),
         f.output.wrapped,
     )));
-    let mut function = AiFunction::new(leak(f.name), leak(f.instruction), output)
+    let instruction = instruction.map_or(f.instruction, str::to_owned);
+    let mut function = AiFunction::new(leak(f.name), leak(instruction), output)
         .with_max_iterations(f.max_iterations);
     if let Some(model) = f.model {
         function = function.with_model(leak(model));

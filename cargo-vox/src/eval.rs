@@ -56,6 +56,14 @@ pub struct EvalArgs {
     /// cases, in `CASES.cassettes/`; a run without `--record` then re-scores them offline.
     #[arg(long)]
     pub record: bool,
+    /// Send the runs through the provider's batch engine (half price, resumable): each model's
+    /// job is kept in `CASES.eval-batch/` and resumes when run again.
+    #[arg(long)]
+    pub batch: bool,
+    /// With --batch: seconds before the first look at an unfinished batch (each later wait is
+    /// longer).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub poll: f64,
     /// Write a self-contained HTML report to `DIR/index.html`: the models side by side,
     /// per-field accuracy, latency histograms, cost and every failing run.
     #[arg(long, value_name = "DIR")]
@@ -199,6 +207,13 @@ enum Outcomes {
     Recorded {
         lines: std::io::Lines<BufReader<std::fs::File>>,
     },
+    /// Each model's batch job directory, its results read in turn.
+    Batch {
+        dirs: Vec<PathBuf>,
+        /// Jobs per model.
+        per_model: usize,
+        current: Option<(usize, Box<vox_runtime::BatchResults<Value>>)>,
+    },
 }
 
 impl Outcomes {
@@ -251,6 +266,39 @@ impl Outcomes {
                 run.cost_usd = recorded["cost_usd"].as_f64();
                 Ok(run)
             }
+            Outcomes::Batch {
+                dirs,
+                per_model,
+                current,
+            } => {
+                let (m, index) = (job / *per_model, job % *per_model);
+                if current.as_ref().is_none_or(|(c, _)| *c != m) {
+                    let dir = dirs.get(m).ok_or_else(|| {
+                        Error::failure(label, format!("no batch job for run {job}"))
+                    })?;
+                    let results = vox_runtime::batch_results::<Value>(dir)
+                        .map_err(|e| Error::failure(label, e.to_string()))?;
+                    *current = Some((m, Box::new(results)));
+                }
+                let item = current
+                    .as_mut()
+                    .and_then(|(_, results)| results.next())
+                    .ok_or_else(|| Error::failure(label, format!("the batch has no run {job}")))?
+                    .map_err(|e| Error::failure(label, e.to_string()))?;
+                if item.index != index as u64 {
+                    return Err(Error::failure(
+                        label,
+                        format!("the batch gave item {} for run {job}", item.index),
+                    ));
+                }
+                let event = match item.result {
+                    Ok(value) => json!({"kind": "run", "job": job, "ok": true, "value": value}),
+                    Err(message) => {
+                        json!({"kind": "run", "job": job, "ok": false, "message": message})
+                    }
+                };
+                Ok(read_run(&event))
+            }
         }
     }
 
@@ -272,11 +320,7 @@ type EachKey<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&str) -> bool) -> Result<boo
 /// Whether `runs` (an `eval-runs.jsonl`) records, under `fingerprint`,
 /// exactly the runs whose keys `keys` gives, in that order. Reads both
 /// once, holding neither.
-fn recording_fits(
-    runs: &std::path::Path,
-    fingerprint: &str,
-    keys: EachKey<'_>,
-) -> Result<bool> {
+fn recording_fits(runs: &std::path::Path, fingerprint: &str, keys: EachKey<'_>) -> Result<bool> {
     let Ok(file) = std::fs::File::open(runs) else {
         return Ok(false);
     };
@@ -297,6 +341,87 @@ fn recording_fits(
             == Some(key.to_owned())
     })?;
     Ok(all && lines.next().is_none())
+}
+
+/// Runs every model's cases (each `--repeat` times) as a batch job on the
+/// provider's batch engine, in `CASES.eval-batch/MODEL/` (resumed when it
+/// is there already); the outcomes to score, from the jobs' results.
+#[allow(clippy::too_many_arguments)]
+fn run_batches(
+    args: &EvalArgs,
+    checked: &vox_codegen::Checked,
+    cases: &Cases,
+    decl: &vox_codegen::AiFunctionDecl,
+    models: &[Option<String>],
+    instruction: Option<&str>,
+    tape: &std::path::Path,
+    label: &str,
+) -> Result<Outcomes> {
+    let mut checked_case = false;
+    cases.each(decl, &mut |_, c| {
+        checked_case |= c.check.is_some();
+        Ok(())
+    })?;
+    if checked_case {
+        return Err(Error::usage(
+            label,
+            "--batch does not run checks yet: score such cases without --batch",
+        ));
+    }
+    let config =
+        vox_runtime::Config::from_env().map_err(|e| Error::failure(label, e.to_string()))?;
+    let client =
+        vox_runtime::Client::new(config).map_err(|e| Error::failure(label, e.to_string()))?;
+    let poll = std::time::Duration::from_secs_f64(args.poll.clamp(0.001, 3600.0));
+    let options = vox_runtime::BatchOptions {
+        poll_initial: poll,
+        poll_max: std::time::Duration::from_secs(300).max(poll),
+        check_schema: true,
+        ..vox_runtime::BatchOptions::default()
+    };
+    let root = tape.with_extension("eval-batch");
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+    let mut dirs = Vec::new();
+    for model in models {
+        let mut function = crate::batch::ai_function_with(checked, &args.function, instruction)
+            .map_err(|m| Error::usage(label, m))?;
+        if let Some(model) = model {
+            function = function.with_model(leak(model));
+        }
+        let slug: String = model
+            .as_deref()
+            .unwrap_or("default")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let dir = root.join(slug);
+        let mut inputs = Vec::new();
+        cases.each(decl, &mut |_, case| {
+            for _ in 0..args.repeat {
+                inputs.push(vox_runtime::args_from_json(&case.args.to_string()));
+            }
+            Ok(())
+        })?;
+        vox_runtime::block_on(client.batch::<Value, _>(&function, &dir, inputs, &options))
+            .map_err(|e| {
+                Error::failure(
+                    label,
+                    format!("{e} (the job in {} resumes when run again)", dir.display()),
+                )
+            })?;
+        dirs.push(dir);
+    }
+    Ok(Outcomes::Batch {
+        dirs,
+        per_model: cases.count() * args.repeat as usize,
+        current: None,
+    })
 }
 
 pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
@@ -330,6 +455,13 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         ),
         None => None,
     };
+    if args.batch && args.record {
+        return Err(Error::usage(
+            &label,
+            "--batch keeps its runs in its job directory (run it again to re-score): \
+             --record is for direct runs",
+        ));
+    }
     // The cases file is checked (each line's JSON and arguments) before
     // anything is built or sent.
     let mut cases = match &args.cases {
@@ -464,7 +596,18 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             }
             Ok(all)
         })?;
-    let mut outcomes = if from_recording {
+    let mut outcomes = if args.batch {
+        run_batches(
+            args,
+            &checked,
+            &cases,
+            &decl,
+            &models,
+            instruction.as_deref(),
+            &tape,
+            &label,
+        )?
+    } else if from_recording {
         let file = std::fs::File::open(&measures).map_err(|e| {
             Error::failure(&label, format!("cannot read {}: {e}", measures.display()))
         })?;
@@ -499,7 +642,8 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     };
     // A replay through the program cannot know each run's latency and
     // cost: they are kept with the recording (an older one too).
-    let kept: BTreeMap<String, (f64, Option<f64>)> = if replaying && !from_recording {
+    let kept: BTreeMap<String, (f64, Option<f64>)> = if replaying && !from_recording && !args.batch
+    {
         std::fs::read_to_string(&measures)
             .unwrap_or_default()
             .lines()
@@ -542,6 +686,9 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             .clone()
             .unwrap_or_else(|| "(the function's model)".into());
         let mut score = Score::new(k);
+        // A batch engine's results carry no usage per run: its cost is not
+        // known here (the engine's bill is half the normal price).
+        score.unpriced |= args.batch;
         let mut failing = Vec::new();
         cases.each(&decl, &mut |_, case| {
             let mut runs = Vec::with_capacity(k);

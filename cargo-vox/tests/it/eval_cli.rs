@@ -763,3 +763,107 @@ fn cases_written_in_vox_are_scored_without_a_cases_file() {
     assert_eq!(requests.load(Ordering::SeqCst), 3);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--batch` sends the runs through the batch engine (a loopback emulation
+/// of OpenAI's Files and Batch APIs) and scores them as the direct run
+/// does; run again, the job resumes and nothing is submitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_run_scores_as_the_direct_run_and_resumes() {
+    use crate::batch_cli::batch_emulator::Emulator;
+    let (emulator, _) = Emulator::start(0, None).await;
+    let dir = setup("batch");
+    std::fs::write(
+        dir.join("count.vox"),
+        r#"type Count {
+    value: int
+}
+
+/// Read the number after the hash sign.
+@ai(structured_output = Count, max_iterations = 2, model = "gpt-4o-mini")
+@uses(net)
+fn read_count(text: str) to Count {
+    return Count { value: 0 }
+}
+"#,
+    )
+    .unwrap();
+    // 10 cases; two expect the wrong value; the batch's reply to case 4
+    // does not fit (it is re-run as a normal call).
+    let cases: String = (0..10)
+        .map(|i| {
+            let text = if i == 4 {
+                format!("#n={i} ~bad")
+            } else {
+                format!("#n={i}")
+            };
+            let want = if i == 3 || i == 7 { i + 1 } else { i };
+            json!({"args": {"text": text}, "expected": {"value": want}}).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("counts.jsonl"), cases).unwrap();
+    let env = [
+        ("VOX_LLM_PROVIDER", "openai".to_owned()),
+        ("VOX_LLM_BASE_URL", emulator.base_url()),
+        ("VOX_LLM_API_KEY", "sk-eval-test".to_owned()),
+        ("VOX_LLM_MAX_RETRIES", "0".to_owned()),
+    ];
+    let base = [
+        "--json",
+        "eval",
+        "read_count",
+        "count.vox",
+        "--cases",
+        "counts.jsonl",
+    ];
+    let direct = run(&dir, &env, &base);
+    assert_eq!(
+        direct.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&direct.stderr)
+    );
+    assert!(emulator.batches().is_empty());
+    let mut args = base.to_vec();
+    args.extend(["--batch", "--poll", "0.001"]);
+    let batched = run(&dir, &env, &args);
+    assert_eq!(
+        batched.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&batched.stderr)
+    );
+    assert_eq!(emulator.batches().len(), 1);
+    let score = |out: &Output| {
+        let summary = json_lines(out).pop().unwrap();
+        let m = &summary["models"][0];
+        json!([
+            m["pass_rate"],
+            m["passed"],
+            m["field_accuracy"],
+            m["failures"],
+            m["stability"]
+        ])
+    };
+    assert_eq!(score(&batched), score(&direct));
+    assert_eq!(
+        json_lines(&direct).pop().unwrap()["models"][0]["pass_rate"].as_f64(),
+        Some(0.8)
+    );
+    // No usage per run from the engine's results: the cost is not known.
+    assert_eq!(
+        json_lines(&batched).pop().unwrap()["models"][0]["cost_usd"],
+        Value::Null
+    );
+    assert!(dir.join("counts.eval-batch").is_dir());
+    // Run again: the job is done, nothing is submitted, the same scores.
+    let again = run(&dir, &env, &args);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(emulator.batches().len(), 1);
+    assert_eq!(score(&again), score(&direct));
+    std::fs::remove_dir_all(&dir).ok();
+}
