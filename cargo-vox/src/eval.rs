@@ -356,6 +356,7 @@ fn run_batches(
     instruction: Option<&str>,
     tape: &std::path::Path,
     label: &str,
+    bar: Option<&indicatif::ProgressBar>,
 ) -> Result<Outcomes> {
     let mut checked_case = false;
     cases.each(decl, &mut |_, c| {
@@ -373,7 +374,7 @@ fn run_batches(
     let client =
         vox_runtime::Client::new(config).map_err(|e| Error::failure(label, e.to_string()))?;
     let poll = std::time::Duration::from_secs_f64(args.poll.clamp(0.001, 3600.0));
-    let options = vox_runtime::BatchOptions {
+    let mut options = vox_runtime::BatchOptions {
         poll_initial: poll,
         poll_max: std::time::Duration::from_secs(300).max(poll),
         check_schema: true,
@@ -400,7 +401,23 @@ fn run_batches(
                 }
             })
             .collect();
-        let dir = root.join(slug);
+        let dir = root.join(&slug);
+        if let Some(bar) = bar {
+            let bar = bar.clone();
+            let hook: vox_runtime::ProgressHook =
+                std::sync::Arc::new(move |p: &vox_runtime::Progress| {
+                    bar.set_message(match p {
+                        vox_runtime::Progress::Submitted { chunk, id } => {
+                            format!("{slug}: batch {} submitted ({id})", chunk + 1)
+                        }
+                        vox_runtime::Progress::Polled { chunk, status } => {
+                            format!("{slug}: batch {}: {status}", chunk + 1)
+                        }
+                        _ => format!("{slug}: batch"),
+                    })
+                });
+            options.progress = Some(hook);
+        }
         let mut inputs = Vec::new();
         cases.each(decl, &mut |_, case| {
             for _ in 0..args.repeat {
@@ -422,6 +439,26 @@ fn run_batches(
         per_model: cases.count() * args.repeat as usize,
         current: None,
     })
+}
+
+/// The runs scored so far, on a terminal (none under `--json` or when
+/// stderr is not a terminal); its last state stays above the table.
+fn progress_bar(json: bool, runs: u64) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal as _;
+    if json || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(runs),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg} (eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(250));
+    Some(bar)
 }
 
 pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
@@ -517,6 +554,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
     }
     let count = cases.count();
     let k = args.repeat as usize;
+    let bar = progress_bar(ctx.json(), (models.len() * count * k) as u64);
 
     // The jobs, (model, case, repeat) in that order, a job's number its
     // place: written to a file the program reads twice (to check every
@@ -606,6 +644,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             instruction.as_deref(),
             &tape,
             &label,
+            bar.as_ref(),
         )?
     } else if from_recording {
         let file = std::fs::File::open(&measures).map_err(|e| {
@@ -708,6 +747,9 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                 }
                 runs.push(run);
                 job += 1;
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
             }
             let verdicts: Vec<Verdict> = runs
                 .iter()
@@ -773,6 +815,9 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         summaries.push(summary);
     }
     outcomes.finish(&label)?;
+    if let Some(bar) = &bar {
+        bar.finish_with_message("scored");
+    }
     if let Some(mut out) = recording {
         out.flush().map_err(|e| {
             Error::failure(&label, format!("cannot write {}: {e}", measures.display()))

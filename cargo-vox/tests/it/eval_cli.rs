@@ -8,7 +8,7 @@
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -866,4 +866,71 @@ fn read_count(text: str) to Count {
     assert_eq!(emulator.batches().len(), 1);
     assert_eq!(score(&again), score(&direct));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// On a terminal a progress bar counts the runs (its last state, all runs
+/// scored, stays above the table); under `--json` there is none. The
+/// terminal is a pseudo-terminal from `script` (util-linux), skipped with
+/// a message where there is none.
+#[test]
+fn a_terminal_shows_a_progress_bar_of_the_runs() {
+    let Ok(script) = which_script() else {
+        eprintln!("skipped: no `script` to give the run a terminal");
+        return;
+    };
+    let dir = setup("progress");
+    let (url, _) = models_server();
+    let bin = env!("CARGO_BIN_EXE_cargo-vox");
+    let command = format!("{bin} eval read_weight weight.vox --cases cases.jsonl --models model-a");
+    let out = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("TERM", "xterm")
+        .env("VOX_SCRIPT_CACHE", dir.join("cache"))
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(bin).parent().unwrap().parent().unwrap(),
+        )
+        .env("CARGO_NET_OFFLINE", "true")
+        .envs(env(&url))
+        .envs(
+            ["CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"]
+                .iter()
+                .filter_map(|v| std::env::var_os(v).map(|x| (*v, x))),
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("20/20 runs scored"), "{screen}");
+    assert!(screen.contains("model-a"), "{screen}");
+    // Not on a terminal (or under --json): no bar.
+    let plain = run(
+        &dir,
+        &env(&url),
+        &[
+            "eval",
+            "read_weight",
+            "weight.vox",
+            "--cases",
+            "cases.jsonl",
+            "--models",
+            "model-a",
+        ],
+    );
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains("runs scored"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn which_script() -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("script"))
+        .find(|p| p.is_file())
+        .ok_or(())
 }
