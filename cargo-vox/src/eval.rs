@@ -213,12 +213,19 @@ enum Outcomes {
         /// Jobs per model.
         per_model: usize,
         current: Option<(usize, Box<vox_runtime::BatchResults<Value>>)>,
+        /// The eval program checking the values of the runs with a check,
+        /// in job order (`check VALUES`).
+        checks: Option<(
+            std::process::Child,
+            std::io::Lines<BufReader<std::process::ChildStdout>>,
+        )>,
     },
 }
 
 impl Outcomes {
-    /// The outcome of job `job`, whose key is `key`.
-    fn next(&mut self, job: usize, key: &str, label: &str) -> Result<Run> {
+    /// The outcome of job `job`, whose key is `key` (and whose case has a
+    /// check when `checked`).
+    fn next(&mut self, job: usize, key: &str, checked: bool, label: &str) -> Result<Run> {
         match self {
             Outcomes::Program { lines, .. } => {
                 for line in lines.by_ref() {
@@ -270,6 +277,7 @@ impl Outcomes {
                 dirs,
                 per_model,
                 current,
+                checks,
             } => {
                 let (m, index) = (job / *per_model, job % *per_model);
                 if current.as_ref().is_none_or(|(c, _)| *c != m) {
@@ -291,12 +299,29 @@ impl Outcomes {
                         format!("the batch gave item {} for run {job}", item.index),
                     ));
                 }
-                let event = match item.result {
+                let mut event = match item.result {
                     Ok(value) => json!({"kind": "run", "job": job, "ok": true, "value": value}),
                     Err(message) => {
                         json!({"kind": "run", "job": job, "ok": false, "message": message})
                     }
                 };
+                if checked && event["ok"] == true {
+                    let verdict = checks
+                        .as_mut()
+                        .and_then(|(_, lines)| {
+                            lines.by_ref().map_while(|l| l.ok()).find_map(|line| {
+                                let e: Value =
+                                    serde_json::from_str(line.strip_prefix(CALL_EVENT_PREFIX)?)
+                                        .ok()?;
+                                (e["kind"] == "checked").then_some(e)
+                            })
+                        })
+                        .filter(|e| e["job"].as_u64() == Some(job as u64))
+                        .ok_or_else(|| {
+                            Error::failure(label, format!("the check of run {job} did not report"))
+                        })?;
+                    event["check"] = verdict["check"].clone();
+                }
                 Ok(read_run(&event))
             }
         }
@@ -304,7 +329,15 @@ impl Outcomes {
 
     /// Waits for the program, if one ran.
     fn finish(self, label: &str) -> Result<()> {
-        if let Outcomes::Program { mut child, .. } = self {
+        let child = match self {
+            Outcomes::Program { child, .. } => Some(child),
+            Outcomes::Batch {
+                checks: Some((child, _)),
+                ..
+            } => Some(child),
+            _ => None,
+        };
+        if let Some(mut child) = child {
             child
                 .wait()
                 .map_err(|e| Error::failure(label, format!("the eval program: {e}")))?;
@@ -357,18 +390,14 @@ fn run_batches(
     tape: &std::path::Path,
     label: &str,
     bar: Option<&indicatif::ProgressBar>,
+    exe: &std::path::Path,
+    values: &std::path::Path,
 ) -> Result<Outcomes> {
     let mut checked_case = false;
     cases.each(decl, &mut |_, c| {
         checked_case |= c.check.is_some();
         Ok(())
     })?;
-    if checked_case {
-        return Err(Error::usage(
-            label,
-            "--batch does not run checks yet: score such cases without --batch",
-        ));
-    }
     let config =
         vox_runtime::Config::from_env().map_err(|e| Error::failure(label, e.to_string()))?;
     let client =
@@ -434,10 +463,58 @@ fn run_batches(
             })?;
         dirs.push(dir);
     }
+    // The checks run on the values the engine gave, in the eval program
+    // (a check is Vox code; a judge an `@ai` call of its own).
+    let per_model = cases.count() * args.repeat as usize;
+    let checks = if checked_case {
+        let fail = |e: std::io::Error| {
+            Error::failure(label, format!("cannot write the values to check: {e}"))
+        };
+        let mut out = std::io::BufWriter::new(std::fs::File::create(values).map_err(fail)?);
+        for (m, dir) in dirs.iter().enumerate() {
+            let mut results = vox_runtime::batch_results::<Value>(dir)
+                .map_err(|e| Error::failure(label, e.to_string()))?;
+            let mut job = m * per_model;
+            cases.each(decl, &mut |_, case| {
+                for _ in 0..args.repeat {
+                    let item = results
+                        .next()
+                        .ok_or_else(|| {
+                            Error::failure(label, format!("the batch has no run {job}"))
+                        })?
+                        .map_err(|e| Error::failure(label, e.to_string()))?;
+                    if let (Some(name), Ok(value)) = (&case.check, &item.result) {
+                        let line = json!({"job": job, "check": name, "value": value,
+                            "expected": case.expected});
+                        writeln!(out, "{line}").map_err(fail)?;
+                    }
+                    job += 1;
+                }
+                Ok(())
+            })?;
+        }
+        out.flush().map_err(fail)?;
+        let mut child = Command::new(exe)
+            .arg("check")
+            .arg(values)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| Error::failure(label, format!("cannot run the eval program: {e}")))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| Error::failure(label, "the eval program has no output"))?;
+        Some((child, BufReader::new(stdout).lines()))
+    } else {
+        None
+    };
     Ok(Outcomes::Batch {
         dirs,
-        per_model: cases.count() * args.repeat as usize,
+        per_model,
         current: None,
+        checks,
     })
 }
 
@@ -620,6 +697,8 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
         Vec::new()
     };
     validate_jobs(&exe, &jobs_file.0, &label, &cases, &decl, &cassette)?;
+    // Under --batch, the values the checks are given.
+    let values_file = TempFile(jobs_file.0.with_extension("values.jsonl"));
     let print = fingerprint(&files, &args.function, instruction.as_deref());
     let from_recording = replaying
         && recording_fits(&measures, &print, &mut |fits| {
@@ -645,6 +724,8 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             &tape,
             &label,
             bar.as_ref(),
+            &exe,
+            &values_file.0,
         )?
     } else if from_recording {
         let file = std::fs::File::open(&measures).map_err(|e| {
@@ -733,7 +814,7 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             let mut runs = Vec::with_capacity(k);
             for r in 0..k {
                 let key = run_key(model, case, r);
-                let mut run = outcomes.next(job, &key, &label)?;
+                let mut run = outcomes.next(job, &key, case.check.is_some(), &label)?;
                 if let Some((latency, cost)) = kept.get(&key) {
                     run.latency_ms = *latency;
                     run.cost_usd = *cost;

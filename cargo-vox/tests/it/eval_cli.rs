@@ -784,11 +784,19 @@ async fn a_batch_run_scores_as_the_direct_run_and_resumes() {
 fn read_count(text: str) to Count {
     return Count { value: 0 }
 }
+
+fn at_most_5(c: Count) to list[str] {
+    if c.value > 5 {
+        return [str(c.value) + " is over 5"]
+    }
+    []
+}
 "#,
     )
     .unwrap();
     // 10 cases; two expect the wrong value; the batch's reply to case 4
-    // does not fit (it is re-run as a normal call).
+    // does not fit (it is re-run as a normal call); 8 and 9 are checked
+    // by `at_most_5`, which they fail.
     let cases: String = (0..10)
         .map(|i| {
             let text = if i == 4 {
@@ -797,7 +805,11 @@ fn read_count(text: str) to Count {
                 format!("#n={i}")
             };
             let want = if i == 3 || i == 7 { i + 1 } else { i };
-            json!({"args": {"text": text}, "expected": {"value": want}}).to_string() + "\n"
+            let mut case = json!({"args": {"text": text}, "expected": {"value": want}});
+            if i >= 8 {
+                case["check"] = json!("at_most_5");
+            }
+            case.to_string() + "\n"
         })
         .collect();
     std::fs::write(dir.join("counts.jsonl"), cases).unwrap();
@@ -847,7 +859,11 @@ fn read_count(text: str) to Count {
     assert_eq!(score(&batched), score(&direct));
     assert_eq!(
         json_lines(&direct).pop().unwrap()["models"][0]["pass_rate"].as_f64(),
-        Some(0.8)
+        Some(0.6)
+    );
+    assert_eq!(
+        json_lines(&batched).pop().unwrap()["models"][0]["failures"][2]["reason"],
+        "check `at_most_5`: 8 is over 5"
     );
     // No usage per run from the engine's results: the cost is not known.
     assert_eq!(

@@ -214,11 +214,15 @@ pub fn eval_main<P, T, C>(
         return;
     }
     let (mode, path) = (std::env::args().nth(1), std::env::args().nth(2));
-    let (Some(mode @ ("validate" | "run")), Some(path)) = (mode.as_deref(), path) else {
+    let (Some(mode @ ("validate" | "run" | "check")), Some(path)) = (mode.as_deref(), path) else {
         emit(serde_json::json!({"kind": "invalid", "case": null,
-            "message": "usage: PROGRAM cases | validate JOBS | run JOBS"}));
+            "message": "usage: PROGRAM cases | validate JOBS | run JOBS | check VALUES"}));
         std::process::exit(2);
     };
+    if mode == "check" {
+        eval_checks(&path, checks, check, emit);
+        return;
+    }
     let open = || match std::fs::File::open(&path) {
         Ok(file) => std::io::BufReader::new(file).lines(),
         Err(e) => {
@@ -389,6 +393,109 @@ pub fn eval_main<P, T, C>(
         while let Some(event) = done.remove(&reported) {
             emit(event);
             reported += 1;
+        }
+    });
+}
+
+/// The `check VALUES` mode of [`eval_main`]: each line of the file
+/// `{"job": N, "check": name, "value": …, "expected": …}` (values a batch
+/// engine gave) checked by `check`, answered in order by one `{"kind":
+/// "checked", "job": N, "check": {"name", "problems" | "error"}}` line; at
+/// most `VOX_LLM_EVAL_CONCURRENCY` (default 16) checks (a judge's calls)
+/// at once, and a bounded number waiting to be reported.
+fn eval_checks<C>(path: &str, checks: &[(&str, usize)], check: C, emit: impl Fn(serde_json::Value))
+where
+    C: Fn(&str, serde_json::Value, serde_json::Value) -> CheckFuture + Send + Sync + 'static,
+{
+    use std::io::BufRead as _;
+    let lines = match std::fs::File::open(path) {
+        Ok(file) => std::io::BufReader::new(file).lines(),
+        Err(e) => {
+            emit(serde_json::json!({"kind": "invalid", "case": null,
+                "message": format!("cannot read the values: {e}")}));
+            std::process::exit(2);
+        }
+    };
+    let concurrency = std::env::var("VOX_LLM_EVAL_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(16);
+    let check = std::sync::Arc::new(check);
+    let known: Vec<String> = checks.iter().map(|(n, _)| (*n).to_owned()).collect();
+    crate::block_on(async {
+        let mut lines = lines;
+        let mut running: tokio::task::JoinSet<(u64, serde_json::Value)> =
+            tokio::task::JoinSet::new();
+        let mut done = std::collections::BTreeMap::new();
+        let mut order = std::collections::VecDeque::new();
+        let mut ids = std::collections::HashMap::new();
+        let mut exhausted = false;
+        loop {
+            while let Some(front) = order.front() {
+                let Some(event) = done.remove(front) else {
+                    break;
+                };
+                emit(event);
+                order.pop_front();
+            }
+            if !exhausted && running.len() < concurrency && order.len() < concurrency * 4 {
+                let Some(Ok(line)) = lines.next() else {
+                    exhausted = true;
+                    continue;
+                };
+                let Ok(item) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                let job = item["job"].as_u64().unwrap_or(0);
+                let name = item["check"].as_str().unwrap_or("").to_owned();
+                order.push_back(job);
+                if !known.contains(&name) {
+                    done.insert(
+                        job,
+                        serde_json::json!({"kind": "checked", "job": job,
+                        "check": {"name": name, "error": "no such check"}}),
+                    );
+                    continue;
+                }
+                let check = std::sync::Arc::clone(&check);
+                let task = running.spawn(async move {
+                    let verdict =
+                        match check(&name, item["value"].clone(), item["expected"].clone()).await {
+                            Ok(problems) => serde_json::json!({"name": name, "problems": problems}),
+                            Err(e) => serde_json::json!({"name": name, "error": e.to_string()}),
+                        };
+                    (
+                        job,
+                        serde_json::json!({"kind": "checked", "job": job, "check": verdict}),
+                    )
+                });
+                ids.insert(task.id(), job);
+                continue;
+            }
+            match running.join_next_with_id().await {
+                Some(Ok((id, (job, event)))) => {
+                    ids.remove(&id);
+                    done.insert(job, event);
+                }
+                Some(Err(e)) => {
+                    // A check that panicked is a check that failed.
+                    if let Some(job) = ids.remove(&e.id()) {
+                        done.insert(
+                            job,
+                            serde_json::json!({"kind": "checked", "job": job,
+                            "check": {"error": "the check panicked"}}),
+                        );
+                    }
+                }
+                None if exhausted => break,
+                None => {}
+            }
+        }
+        while let Some(front) = order.pop_front() {
+            if let Some(event) = done.remove(&front) {
+                emit(event);
+            }
         }
     });
 }
