@@ -82,6 +82,10 @@ struct Case {
     expected: Option<Value>,
     /// The function that checks its values, if any.
     check: Option<String>,
+    /// For a case written in Vox, what its `@test` prints when the
+    /// assertion fails (`assert_eq(…) failed at FILE:LINE:COL`): the
+    /// start of a failing run's reason.
+    assertion: Option<String>,
 }
 
 /// What a run's check said.
@@ -622,7 +626,8 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
                 &label,
                 format!(
                     "no cases: give `--cases FILE`, or write them in Vox as \
-                     `assert_eq({}(…), expected)` in an `@test` (docs/eval.md, \"Cases written in Vox\")",
+                     `assert_eq({}(…), expected)` in an `@test` (the eval guide, \"Cases written in Vox\": \
+                     https://github.com/vox-lang/vox-for-cargo/blob/main/docs/eval.md#cases-written-in-vox)",
                     args.function
                 ),
             ));
@@ -834,7 +839,13 @@ pub fn run(args: &EvalArgs, ctx: &Context) -> Result<i32> {
             }
             let verdicts: Vec<Verdict> = runs
                 .iter()
-                .map(|run| judge(run, case.expected.as_ref(), case.check.as_deref()))
+                .map(|run| {
+                    let mut verdict = judge(run, case.expected.as_ref(), case.check.as_deref());
+                    if let (Some(assertion), Some(reason)) = (&case.assertion, &verdict.reason) {
+                        verdict.reason = Some(format!("{assertion}: {reason}"));
+                    }
+                    verdict
+                })
                 .collect();
             let passed = verdicts.iter().filter(|v| v.pass).count();
             score.stable(passed);
@@ -1001,6 +1012,7 @@ fn read_cases(
             args,
             expected: map.remove("expected").filter(|e| !e.is_null()),
             check: case_check,
+            assertion: None,
         })?;
     }
     Ok(())
@@ -1114,6 +1126,7 @@ fn vox_cases(exe: &std::path::Path, label: &str, check: Option<&str>) -> Result<
             args: case["args"].clone(),
             expected: Some(case["expected"].clone()).filter(|e| !e.is_null()),
             check: check.map(str::to_owned),
+            assertion: case["message"].as_str().map(str::to_owned),
         });
     }
     Ok(cases)

@@ -467,12 +467,12 @@ impl Emitter<'_> {
 
     /// Where the expression `e` is written, `file:line:col` (noted by the
     /// checker for what can fail at run time).
-    fn site(&self, e: &Expr) -> &str {
+    pub(super) fn site(&self, e: &Expr) -> &str {
         self.info.sites.get(&e.id).map_or("?", String::as_str)
     }
 
     /// A short rendering of an expression for assertion messages.
-    fn source_of(&self, e: &Expr) -> String {
+    pub(super) fn source_of(&self, e: &Expr) -> String {
         let text = match &e.kind {
             ExprKind::Var(n) => n.clone(),
             _ => String::new(),

@@ -489,10 +489,18 @@ fn vox_cases(
             let file = sources.get(e.span.file);
             let line = file.line_col(e.span.start as usize).line;
             let label = format!("{}:{line}", file.name);
+            // What the `@test` prints when the assertion fails.
+            let message = format!(
+                "assert_eq({}, {}) failed at {}",
+                emitter.source_of(&args[0].value),
+                emitter.source_of(&args[1].value),
+                emitter.site(e)
+            );
             let _ = write!(
                 out,
-                "\n            ::vox_runtime::__private::EvalCase::new({}, &[{fields}], ::vox_runtime::__private::eval_json(&({expected}))),",
-                names::rust_str(&label)
+                "\n            ::vox_runtime::__private::EvalCase::new({}, {}, &[{fields}], ::vox_runtime::__private::eval_json(&({expected}))),",
+                names::rust_str(&label),
+                names::rust_str(&message)
             );
         }
     }

@@ -188,8 +188,8 @@ where
 /// of the expected value for a case without one, makes the case invalid.
 ///
 /// Run with the argument `cases`, the program only writes the cases
-/// written in Vox (`cases`: each a `{"kind": "case", "label", "args",
-/// "expected"}` line) and exits.
+/// written in Vox (`cases`: each a `{"kind": "case", "label", "message",
+/// "args", "expected"}` line) and exits.
 pub fn eval_main<P, T, C>(
     start: impl Fn(&serde_json::Value, &crate::CallOptions) -> Result<crate::AiStream<P, T>, Error>,
     cases: Vec<EvalCase>,
@@ -209,7 +209,7 @@ pub fn eval_main<P, T, C>(
     if std::env::args().nth(1).as_deref() == Some("cases") {
         for case in cases {
             emit(serde_json::json!({"kind": "case", "label": case.label,
-                "args": case.args, "expected": case.expected}));
+                "message": case.message, "args": case.args, "expected": case.expected}));
         }
         return;
     }
@@ -507,6 +507,8 @@ where
 #[derive(Debug, Clone)]
 pub struct EvalCase {
     pub label: &'static str,
+    /// What the `@test` prints when the assertion fails.
+    pub message: &'static str,
     pub args: serde_json::Value,
     pub expected: serde_json::Value,
 }
@@ -514,6 +516,7 @@ pub struct EvalCase {
 impl EvalCase {
     pub fn new(
         label: &'static str,
+        message: &'static str,
         args: &[(&str, serde_json::Value)],
         expected: serde_json::Value,
     ) -> EvalCase {
@@ -523,6 +526,7 @@ impl EvalCase {
             .collect();
         EvalCase {
             label,
+            message,
             args: serde_json::Value::Object(args),
             expected,
         }
