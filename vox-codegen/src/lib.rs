@@ -41,6 +41,13 @@ pub mod facts {
     use crate::check::{Builtin, Kind};
     use crate::lexer::TokenKind;
 
+    /// The rounding modes of the `div` and `round` builtins
+    /// (docs/language.md, "Decimal"), as the runtime names them
+    /// (`vox_runtime::__private::decimal::ROUNDING_MODES`; a test holds the
+    /// two equal).
+    pub const ROUNDING_MODES: [&str; 6] =
+        ["half_up", "half_even", "down", "up", "floor", "ceiling"];
+
     /// Whether `word` is a Vox keyword (`while`, `break`, `match`, …).
     pub fn is_keyword(word: &str) -> bool {
         crate::lexer::is_keyword(word)

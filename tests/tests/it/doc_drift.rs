@@ -585,3 +585,12 @@ fn docs_list_the_types_each_builtin_takes() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The rounding modes the checker accepts are those the runtime rounds by.
+#[test]
+fn rounding_modes_are_the_runtime_s() {
+    assert_eq!(
+        vox_codegen::facts::ROUNDING_MODES,
+        vox_runtime::__private::decimal::ROUNDING_MODES
+    );
+}

@@ -328,6 +328,9 @@ impl Checker<'_> {
             .map_or("?", |(n, _)| *n);
         let want_n = match b {
             Builtin::Get if args.len() == 3 => 3,
+            Builtin::Div if args.len() == 4 => 4,
+            Builtin::Div => 3,
+            Builtin::Round if args.len() == 3 => 3,
             Builtin::AssertEq
             | Builtin::Get
             | Builtin::Contains
@@ -336,6 +339,7 @@ impl Checker<'_> {
             | Builtin::StartsWith
             | Builtin::EndsWith
             | Builtin::Fixed
+            | Builtin::Round
             | Builtin::Remove => 2,
             Builtin::Insert => 3,
             Builtin::Range if args.len() == 2 => 2,
@@ -365,7 +369,7 @@ impl Checker<'_> {
                 Builtin::Len | Builtin::Int => Ty::Int,
                 Builtin::Str => Ty::Str,
                 Builtin::Float => Ty::Float,
-                Builtin::Decimal => Ty::Decimal,
+                Builtin::Decimal | Builtin::Div | Builtin::Round => Ty::Decimal,
                 Builtin::ParseInt | Builtin::ParseFloat | Builtin::ParseDecimal => {
                     b.parsed().map_or(Ty::Error, |t| Ty::Option(Box::new(t)))
                 }
@@ -532,6 +536,80 @@ impl Checker<'_> {
                 }
                 self.check_expr(&args[1].value, Want::Type(&Ty::Int));
                 Ty::Str
+            }
+            Builtin::Div | Builtin::Round => {
+                self.check_expr(a0, Want::Type(&Ty::Decimal));
+                let rest = if b == Builtin::Div {
+                    self.check_expr(&args[1].value, Want::Type(&Ty::Decimal));
+                    &args[2..]
+                } else {
+                    &args[1..]
+                };
+                let places = &rest[0].value;
+                self.check_expr(places, Want::Type(&Ty::Int));
+                let literal = match &places.kind {
+                    ExprKind::Int(n) => Some(*n),
+                    ExprKind::Unary {
+                        op: UnaryOp::Neg,
+                        expr,
+                    } => match expr.kind {
+                        ExprKind::Int(n) => Some(-n),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(n) = literal.filter(|n| !(0..=38).contains(n)) {
+                    self.err(
+                        Diagnostic::error(
+                            Code::InvalidRounding,
+                            places.span,
+                            format!("{n} decimal places: `{name}` gives 0 to 38"),
+                        )
+                        .hint("the places are how many digits follow the point: `2` for cents"),
+                    );
+                }
+                if let Some(mode) = rest.get(1).map(|a| &a.value) {
+                    self.check_expr(mode, Want::Type(&Ty::Str));
+                    let modes = crate::facts::ROUNDING_MODES;
+                    match &mode.kind {
+                        ExprKind::Str(text) if modes.contains(&text.as_str()) => {}
+                        ExprKind::Str(text) => {
+                            let mut d = Diagnostic::error(
+                                Code::InvalidRounding,
+                                mode.span,
+                                format!("{text:?} is not a rounding mode"),
+                            )
+                            .hint(format!(
+                                "the modes are {}; without one, `{name}` rounds half away from zero (\"half_up\")",
+                                modes.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", ")
+                            ));
+                            if let Some(s) = crate::diagnostic::did_you_mean(text, modes) {
+                                d = d.fix(
+                                    format!("replace with \"{s}\""),
+                                    mode.span,
+                                    format!("\"{s}\""),
+                                );
+                            }
+                            self.err(d);
+                        }
+                        _ => self.err(
+                            Diagnostic::error(
+                                Code::InvalidRounding,
+                                mode.span,
+                                "the rounding mode is a string literal",
+                            )
+                            .hint(format!(
+                                "write one of {}",
+                                modes
+                                    .iter()
+                                    .map(|m| format!("\"{m}\""))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )),
+                        ),
+                    }
+                }
+                Ty::Decimal
             }
             Builtin::Contains => {
                 let t = self.check_expr(a0, Want::Any);

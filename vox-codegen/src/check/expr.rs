@@ -39,6 +39,8 @@ impl Checker<'_> {
                         | Builtin::Min
                         | Builtin::Max
                         | Builtin::Fixed
+                        | Builtin::Div
+                        | Builtin::Round
                         | Builtin::Assert
                         | Builtin::AssertEq
                 ))
@@ -606,7 +608,7 @@ impl Checker<'_> {
                 d.hint("convert the other side with `str(…)` to join text")
             }
             (Ty::Decimal, Ty::Decimal) => d.hint(
-                "`Decimal` has `+`, `-` and `*` but no `/` or `%` (a quotient needs a rounding rule): multiply instead, `d * decimal(\"0.5\")`, or compute in `float(d)`",
+                "`Decimal` has `+`, `-` and `*` but no `/` or `%`: a quotient needs its decimal places and a rounding rule, `div(a, b, 2)` (half away from zero; `div(a, b, 2, \"half_even\")` …), and `round(d, 2)` rounds",
             ),
             (Ty::Decimal, Ty::Int) | (Ty::Int, Ty::Decimal) => {
                 d.hint("convert the `int` with `decimal(n)`; Vox never converts numbers implicitly")

@@ -79,6 +79,10 @@ pub enum Builtin {
     StartsWith,
     EndsWith,
     Fixed,
+    /// `div(a, b, places)` / `div(a, b, places, mode)` of `Decimal`s.
+    Div,
+    /// `round(d, places)` / `round(d, places, mode)` of a `Decimal`.
+    Round,
     // Maps (docs/language.md, "Maps"); `len`, `get` and `contains` take maps too.
     Insert,
     Remove,
@@ -94,7 +98,7 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 39] = [
+    pub const ALL: [(&'static str, Builtin); 41] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -124,6 +128,8 @@ impl Builtin {
         ("starts_with", Builtin::StartsWith),
         ("ends_with", Builtin::EndsWith),
         ("fixed", Builtin::Fixed),
+        ("div", Builtin::Div),
+        ("round", Builtin::Round),
         ("insert", Builtin::Insert),
         ("remove", Builtin::Remove),
         ("keys", Builtin::Keys),

@@ -356,6 +356,32 @@ impl Emitter<'_> {
                     }
                 }
             }
+            Builtin::Div | Builtin::Round => {
+                let at = self.info.sites.get(&call.id).map_or("?", String::as_str);
+                let d = self.borrowable(a0, ctx, depth);
+                let (divisor, rest) = if b == Builtin::Div {
+                    (Some(self.borrowable(&args[1].value, ctx, depth)), 2)
+                } else {
+                    (None, 1)
+                };
+                let places = self.arg(args, rest, ctx, depth);
+                // The mode is a literal the checker knows (half_up without one).
+                let mode = match args.get(rest + 1).map(|a| &a.value.kind) {
+                    Some(ExprKind::Str(m)) => m.clone(),
+                    _ => "half_up".to_owned(),
+                };
+                let names = format!("{}, {}", rust_str(&self.current_fn), rust_str(at));
+                match divisor {
+                    Some(v) => format!(
+                        "{{ let VOX_L = &{d}; let VOX_R = &{v}; let VOX_N: i64 = {places}; ::vox_runtime::__private::decimal::div(VOX_L, VOX_R, VOX_N, {}, {names}) }}",
+                        rust_str(&mode)
+                    ),
+                    None => format!(
+                        "{{ let VOX_L = &{d}; let VOX_N: i64 = {places}; ::vox_runtime::__private::decimal::round(VOX_L, VOX_N, {}, {names}) }}",
+                        rust_str(&mode)
+                    ),
+                }
+            }
             Builtin::Reverse => {
                 let v = self.expr(a0, ctx, depth, Tail::Value);
                 format!("{{ let mut VOX_V = {v}; VOX_V.reverse(); VOX_V }}")

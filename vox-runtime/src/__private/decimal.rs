@@ -173,6 +173,109 @@ pub fn fixed(d: &str, digits: i64, function: &str, at: &str) -> String {
     }
 }
 
+/// The rounding modes of Vox `div` and `round` (docs/language.md,
+/// "Decimal"), by the names the source writes.
+pub const ROUNDING_MODES: [&str; 6] = ["half_up", "half_even", "down", "up", "floor", "ceiling"];
+
+/// The most decimal places `div` and `round` give.
+pub const MAX_PLACES: i64 = 38;
+
+/// Vox `div(a, b, places, mode)` on `Decimal`: `a / b` with exactly
+/// `places` decimal places (0 to 38), rounded by `mode` (one of
+/// [`ROUNDING_MODES`]; `half_up` rounds a half away from zero); exact, so
+/// `div("10", "3", 2, "half_up")` is `"3.33"` and `div("2", "3", 0,
+/// "half_up")` is `"1"`. A zero divisor is a run-time error, as is a
+/// result with more digits than a 128-bit integer holds.
+#[track_caller]
+pub fn div(a: &str, b: &str, places: i64, mode: &str, function: &str, at: &str) -> String {
+    let what = || format!("div({a:?}, {b:?}, {places})");
+    let x = number(a, function, at, &what);
+    let y = number(b, function, at, &what);
+    if y.0 == 0 {
+        super::arith::fail_with("division by zero", function, at, format_args!("{}", what()));
+    }
+    let places = places_of(places, function, at, &what);
+    // a/b = (xm / 10^xs) / (ym / 10^ys); with `places` decimals its
+    // integer is xm * 10^(ys + places) / (ym * 10^xs), rounded.
+    let numerator = 10i128
+        .checked_pow(y.1 + places)
+        .and_then(|f| x.0.checked_mul(f));
+    let denominator = 10i128.checked_pow(x.1).and_then(|f| y.0.checked_mul(f));
+    let (Some(n), Some(d)) = (numerator, denominator) else {
+        overflow(function, at, &what)
+    };
+    render(Some(divide(n, d, mode)), places, function, at, &what)
+}
+
+/// Vox `round(d, places, mode)` on `Decimal`: `d` with exactly `places`
+/// decimal places (0 to 38), rounded by `mode` ([`div`] by one).
+#[track_caller]
+pub fn round(d: &str, places: i64, mode: &str, function: &str, at: &str) -> String {
+    let what = || format!("round({d:?}, {places})");
+    let x = number(d, function, at, &what);
+    let places = places_of(places, function, at, &what);
+    let m = if places >= x.1 {
+        10i128
+            .checked_pow(places - x.1)
+            .and_then(|f| x.0.checked_mul(f))
+    } else {
+        10i128
+            .checked_pow(x.1 - places)
+            .map(|f| divide(x.0, f, mode))
+    };
+    render(m, places, function, at, &what)
+}
+
+/// `places` as a count of decimal places, or a run-time error when it is
+/// outside 0 to [`MAX_PLACES`].
+#[track_caller]
+fn places_of(places: i64, function: &str, at: &str, what: &dyn Fn() -> String) -> u32 {
+    match u32::try_from(places) {
+        Ok(p) if i64::from(p) <= MAX_PLACES => p,
+        _ => super::arith::fail_with(
+            "decimal places outside 0 to 38",
+            function,
+            at,
+            format_args!("{}", what()),
+        ),
+    }
+}
+
+/// `n / d` (`d` not zero) rounded to an integer by `mode`.
+fn divide(n: i128, d: i128, mode: &str) -> i128 {
+    // Truncated quotient and remainder; `d` may be negative.
+    let (q, r) = (n / d, n % d);
+    if r == 0 {
+        return q;
+    }
+    // The exact quotient is q + r/d; its sign is that of n/d.
+    let negative = (n < 0) != (d < 0);
+    let away = if negative { q - 1 } else { q + 1 };
+    // Twice the remainder against the divisor, in magnitude: below, at or
+    // above a half. `unsigned_abs` cannot overflow; doubling a magnitude
+    // below |d| fits in u128.
+    let twice = r.unsigned_abs() * 2;
+    let half = twice.cmp(&d.unsigned_abs());
+    let round_away = match mode {
+        "down" => false,
+        "up" => true,
+        "floor" => negative,
+        "ceiling" => !negative,
+        "half_even" => match half {
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Equal => q % 2 != 0,
+        },
+        // "half_up": a half goes away from zero.
+        _ => half != std::cmp::Ordering::Less,
+    };
+    if round_away {
+        away
+    } else {
+        q
+    }
+}
+
 /// The sign (false for zero), the integer digits without leading zeros and
 /// the decimal places without trailing zeros of a decimal number's text.
 fn value_parts(d: &str) -> (bool, &str, &str) {
@@ -422,5 +525,87 @@ mod tests {
             message(|| to_int("9223372036854775808", "f", at)),
             "vox: decimal has no int value in `f` (x.vox:3:9): int(\"9223372036854775808\")"
         );
+    }
+}
+
+#[cfg(test)]
+mod division_tests {
+    use super::*;
+
+    fn d(a: &str, b: &str, places: i64, mode: &str) -> String {
+        div(a, b, places, mode, "t", "t.vox:1:1")
+    }
+
+    #[test]
+    fn division_rounds_as_its_mode_says() {
+        assert_eq!(d("10", "3", 2, "half_up"), "3.33");
+        assert_eq!(d("2", "3", 0, "half_up"), "1");
+        assert_eq!(d("100.00", "3", 2, "down"), "33.33");
+        assert_eq!(d("100.00", "3", 2, "up"), "33.34");
+        assert_eq!(d("1", "8", 2, "half_up"), "0.13");
+        assert_eq!(d("1", "8", 2, "half_even"), "0.12");
+        assert_eq!(d("3", "8", 2, "half_even"), "0.38");
+        assert_eq!(d("-1", "8", 2, "half_up"), "-0.13");
+        assert_eq!(d("-1", "8", 2, "floor"), "-0.13");
+        assert_eq!(d("-1", "8", 2, "ceiling"), "-0.12");
+        assert_eq!(d("1", "-8", 2, "floor"), "-0.13");
+        assert_eq!(d("-1", "-8", 2, "floor"), "0.12");
+        assert_eq!(d("7.5", "2.5", 0, "down"), "3");
+        assert_eq!(d("7.5", "2.5", 3, "down"), "3.000");
+        assert_eq!(d("0", "7", 2, "up"), "0.00");
+        assert_eq!(round("2.675", 2, "half_up", "t", "t"), "2.68");
+        assert_eq!(round("2.665", 2, "half_even", "t", "t"), "2.66");
+        assert_eq!(round("-2.5", 0, "half_up", "t", "t"), "-3");
+        assert_eq!(round("-2.5", 0, "half_even", "t", "t"), "-2");
+        assert_eq!(round("1.2", 3, "half_up", "t", "t"), "1.200");
+        assert_eq!(round("-0.004", 2, "half_up", "t", "t"), "0.00");
+    }
+
+    /// Every mode against an exact reference (the quotient's rational
+    /// value, compared by cross-multiplication) over a grid of operands.
+    #[test]
+    fn division_matches_a_rational_reference() {
+        let values = [
+            "0", "1", "-1", "2.5", "-2.5", "7", "-7", "0.3", "10.00", "-0.125", "999.99",
+        ];
+        for a in values {
+            for b in values.iter().filter(|b| **b != "0" && **b != "-0") {
+                for places in 0..4 {
+                    for mode in ROUNDING_MODES {
+                        let got = d(a, b, places, mode);
+                        let (x, y, g) = (
+                            number(a, "t", "t", &String::new),
+                            number(b, "t", "t", &String::new),
+                            number(&got, "t", "t", &String::new),
+                        );
+                        assert_eq!(g.1, places as u32, "{a}/{b} {places} {mode}: {got}");
+                        // q = x/y exactly, as a fraction p/r with r > 0.
+                        let (mut p, mut r) = (x.0 * 10i128.pow(y.1), y.0 * 10i128.pow(x.1));
+                        if r < 0 {
+                            (p, r) = (-p, -r);
+                        }
+                        // The result g = gm / 10^places must be within one
+                        // unit of q, on the side the mode says.
+                        let unit = 10i128.pow(places as u32);
+                        let diff = g.0 * r - p * unit; // (g - q) * r * unit
+                        assert!(diff.abs() < r, "{a}/{b} {places} {mode}: {got}");
+                        let positive = p > 0;
+                        match mode {
+                            "down" => assert!(
+                                if positive { diff <= 0 } else { diff >= 0 },
+                                "{a}/{b} {mode} {got}"
+                            ),
+                            "up" => assert!(
+                                if positive { diff >= 0 } else { diff <= 0 } || p == 0,
+                                "{a}/{b} {mode} {got}"
+                            ),
+                            "floor" => assert!(diff <= 0, "{a}/{b} {mode} {got}"),
+                            "ceiling" => assert!(diff >= 0, "{a}/{b} {mode} {got}"),
+                            _ => assert!(2 * diff.abs() <= r, "{a}/{b} {mode} {got}"),
+                        }
+                    }
+                }
+            }
+        }
     }
 }
