@@ -269,6 +269,9 @@ impl<'m> Interp<'m> {
 
     /// The list and text builtins, as docs/language.md ("Lists", "Text") says.
     fn builtin(&mut self, b: Bi, vals: Vec<Val>) -> Ev<Val> {
+        if matches!(b, Bi::DivDec | Bi::RoundDec) {
+            return decimal_rounding(b, vals);
+        }
         let opt = |v: Option<&Val>| Val::Opt(v.cloned().map(Box::new));
         let mut it = vals.into_iter();
         let (a, b2, b3) = (it.next(), it.next(), it.next());
@@ -812,4 +815,99 @@ fn quoted(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// `div(a, b, places, mode)` and `round(d, places, mode)` (docs/language.md,
+/// "Decimal"), computed from the floor of the exact quotient (the runtime
+/// rounds from the truncated one).
+fn decimal_rounding(b: Bi, vals: Vec<Val>) -> Ev<Val> {
+    let mut it = vals.into_iter();
+    let Some(Val::Dec(am, asc, _)) = it.next() else {
+        panic!("generator bug: {} of a non-decimal", b.name());
+    };
+    let (num, den) = if b == Bi::DivDec {
+        let Some(Val::Dec(bm, bsc, _)) = it.next() else {
+            panic!("generator bug: div by a non-decimal");
+        };
+        if bm == 0 {
+            return Err(Stop::Overflow);
+        }
+        (am, Some((bm, bsc)))
+    } else {
+        (am, None)
+    };
+    let Some(Val::Int(places)) = it.next() else {
+        panic!("generator bug: {} without places", b.name());
+    };
+    let mode = match it.next() {
+        Some(Val::Str(m)) => m,
+        _ => "half_up".to_owned(),
+    };
+    let places = places as u32;
+    let big = || Stop::OutOfBounds("decimal size");
+    // The exact value times 10^places is n / d.
+    let (n, d) = match den {
+        Some((bm, bsc)) => (
+            10i128
+                .checked_pow(bsc + places)
+                .and_then(|k| num.checked_mul(k))
+                .ok_or_else(big)?,
+            10i128
+                .checked_pow(asc)
+                .and_then(|k| bm.checked_mul(k))
+                .ok_or_else(big)?,
+        ),
+        None if places >= asc => (
+            10i128
+                .checked_pow(places - asc)
+                .and_then(|k| num.checked_mul(k))
+                .ok_or_else(big)?,
+            1,
+        ),
+        None => (num, 10i128.checked_pow(asc - places).ok_or_else(big)?),
+    };
+    let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
+    let (floor, r) = (n.div_euclid(d), n.rem_euclid(d));
+    let m = if r == 0 {
+        floor
+    } else {
+        let ceil = floor + 1;
+        let half = (2 * r).cmp(&d);
+        let positive = n > 0;
+        match (mode.as_str(), half) {
+            ("floor", _) => floor,
+            ("ceiling", _) => ceil,
+            ("down", _) => {
+                if positive {
+                    floor
+                } else {
+                    ceil
+                }
+            }
+            ("up", _) => {
+                if positive {
+                    ceil
+                } else {
+                    floor
+                }
+            }
+            (_, std::cmp::Ordering::Less) => floor,
+            (_, std::cmp::Ordering::Greater) => ceil,
+            ("half_even", _) => {
+                if floor % 2 == 0 {
+                    floor
+                } else {
+                    ceil
+                }
+            }
+            _ => {
+                if positive {
+                    ceil
+                } else {
+                    floor
+                }
+            }
+        }
+    };
+    Val::dec(m, places)
 }

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// The rounding modes of `div` and `round` (docs/language.md, "Decimal").
+const ROUNDING_MODES: [&str; 6] = ["half_up", "half_even", "down", "up", "floor", "ceiling"];
+
 const PLAIN_VALUES: &[&str] = &[
     "a", "b", "n", "x", "y", "acc", "total", "item", "value", "count", "data", "key", "node",
     "next", "inner", "label", "left", "right", "head", "rest", "score", "flag", "text", "kind",
@@ -419,6 +422,21 @@ impl Gen {
 
     // ---- scope ----
 
+    /// Before a `let` of `name` shadows a mutable variable whose last store
+    /// nothing read yet, reads (prints) it: once shadowed, the name means
+    /// the new binding, so the store would stay dead (and the end-of-block
+    /// flush would print the new one under the old one's value).
+    fn read_before_shadowing(&mut self, name: &str, out: &mut Vec<Stmt>) {
+        if let Some(old) = self
+            .visible()
+            .into_iter()
+            .find(|b| b.name == name && b.mutable && b.unread.get())
+        {
+            let v = self.use_var(&old);
+            out.push(Stmt::Print(v));
+        }
+    }
+
     fn bind(&mut self, name: String, ty: Ty, mutable: bool) -> B {
         let b = Rc::new(Binding {
             name,
@@ -475,6 +493,20 @@ impl Gen {
             }
             Ty::Dec if self.rng.chance(50) => {
                 (Bi::SumDec, vec![self.typed_expr(&list(&Ty::Dec), depth)])
+            }
+            Ty::Dec if self.rng.chance(50) => {
+                // `div` or `round`, with a mode or without (half_up).
+                let b = *self.rng.pick(&[Bi::DivDec, Bi::RoundDec]);
+                let mut args = vec![self.expr(&Ty::Dec, depth)];
+                if b == Bi::DivDec {
+                    args.push(self.expr(&Ty::Dec, depth));
+                }
+                args.push(Expr::Int(self.rng.below(4) as i64));
+                if self.rng.chance(60) {
+                    let mode = *self.rng.pick(&ROUNDING_MODES);
+                    args.push(Expr::Str(mode.to_owned()));
+                }
+                (b, args)
             }
             Ty::Float if self.rng.chance(50) => (
                 Bi::SumFloat,
@@ -758,6 +790,7 @@ impl Gen {
             let t = self.base_ty(1);
             let v = self.expr(&t, depth);
             let name = self.local_name();
+            self.read_before_shadowing(&name, &mut stmts);
             let b = self.bind(name, t, false);
             let annot = self.rng.chance(30) || !self_typed(&v);
             stmts.push(Stmt::Let(b, annot, v));
@@ -1472,6 +1505,7 @@ impl Gen {
                 let v = self.expr(&t, depth + 1);
                 let name = self.local_name();
                 let annot = self.rng.chance(30) || !self_typed(&v);
+                self.read_before_shadowing(&name, out);
                 let b = self.bind(name, t, false);
                 out.push(Stmt::Let(b, annot, v));
             }
@@ -1486,6 +1520,7 @@ impl Gen {
                 let v = self.expr(&t, depth);
                 let name = self.local_name();
                 let annot = self.rng.chance(30) || !self_typed(&v);
+                self.read_before_shadowing(&name, out);
                 let b = self.bind(name, t, true);
                 out.push(Stmt::Let(b.clone(), annot, v));
                 if self.f.dead_stores && self.rng.chance(10) {

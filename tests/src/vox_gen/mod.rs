@@ -311,6 +311,10 @@ pub enum Bi {
     SumFloat,
     /// `sum` of a `list[Decimal]` (an empty one is `0`).
     SumDec,
+    /// `div(a, b, places)` or `div(a, b, places, mode)` of `Decimal`s.
+    DivDec,
+    /// `round(d, places)` or `round(d, places, mode)` of a `Decimal`.
+    RoundDec,
     Min,
     Max,
     Join,
@@ -351,6 +355,8 @@ impl Bi {
             Bi::StartsWith => "starts_with",
             Bi::EndsWith => "ends_with",
             Bi::Fixed => "fixed",
+            Bi::DivDec => "div",
+            Bi::RoundDec => "round",
             Bi::Insert => "insert",
             Bi::Remove => "remove",
             Bi::Keys => "keys",
