@@ -391,7 +391,6 @@ pub(crate) fn eval_program(
         ",\n        ::std::vec![{cases}],\n        &[{names}],\n        \
          |vox_check: &str, vox_value: ::vox_runtime::serde_json::Value, vox_expected: ::vox_runtime::serde_json::Value| -> ::vox_runtime::__private::CheckFuture {{\n            \
          let vox_check = vox_check.to_owned();\n            \
-         let _ = (&vox_value, &vox_expected);\n            \
          ::std::boxed::Box::pin(async move {{\n                \
          match vox_check.as_str() {{{arms}\n                \
          other => ::std::result::Result::Err(::vox_runtime::__private::no_check(other)),\n            \

@@ -278,123 +278,155 @@ pub fn eval_main<P, T, C>(
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|n| *n > 0)
         .unwrap_or(16);
-    // Runs are reported in job order; one that finished before those ahead
-    // of it waits, and no job starts this far ahead of the first not yet
-    // reported, so what waits is bounded whatever the number of jobs.
-    let window = concurrency * 4;
     let check = std::sync::Arc::new(check);
-    crate::block_on(async {
-        let mut jobs = open();
-        let mut running = tokio::task::JoinSet::new();
-        let mut numbers = std::collections::HashMap::new();
-        let mut done = std::collections::BTreeMap::new();
-        let (mut started, mut reported, mut exhausted) = (0usize, 0usize, false);
-        loop {
-            while let Some(event) = done.remove(&reported) {
-                emit(event);
-                reported += 1;
-            }
-            if !exhausted && running.len() < concurrency && started < reported + window {
-                let Some(line) = jobs.next() else {
-                    exhausted = true;
-                    continue;
-                };
-                let Ok(line) = line else {
-                    exhausted = true;
-                    continue;
-                };
-                let Ok(job) = serde_json::from_str::<serde_json::Value>(&line) else {
-                    continue;
-                };
-                let number = started;
-                started += 1;
-                let report = crate::ReportHandle::new();
-                let mut options = match job["model"].as_str().filter(|m| !m.trim().is_empty()) {
-                    Some(model) => crate::CallOptions::new().model(model.trim()),
-                    None => crate::CallOptions::new(),
-                }
-                .report(&report);
-                if let Some(instruction) = job["instruction"].as_str() {
-                    options = options.instruction(instruction);
-                }
-                let stream = match start(&job["args"], &options) {
-                    Ok(stream) => stream,
-                    Err(e) => {
-                        done.insert(
-                            number,
-                            serde_json::json!({"kind": "run", "job": number, "ok": false,
-                                "message": e.to_string(), "attempts": 0}),
-                        );
-                        continue;
-                    }
-                };
-                let checked_by = job["check"].as_str().map(str::to_owned);
-                let expected = job["expected"].clone();
-                let check = std::sync::Arc::clone(&check);
-                let task = running.spawn(async move {
-                    let started = std::time::Instant::now();
-                    let outcome = stream.finish().await;
-                    let latency = started.elapsed().as_secs_f64() * 1000.0;
-                    let spent = report.get();
-                    let mut event = match outcome {
-                        Ok(value) => {
-                            let value = serde_json::to_value(&value).unwrap_or_default();
-                            let mut event = serde_json::json!({"kind": "run", "job": number,
-                                "ok": true, "value": value});
-                            if let Some(name) = checked_by {
-                                // A judge's own call is not the evaluated
-                                // model's: its time and tokens are not the run's.
-                                let verdict = match check(&name, value, expected).await {
-                                    Ok(problems) => {
-                                        serde_json::json!({"name": name, "problems": problems})
-                                    }
-                                    Err(e) => {
-                                        serde_json::json!({"name": name, "error": e.to_string()})
-                                    }
-                                };
-                                event["check"] = verdict;
-                            }
-                            event
-                        }
-                        Err(e) => serde_json::json!({"kind": "run", "job": number, "ok": false,
-                            "message": e.to_string()}),
-                    };
-                    event["attempts"] = serde_json::json!(spent.attempts.len());
-                    event["latency_ms"] = serde_json::json!(latency);
-                    event["usage"] = serde_json::to_value(spent.totals()).unwrap_or_default();
-                    event["cost_usd"] = spent
-                        .cost_usd()
-                        .map_or(serde_json::Value::Null, |c| serde_json::json!(c));
-                    (number, event)
-                });
-                numbers.insert(task.id(), number);
-                continue;
-            }
-            match running.join_next_with_id().await {
-                Some(Ok((id, (number, event)))) => {
-                    numbers.remove(&id);
-                    done.insert(number, event);
-                }
-                Some(Err(e)) => {
-                    // A run that panicked still has its line, so that the
-                    // ones after it are reported.
-                    if let Some(number) = numbers.remove(&e.id()) {
-                        done.insert(
-                            number,
-                            serde_json::json!({"kind": "run", "job": number, "ok": false,
-                                "message": format!("the run panicked: {e}"), "attempts": 0}),
-                        );
-                    }
-                }
-                None if exhausted => break,
-                None => {}
-            }
+    let mut jobs = open();
+    let mut number = 0usize;
+    // Runs are reported in job order (a job's number is its place).
+    let next = || loop {
+        let line = jobs.next()?.ok()?;
+        let Ok(job) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let this = number;
+        number += 1;
+        let report = crate::ReportHandle::new();
+        let mut options = match job["model"].as_str().filter(|m| !m.trim().is_empty()) {
+            Some(model) => crate::CallOptions::new().model(model.trim()),
+            None => crate::CallOptions::new(),
         }
-        while let Some(event) = done.remove(&reported) {
-            emit(event);
+        .report(&report);
+        if let Some(instruction) = job["instruction"].as_str() {
+            options = options.instruction(instruction);
+        }
+        let stream = match start(&job["args"], &options) {
+            Ok(stream) => stream,
+            Err(e) => {
+                return Some(Step::Done(
+                    serde_json::json!({"kind": "run", "job": this, "ok": false,
+                        "message": e.to_string(), "attempts": 0}),
+                ))
+            }
+        };
+        let checked_by = job["check"].as_str().map(str::to_owned);
+        let expected = job["expected"].clone();
+        let check = std::sync::Arc::clone(&check);
+        let run = async move {
+            let started = std::time::Instant::now();
+            let outcome = stream.finish().await;
+            let latency = started.elapsed().as_secs_f64() * 1000.0;
+            let spent = report.get();
+            let mut event = match outcome {
+                Ok(value) => {
+                    let value = serde_json::to_value(&value).unwrap_or_default();
+                    let mut event = serde_json::json!({"kind": "run", "job": this,
+                        "ok": true, "value": value});
+                    if let Some(name) = checked_by {
+                        // A judge's own call is not the evaluated model's:
+                        // its time and tokens are not the run's.
+                        event["check"] = verdict(&*check, name, value, expected).await;
+                    }
+                    event
+                }
+                Err(e) => serde_json::json!({"kind": "run", "job": this, "ok": false,
+                    "message": e.to_string()}),
+            };
+            event["attempts"] = serde_json::json!(spent.attempts.len());
+            event["latency_ms"] = serde_json::json!(latency);
+            event["usage"] = serde_json::to_value(spent.totals()).unwrap_or_default();
+            event["cost_usd"] = spent
+                .cost_usd()
+                .map_or(serde_json::Value::Null, |c| serde_json::json!(c));
+            event
+        };
+        // A run that panicked still has its line, so that the ones after it
+        // are reported.
+        let panicked = serde_json::json!({"kind": "run", "job": this, "ok": false,
+            "message": "the run panicked", "attempts": 0});
+        return Some(Step::Run(Box::pin(run), panicked));
+    };
+    crate::block_on(in_order(concurrency, next, &emit));
+}
+
+/// What `check` says of `value` (and `expected`) as a run's `"check"`:
+/// `{"name", "problems"}`, or `{"name", "error"}` when it could not run.
+async fn verdict<C>(
+    check: &C,
+    name: String,
+    value: serde_json::Value,
+    expected: serde_json::Value,
+) -> serde_json::Value
+where
+    C: Fn(&str, serde_json::Value, serde_json::Value) -> CheckFuture,
+{
+    match check(&name, value, expected).await {
+        Ok(problems) => serde_json::json!({"name": name, "problems": problems}),
+        Err(e) => serde_json::json!({"name": name, "error": e.to_string()}),
+    }
+}
+
+/// One item of [`in_order`]: its line already, or a task giving it and the
+/// line that stands for it if the task panics.
+enum Step {
+    Done(serde_json::Value),
+    Run(
+        std::pin::Pin<Box<dyn Future<Output = serde_json::Value> + Send>>,
+        serde_json::Value,
+    ),
+}
+
+/// Runs the items `next` gives, at most `concurrency` at once, and hands
+/// their lines to `emit` in the order `next` gave them. One that finished
+/// before those ahead of it waits, and no item starts more than four times
+/// `concurrency` ahead of the first not yet reported, so what waits is
+/// bounded whatever the number of items.
+async fn in_order(
+    concurrency: usize,
+    mut next: impl FnMut() -> Option<Step>,
+    emit: &impl Fn(serde_json::Value),
+) {
+    let mut running = tokio::task::JoinSet::new();
+    let mut if_panicked = std::collections::HashMap::new();
+    let mut done = std::collections::BTreeMap::new();
+    let (mut started, mut reported, mut exhausted) = (0usize, 0usize, false);
+    loop {
+        while let Some(line) = done.remove(&reported) {
+            emit(line);
             reported += 1;
         }
-    });
+        if !exhausted && running.len() < concurrency && started < reported + concurrency * 4 {
+            match next() {
+                None => exhausted = true,
+                Some(Step::Done(line)) => {
+                    done.insert(started, line);
+                    started += 1;
+                }
+                Some(Step::Run(task, panicked)) => {
+                    let place = started;
+                    started += 1;
+                    let id = running.spawn(async move { (place, task.await) }).id();
+                    if_panicked.insert(id, (place, panicked));
+                }
+            }
+            continue;
+        }
+        match running.join_next_with_id().await {
+            Some(Ok((id, (place, line)))) => {
+                if_panicked.remove(&id);
+                done.insert(place, line);
+            }
+            Some(Err(e)) => {
+                if let Some((place, line)) = if_panicked.remove(&e.id()) {
+                    done.insert(place, line);
+                }
+            }
+            None if exhausted => break,
+            None => {}
+        }
+    }
+    while let Some(line) = done.remove(&reported) {
+        emit(line);
+        reported += 1;
+    }
 }
 
 /// The `check VALUES` mode of [`eval_main`]: each line of the file
@@ -423,81 +455,36 @@ where
         .unwrap_or(16);
     let check = std::sync::Arc::new(check);
     let known: Vec<String> = checks.iter().map(|(n, _)| (*n).to_owned()).collect();
-    crate::block_on(async {
-        let mut lines = lines;
-        let mut running: tokio::task::JoinSet<(u64, serde_json::Value)> =
-            tokio::task::JoinSet::new();
-        let mut done = std::collections::BTreeMap::new();
-        let mut order = std::collections::VecDeque::new();
-        let mut ids = std::collections::HashMap::new();
-        let mut exhausted = false;
-        loop {
-            while let Some(front) = order.front() {
-                let Some(event) = done.remove(front) else {
-                    break;
-                };
-                emit(event);
-                order.pop_front();
-            }
-            if !exhausted && running.len() < concurrency && order.len() < concurrency * 4 {
-                let Some(Ok(line)) = lines.next() else {
-                    exhausted = true;
-                    continue;
-                };
-                let Ok(item) = serde_json::from_str::<serde_json::Value>(&line) else {
-                    continue;
-                };
-                let job = item["job"].as_u64().unwrap_or(0);
-                let name = item["check"].as_str().unwrap_or("").to_owned();
-                order.push_back(job);
-                if !known.contains(&name) {
-                    done.insert(
-                        job,
-                        serde_json::json!({"kind": "checked", "job": job,
-                        "check": {"name": name, "error": "no such check"}}),
-                    );
-                    continue;
-                }
-                let check = std::sync::Arc::clone(&check);
-                let task = running.spawn(async move {
-                    let verdict =
-                        match check(&name, item["value"].clone(), item["expected"].clone()).await {
-                            Ok(problems) => serde_json::json!({"name": name, "problems": problems}),
-                            Err(e) => serde_json::json!({"name": name, "error": e.to_string()}),
-                        };
-                    (
-                        job,
-                        serde_json::json!({"kind": "checked", "job": job, "check": verdict}),
-                    )
-                });
-                ids.insert(task.id(), job);
-                continue;
-            }
-            match running.join_next_with_id().await {
-                Some(Ok((id, (job, event)))) => {
-                    ids.remove(&id);
-                    done.insert(job, event);
-                }
-                Some(Err(e)) => {
-                    // A check that panicked is a check that failed.
-                    if let Some(job) = ids.remove(&e.id()) {
-                        done.insert(
-                            job,
-                            serde_json::json!({"kind": "checked", "job": job,
-                            "check": {"error": "the check panicked"}}),
-                        );
-                    }
-                }
-                None if exhausted => break,
-                None => {}
-            }
+    let mut lines = lines;
+    let next = || loop {
+        let line = lines.next()?.ok()?;
+        let Ok(item) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let job = item["job"].as_u64().unwrap_or(0);
+        let name = item["check"].as_str().unwrap_or("").to_owned();
+        if !known.contains(&name) {
+            return Some(Step::Done(
+                serde_json::json!({"kind": "checked", "job": job,
+                "check": {"name": name, "error": "no such check"}}),
+            ));
         }
-        while let Some(front) = order.pop_front() {
-            if let Some(event) = done.remove(&front) {
-                emit(event);
-            }
-        }
-    });
+        let check = std::sync::Arc::clone(&check);
+        let run = async move {
+            let verdict = verdict(
+                &*check,
+                name,
+                item["value"].clone(),
+                item["expected"].clone(),
+            );
+            serde_json::json!({"kind": "checked", "job": job, "check": verdict.await})
+        };
+        // A check that panicked is a check that failed.
+        let panicked = serde_json::json!({"kind": "checked", "job": job,
+            "check": {"error": "the check panicked"}});
+        return Some(Step::Run(Box::pin(run), panicked));
+    };
+    crate::block_on(in_order(concurrency, next, &emit));
 }
 
 /// A case of an `@ai` function written in Vox (an `assert_eq(f(…),

@@ -244,7 +244,6 @@ impl Tap {
             }
             self.content(&text[..end]);
             let mut state = self.state();
-            state.ended = end == text.len();
             if let Some((attempt, text)) = Self::snapshot(&mut state, str::to_owned) {
                 state.queue.push_back(RawEvent::Partial { attempt, text });
             }
