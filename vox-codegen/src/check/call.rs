@@ -583,11 +583,16 @@ impl Checker<'_> {
                                 "the modes are {}; without one, `{name}` rounds half away from zero (\"half_up\")",
                                 modes.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", ")
                             ));
+                            // A suggestion, never applied unread: another mode
+                            // rounds amounts differently.
                             if let Some(s) = crate::diagnostic::did_you_mean(text, modes) {
-                                d = d.fix(
+                                d = d.fix_with(
+                                    crate::diagnostic::Applicability::MaybeIncorrect,
                                     format!("replace with \"{s}\""),
-                                    mode.span,
-                                    format!("\"{s}\""),
+                                    vec![crate::diagnostic::Edit {
+                                        span: mode.span,
+                                        replacement: format!("\"{s}\""),
+                                    }],
                                 );
                             }
                             self.err(d);
