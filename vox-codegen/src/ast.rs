@@ -293,13 +293,36 @@ pub enum ExprKind {
     /// `try f(x)`: the outcome of a network call as a `Result` instead of
     /// a failure of the caller.
     Try(Box<Expr>),
-    /// A `{ … }` block as a match arm body.
+    /// A `{ … }` block as a match arm body (or a block lambda's body).
     Block(Block),
+    /// `fn(x) => x.total > 10`, `fn(x: Invoice) { … }`: a function value,
+    /// passed to a builtin such as `filter` (docs/language.md, "Functions
+    /// as arguments").
+    Lambda(Box<Lambda>),
     /// Stands in for an expression that failed to parse (already reported).
     Error,
     /// An invalid expression (already reported) whose parts are still
     /// checked, so their names resolve and count as used.
     Poison(Vec<Expr>),
+}
+
+/// A lambda: its parameters and its body (an expression, or an
+/// [`ExprKind::Block`] for the block form `fn(x) { … }`).
+#[derive(Debug, Clone)]
+pub struct Lambda {
+    pub params: Vec<LambdaParam>,
+    pub body: Expr,
+    /// Written `fn(…) { … }` rather than `fn(…) => …`.
+    pub block: bool,
+    /// `fn(…)`: where messages about the lambda as a whole point.
+    pub head: Span,
+}
+
+/// `x` or `x: Invoice` in a lambda's parameter list.
+#[derive(Debug, Clone)]
+pub struct LambdaParam {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
 }
 
 /// `key: value` in a map literal.
@@ -468,6 +491,7 @@ pub(crate) fn walk_expr<'m>(e: &'m Expr, f: &mut dyn FnMut(&'m Expr)) {
             }
         }
         ExprKind::Block(b) => walk_block(b, f),
+        ExprKind::Lambda(l) => walk_expr(&l.body, f),
         _ => {}
     }
 }

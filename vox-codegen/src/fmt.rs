@@ -16,7 +16,7 @@
 //!   more; a comment line takes the indentation of the code after it;
 //! - spacing inside a line: one space between tokens, none inside `( )` and
 //!   `[ ]`, before `, ; : . ) ]`, after `. @` and a unary `-`, or before the
-//!   `(` of a call and the `[` of type arguments; `{ x }` has spaces,
+//!   `(` of a call or of a lambda's `fn(`, and the `[` of type arguments; `{ x }` has spaces,
 //!   `{}` none; one space before a trailing comment;
 //! - blank lines: at most one in a row, none at the start or end of the file
 //!   or just inside a bracket, and one between two top-level items (with
@@ -285,6 +285,10 @@ fn space_between(before: Option<T>, a: T, b: T) -> bool {
         return false;
     }
     if matches!(b, T::LParen | T::LBracket) && matches!(a, T::Ident | T::TypeName) {
+        return false;
+    }
+    // A lambda, `fn(x) => …` (a declaration's `fn` is followed by its name).
+    if a == T::Fn && b == T::LParen {
         return false;
     }
     if a == T::Minus && !before.is_some_and(ends_operand) {

@@ -1703,6 +1703,9 @@ impl Parser<'_> {
     fn args(&mut self, close: T) -> PResult<Vec<Arg>> {
         let open = self.prev_span();
         self.comma_list(close, Some(open), "to close the argument list", |p| {
+            if let Some(value) = p.foreign_lambda()? {
+                return Ok(Arg { name: None, value });
+            }
             let name = if p.peek() == T::Ident && p.peek_nth(1) == T::Colon {
                 let n = p.bump_ident();
                 p.bump();
@@ -1713,6 +1716,169 @@ impl Parser<'_> {
             let value = p.expr()?;
             Ok(Arg { name, value })
         })
+    }
+
+    /// `fn(x) => expr`, `fn(x: T) => expr` or `fn(x) { … }`
+    /// (docs/language.md, "Functions as arguments").
+    fn lambda(&mut self) -> PResult<Expr> {
+        let start = self.expect(T::Fn, "")?.span;
+        let open = self.expect(T::LParen, "after `fn`")?;
+        let params =
+            self.comma_list(T::RParen, Some(open.span), "to close the parameters", |p| {
+                let name = p.value_name("a lambda parameter")?;
+                let ty = match p.eat(T::Colon) {
+                    Some(_) => Some(p.type_expr()?),
+                    None => None,
+                };
+                Ok(LambdaParam { name, ty })
+            })?;
+        let head = start.to(self.prev_span());
+        self.lambda_body(params, head, false)
+    }
+
+    /// After a lambda's parameters: `=> expr` or `{ … }` (`=> { … }`, as
+    /// TypeScript writes a block body, is reported and read as the block).
+    fn lambda_body(
+        &mut self,
+        params: Vec<LambdaParam>,
+        head: Span,
+        arrow_eaten: bool,
+    ) -> PResult<Expr> {
+        let (body, block) = if self.peek() == T::LBrace {
+            let b = self.with_newlines(true, |p| p.block())?;
+            let span = b.span;
+            (self.new_expr(ExprKind::Block(b), span), true)
+        } else if arrow_eaten {
+            (self.expr()?, false)
+        } else {
+            let arrow = self.expect(
+                T::FatArrow,
+                "after a lambda's parameters: `fn(x) => …` or `fn(x) { … }`",
+            )?;
+            if self.peek() == T::LBrace {
+                self.report(
+                    Diagnostic::error(
+                        Code::UnexpectedToken,
+                        arrow.span,
+                        "a lambda with a block body is written without `=>`: `fn(x) { … }`",
+                    )
+                    .hint("`fn(x) => value` takes one expression; `fn(x) { statements; value }` a block")
+                    .fix_with(
+                        Applicability::MachineApplicable,
+                        "remove the `=>`",
+                        vec![Edit {
+                            span: Span { end: self.peek_tok().span.start, ..arrow.span },
+                            replacement: String::new(),
+                        }],
+                    ),
+                );
+                let b = self.with_newlines(true, |p| p.block())?;
+                let span = b.span;
+                (self.new_expr(ExprKind::Block(b), span), true)
+            } else {
+                (self.expr()?, false)
+            }
+        };
+        let span = head.to(body.span);
+        Ok(self.new_expr(
+            ExprKind::Lambda(Box::new(Lambda {
+                params,
+                body,
+                block,
+                head,
+            })),
+            span,
+        ))
+    }
+
+    /// A lambda as another language writes it, as a call's argument:
+    /// `x => …` and `(x, y) => …` (TypeScript), `|x| …` (Rust), `lambda x: …`
+    /// (Python). Reported with the Vox head, `fn(x) =>` (or `fn(x)` before
+    /// a block), which is what was meant, and read as that lambda.
+    fn foreign_lambda(&mut self) -> PResult<Option<Expr>> {
+        let k = |p: &Self, n: usize| p.peek_nth(n);
+        // How many tokens the foreign head has, and its parameter names.
+        let (len, names, lang): (usize, Vec<usize>, &str) = match k(self, 0) {
+            T::Ident if k(self, 1) == T::FatArrow => (2, vec![0], "TypeScript's `x => …`"),
+            T::Ident
+                if self.text(self.peek_tok().span) == "lambda"
+                    && k(self, 1) == T::Ident
+                    && k(self, 2) == T::Colon =>
+            {
+                (3, vec![1], "Python's `lambda x: …`")
+            }
+            T::Pipe if k(self, 1) == T::Ident && k(self, 2) == T::Pipe => {
+                (3, vec![1], "Rust's `|x| …`")
+            }
+            T::LParen => {
+                // `(x) =>`, `(x, y) =>`, `() =>`.
+                let mut n = 1;
+                let mut names = Vec::new();
+                loop {
+                    match k(self, n) {
+                        T::Ident => {
+                            names.push(n);
+                            n += 1;
+                            match k(self, n) {
+                                T::Comma => n += 1,
+                                T::RParen => break,
+                                _ => return Ok(None),
+                            }
+                        }
+                        T::RParen if names.is_empty() => break,
+                        _ => return Ok(None),
+                    }
+                }
+                if k(self, n + 1) != T::FatArrow {
+                    return Ok(None);
+                }
+                (n + 2, names, "TypeScript's `(x) => …`")
+            }
+            _ => return Ok(None),
+        };
+        let start = self.peek_tok().span;
+        let mut params = Vec::new();
+        let mut end = start;
+        for i in 0..len {
+            let t = self.bump();
+            if names.contains(&i) {
+                params.push(LambdaParam {
+                    name: self.ident(t),
+                    ty: None,
+                });
+            }
+            end = t.span;
+        }
+        let written = start.to(end);
+        let list: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
+        let block = self.peek() == T::LBrace;
+        let vox = if block {
+            format!("fn({})", list.join(", "))
+        } else {
+            format!("fn({}) =>", list.join(", "))
+        };
+        self.report(
+            Diagnostic::error(
+                Code::UnexpectedToken,
+                written,
+                if block {
+                    format!("a lambda is written `{vox} {{ … }}` in Vox")
+                } else {
+                    format!("a lambda is written `{vox} …` in Vox")
+                },
+            )
+            .label(lang)
+            .hint("`fn(x) => value`, or `fn(x) { statements; value }` for a block body")
+            .fix_with(
+                Applicability::MachineApplicable,
+                format!("write `{vox}`"),
+                vec![Edit {
+                    span: written,
+                    replacement: vox.clone(),
+                }],
+            ),
+        );
+        self.lambda_body(params, written, true).map(Some)
     }
 
     fn primary(&mut self) -> PResult<Expr> {
@@ -1874,6 +2040,7 @@ impl Parser<'_> {
             }
             T::If => self.if_expr(),
             T::Match => self.match_expr(),
+            T::Fn if self.peek_nth(1) == T::LParen => self.lambda(),
             T::Let | T::Return | T::Break | T::Continue | T::For | T::While => {
                 // A statement where a value is expected (`let x = break`,
                 // `f(return 1)`).

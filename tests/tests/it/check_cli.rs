@@ -25,7 +25,7 @@ fn vendor_of(inv: Invoice) to str {
     return inv.vendr
 }
 
-fn count() to int {
+fn tally() to int {
     return \"many\"
 }
 ";

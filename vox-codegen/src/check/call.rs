@@ -210,6 +210,9 @@ impl Checker<'_> {
         if let Some(&fi) = self.fn_index.get(&callee.name) {
             self.info.callees.insert(e.id, Callee::Fn(fi));
             self.check_callable(fi, callee);
+            if !self.lambdas.is_empty() {
+                self.lambda_calls.push((fi, callee.span));
+            }
             if let Some(cur) = self.current {
                 if let Some(calls) = self.info.calls.get_mut(cur) {
                     calls.push((fi, callee.span));
@@ -341,6 +344,7 @@ impl Checker<'_> {
             | Builtin::Fixed
             | Builtin::Round
             | Builtin::Remove => 2,
+            b if b.takes_function() => 2,
             Builtin::Insert => 3,
             Builtin::Range if args.len() == 2 => 2,
             _ => 1,
@@ -378,7 +382,12 @@ impl Checker<'_> {
                     Builtin::Range => Ty::Int,
                     _ => Ty::Str,
                 })),
-                Builtin::Contains | Builtin::StartsWith | Builtin::EndsWith => Ty::Bool,
+                Builtin::Contains
+                | Builtin::StartsWith
+                | Builtin::EndsWith
+                | Builtin::Any
+                | Builtin::All => Ty::Bool,
+                Builtin::Count => Ty::Int,
                 Builtin::Join
                 | Builtin::Trim
                 | Builtin::Lower
@@ -644,6 +653,14 @@ impl Checker<'_> {
                 self.infer_map_builtin(b, name, args, want)
             }
             Builtin::Get => self.infer_get(args, want),
+            Builtin::Map
+            | Builtin::Filter
+            | Builtin::Find
+            | Builtin::Any
+            | Builtin::All
+            | Builtin::Count
+            | Builtin::SortBy
+            | Builtin::GroupBy => self.infer_higher_order(b, name, args, want),
             Builtin::First
             | Builtin::Last
             | Builtin::Sort

@@ -354,6 +354,23 @@ impl Checker<'_> {
         for (i, f) in self.info.fns.iter_mut().enumerate() {
             f.net = net[i] || f.net;
         }
+        // A lambda runs inside the builtin, which cannot wait for the
+        // network (docs/language.md, "Functions as arguments").
+        for (callee, span) in std::mem::take(&mut self.lambda_calls) {
+            if !net.get(callee).copied().unwrap_or(false) {
+                continue;
+            }
+            let name = self.info.fns[callee].name.clone();
+            self.err(
+                Diagnostic::error(
+                    Code::NetInLambda,
+                    span,
+                    format!("`{name}` uses the network and cannot run inside `map`, `filter` or another builtin's function"),
+                )
+                .label("a network call")
+                .hint("call it in a `for` loop: `for x in xs { let y = f(x) … }`, which waits for each reply"),
+            );
+        }
     }
 }
 

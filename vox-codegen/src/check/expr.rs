@@ -36,6 +36,7 @@ impl Checker<'_> {
                         | Builtin::Decimal
                         | Builtin::Sum
                         | Builtin::Sort
+                        | Builtin::SortBy
                         | Builtin::Min
                         | Builtin::Max
                         | Builtin::Fixed
@@ -255,6 +256,7 @@ impl Checker<'_> {
                 Ty::Error
             }
             ExprKind::Var(name) => self.infer_var(e, name),
+            ExprKind::Lambda(l) => self.misplaced_lambda(e, l),
             ExprKind::Ctor { name, args } => self.infer_ctor(e, name, args.as_deref(), want),
             ExprKind::Record { name, fields } => self.infer_record(e, name, fields),
             ExprKind::List(items) => {

@@ -27,6 +27,7 @@ mod decorators;
 mod effects;
 mod expr;
 mod items;
+mod lambda;
 mod pattern;
 mod scope;
 mod stmt;
@@ -83,6 +84,16 @@ pub enum Builtin {
     Div,
     /// `round(d, places)` / `round(d, places, mode)` of a `Decimal`.
     Round,
+    // Functions as arguments (docs/language.md, "Functions as arguments"):
+    // a list and a function of its element.
+    Map,
+    Filter,
+    Find,
+    Any,
+    All,
+    Count,
+    SortBy,
+    GroupBy,
     // Maps (docs/language.md, "Maps"); `len`, `get` and `contains` take maps too.
     Insert,
     Remove,
@@ -98,7 +109,7 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 41] = [
+    pub const ALL: [(&'static str, Builtin); 49] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -130,6 +141,14 @@ impl Builtin {
         ("fixed", Builtin::Fixed),
         ("div", Builtin::Div),
         ("round", Builtin::Round),
+        ("map", Builtin::Map),
+        ("filter", Builtin::Filter),
+        ("find", Builtin::Find),
+        ("any", Builtin::Any),
+        ("all", Builtin::All),
+        ("count", Builtin::Count),
+        ("sort_by", Builtin::SortBy),
+        ("group_by", Builtin::GroupBy),
         ("insert", Builtin::Insert),
         ("remove", Builtin::Remove),
         ("keys", Builtin::Keys),
@@ -166,6 +185,22 @@ impl Builtin {
         })
     }
 
+    /// Whether the builtin's second argument is a function of the list's
+    /// element (`map`, `filter`, …).
+    pub fn takes_function(self) -> bool {
+        matches!(
+            self,
+            Builtin::Map
+                | Builtin::Filter
+                | Builtin::Find
+                | Builtin::Any
+                | Builtin::All
+                | Builtin::Count
+                | Builtin::SortBy
+                | Builtin::GroupBy
+        )
+    }
+
     pub(crate) fn lookup(name: &str) -> Option<Builtin> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
     }
@@ -189,7 +224,15 @@ impl Builtin {
             | Builtin::Reverse
             | Builtin::Sum
             | Builtin::Min
-            | Builtin::Max => &[List],
+            | Builtin::Max
+            | Builtin::Map
+            | Builtin::Filter
+            | Builtin::Find
+            | Builtin::Any
+            | Builtin::All
+            | Builtin::Count
+            | Builtin::SortBy
+            | Builtin::GroupBy => &[List],
             Builtin::Insert | Builtin::Remove | Builtin::Keys | Builtin::Values => &[Map],
             _ => return None,
         })
@@ -201,7 +244,9 @@ impl Builtin {
         use Kind::*;
         Some(match self {
             Builtin::Sum => &[Int, Float, Decimal],
-            Builtin::Sort | Builtin::Min | Builtin::Max => &[Int, Float, Str, Bool, Decimal],
+            Builtin::Sort | Builtin::Min | Builtin::Max | Builtin::SortBy => {
+                &[Int, Float, Str, Bool, Decimal]
+            }
             _ => return None,
         })
     }
@@ -423,6 +468,8 @@ pub fn check_module(
         holes: false,
         open_uses: Vec::new(),
         loops: 0,
+        lambdas: Vec::new(),
+        lambda_calls: Vec::new(),
     };
     c.collect_types();
     c.collect_fns();
@@ -461,8 +508,25 @@ struct Checker<'a> {
     /// Values iterated or measured while their type was still a hole:
     /// after settling, each must have a type (`vox/type/needs-annotation`).
     open_uses: Vec<(ExprId, Span, &'static str)>,
-    /// How many `for`/`while` loops enclose the statement being checked.
+    /// How many `for`/`while` loops enclose the statement being checked
+    /// (inside a lambda: of the lambda's body).
     loops: usize,
+    /// The lambdas enclosing the expression being checked, innermost last.
+    lambdas: Vec<LambdaFrame>,
+    /// Calls of user functions made inside a lambda, and functions passed
+    /// by name: (callee, span). None may use the network, which is known
+    /// only once every body is checked (`check_effects`).
+    lambda_calls: Vec<(usize, Span)>,
+}
+
+/// A lambda being checked.
+struct LambdaFrame {
+    /// Its result type: what the builtin needs (`bool` for `filter`), else
+    /// the first `return`'s value's, once one is seen.
+    ret: Option<Ty>,
+    /// `self.scopes` index of its parameters' scope: bindings in scopes
+    /// below it are captured.
+    scope_base: usize,
 }
 
 /// How an expression's value is used.

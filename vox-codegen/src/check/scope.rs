@@ -417,6 +417,7 @@ fn settle_expr(info: &mut ModuleInfo, e: &Expr) -> bool {
         }
         ExprKind::Field { base, .. } | ExprKind::Try(base) => changed |= settle_expr(info, base),
         ExprKind::Unary { expr, .. } => changed |= settle_expr(info, expr),
+        ExprKind::Lambda(l) => changed |= settle_expr(info, &l.body),
         ExprKind::Poison(parts) => {
             for p in parts {
                 changed |= settle_expr(info, p);

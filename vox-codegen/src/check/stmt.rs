@@ -100,6 +100,9 @@ impl Checker<'_> {
                 false
             }
             Stmt::Return { value, span } => {
+                if self.lambda_return(value.as_ref(), *span) {
+                    return true;
+                }
                 let ret = self
                     .current
                     .map_or(Ty::Unit, |i| self.info.fns[i].ret.clone());
@@ -248,6 +251,19 @@ impl Checker<'_> {
             ExprKind::Var(name) => {
                 let name = name.clone();
                 let info = self.lookup(&name).map(|l| (l.mutable, l.span));
+                if let (true, Some((_, decl_span))) = (self.captured(&name), info) {
+                    self.err(
+                        Diagnostic::error(
+                            Code::CapturedAssign,
+                            root.span,
+                            format!("a lambda cannot assign `{name}`, which is declared outside it"),
+                        )
+                        .related(decl_span, "declared here")
+                        .hint("a lambda sees the values around it, not the variables: compute the new value with the builtin's result (`count`, `map`, `sum(map(…))`), or use a `for` loop"),
+                    );
+                    let t = self.check_expr(target, Want::Any);
+                    return t;
+                }
                 if let Some((false, decl_span)) = info {
                     let mut d = Diagnostic::error(
                         Code::ImmutableAssign,

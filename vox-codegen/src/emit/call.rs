@@ -391,18 +391,8 @@ impl Emitter<'_> {
                     Ty::List(e) | Ty::Option(e) => (**e).clone(),
                     t => t.clone(),
                 };
-                let at = self
-                    .info
-                    .sites
-                    .get(&call.id)
-                    .map_or("?", String::as_str)
-                    .to_string();
-                let (f, at) = (rust_str(&self.current_fn), rust_str(&at));
-                let cmp = match elem {
-                    Ty::Float => "|VOX_A: &f64, VOX_B: &f64| VOX_A.total_cmp(VOX_B)".to_string(),
-                    Ty::Decimal => format!("|VOX_A: &::std::string::String, VOX_B: &::std::string::String| ::vox_runtime::__private::decimal::cmp(VOX_A, VOX_B, {f}, {at})"),
-                    _ => "::std::cmp::Ord::cmp".to_string(),
-                };
+                let cmp = self.comparator(call, &elem);
+                let (f, at) = (rust_str(&self.current_fn), rust_str(self.site(call)));
                 match b {
                     Builtin::Sort => {
                         let v = self.expr(a0, ctx, depth, Tail::Value);
@@ -427,6 +417,14 @@ impl Emitter<'_> {
                     }
                 }
             }
+            Builtin::Map
+            | Builtin::Filter
+            | Builtin::Find
+            | Builtin::Any
+            | Builtin::All
+            | Builtin::Count
+            | Builtin::SortBy
+            | Builtin::GroupBy => self.higher_order(call, b, args, ctx, depth),
             Builtin::Range => format!(
                 "{}.collect::<::std::vec::Vec<i64>>()",
                 self.range(args, ctx, depth)
@@ -446,6 +444,18 @@ impl Emitter<'_> {
                 );
                 format!("::std::assert_eq!({l}, {r}, \"{{}}\", {})", rust_str(&text))
             }
+        }
+    }
+
+    /// A Rust closure comparing two `&elem`s as `sort` orders them (floats
+    /// by `total_cmp`, `Decimal`s by value, failing at `call`'s site on a
+    /// malformed one).
+    pub(super) fn comparator(&self, call: &Expr, elem: &Ty) -> String {
+        let (f, at) = (rust_str(&self.current_fn), rust_str(self.site(call)));
+        match elem {
+            Ty::Float => "|VOX_A: &f64, VOX_B: &f64| VOX_A.total_cmp(VOX_B)".to_string(),
+            Ty::Decimal => format!("|VOX_A: &::std::string::String, VOX_B: &::std::string::String| ::vox_runtime::__private::decimal::cmp(VOX_A, VOX_B, {f}, {at})"),
+            _ => "::std::cmp::Ord::cmp".to_string(),
         }
     }
 

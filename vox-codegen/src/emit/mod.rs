@@ -29,6 +29,7 @@ mod call;
 mod expr;
 mod functions;
 mod items;
+mod lambda;
 mod names;
 mod pattern;
 mod show;
