@@ -61,6 +61,30 @@ fn align(a: i128, sa: u32, b: i128, sb: u32) -> Ev<(i128, i128, u32)> {
     Ok((up(a, sa)?, up(b, sb)?, s))
 }
 
+/// How `sort`, `min`, `max` and `sort_by` order two values.
+fn order(a: &Val, b: &Val) -> std::cmp::Ordering {
+    match (a, b) {
+        (Val::Int(x), Val::Int(y)) => x.cmp(y),
+        (Val::Float(x), Val::Float(y)) => x.total_cmp(y),
+        (Val::Str(x), Val::Str(y)) => x.cmp(y),
+        (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
+        // By value: `1.0` and `1.00` are equal (and keep their order in `sort`).
+        (Val::Dec(x, sx, _), Val::Dec(y, sy, _)) => {
+            let s = (*sx).max(*sy);
+            let up = |m: i128, from: u32| {
+                let k = 10i128.pow(s - from);
+                (m.checked_mul(k), m.signum())
+            };
+            match (up(*x, *sx), up(*y, *sy)) {
+                ((Some(x), _), (Some(y), _)) => x.cmp(&y),
+                // Too large to align: the signs, then the larger scale loses.
+                ((_, a), (_, b)) => a.cmp(&b),
+            }
+        }
+        _ => panic!("generator bug: ordering {a:?} and {b:?}"),
+    }
+}
+
 /// Why evaluation stopped without a value.
 #[derive(Debug)]
 pub enum Stop {
@@ -306,28 +330,6 @@ impl<'m> Interp<'m> {
     }
 
     fn builtin2(&mut self, b: Bi, a: Option<Val>, b2: Option<Val>) -> Ev<Val> {
-        fn order(a: &Val, b: &Val) -> std::cmp::Ordering {
-            match (a, b) {
-                (Val::Int(x), Val::Int(y)) => x.cmp(y),
-                (Val::Float(x), Val::Float(y)) => x.total_cmp(y),
-                (Val::Str(x), Val::Str(y)) => x.cmp(y),
-                (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
-                // By value: `1.0` and `1.00` are equal (and keep their order in `sort`).
-                (Val::Dec(x, sx, _), Val::Dec(y, sy, _)) => {
-                    let s = (*sx).max(*sy);
-                    let up = |m: i128, from: u32| {
-                        let k = 10i128.pow(s - from);
-                        (m.checked_mul(k), m.signum())
-                    };
-                    match (up(*x, *sx), up(*y, *sy)) {
-                        ((Some(x), _), (Some(y), _)) => x.cmp(&y),
-                        // Too large to align: the signs, then the larger scale loses.
-                        ((_, a), (_, b)) => a.cmp(&b),
-                    }
-                }
-                _ => panic!("generator bug: ordering {a:?} and {b:?}"),
-            }
-        }
         let opt = |v: Option<&Val>| Val::Opt(v.cloned().map(Box::new));
         Ok(match (b, a, b2) {
             (Bi::First, Some(Val::List(xs)), _) => opt(xs.first()),
@@ -441,6 +443,106 @@ impl<'m> Interp<'m> {
                 })
             }
             (b, a, c) => panic!("generator bug: {}({a:?}, {c:?})", b.name()),
+        })
+    }
+
+    /// The function argument called with one element: a lambda's `return`
+    /// gives its value.
+    fn apply(&mut self, f: &FnArg, x: Val) -> Ev<Val> {
+        self.tick()?;
+        match f {
+            FnArg::Named(fi) => self.call_inner(*fi, vec![x]),
+            FnArg::Lambda { param, body, .. } => {
+                let mark = self.env.len();
+                self.env.push((Rc::as_ptr(param), x));
+                let r = match body {
+                    Body::Expr(e) => self.expr(e),
+                    Body::Block(b) => self.block(b),
+                };
+                self.env.truncate(mark);
+                match r {
+                    Err(Stop::Return(v)) => Ok(v),
+                    r => r,
+                }
+            }
+        }
+    }
+
+    fn holds(&mut self, f: &FnArg, x: Val) -> Ev<bool> {
+        match self.apply(f, x)? {
+            Val::Bool(b) => Ok(b),
+            v => panic!("generator bug: a predicate gave {v:?}"),
+        }
+    }
+
+    /// `map`, `filter`, … over `items`, calling `f` on the elements in
+    /// order; `find`, `any` and `all` stop at the first that decides.
+    fn higher_order(&mut self, h: Ho, items: Vec<Val>, f: &FnArg) -> Ev<Val> {
+        Ok(match h {
+            Ho::Map => {
+                let mut out = Vec::new();
+                for x in items {
+                    out.push(self.apply(f, x)?);
+                }
+                Val::List(out)
+            }
+            Ho::Filter => {
+                let mut out = Vec::new();
+                for x in items {
+                    if self.holds(f, x.clone())? {
+                        out.push(x);
+                    }
+                }
+                Val::List(out)
+            }
+            Ho::Find => {
+                for x in items {
+                    if self.holds(f, x.clone())? {
+                        return Ok(Val::Opt(Some(Box::new(x))));
+                    }
+                }
+                Val::Opt(None)
+            }
+            Ho::Any | Ho::All => {
+                let want = h == Ho::Any;
+                for x in items {
+                    if self.holds(f, x)? == want {
+                        return Ok(Val::Bool(want));
+                    }
+                }
+                Val::Bool(!want)
+            }
+            Ho::Count => {
+                let mut n = 0;
+                for x in items {
+                    if self.holds(f, x)? {
+                        n += 1;
+                    }
+                }
+                Val::Int(n)
+            }
+            Ho::SortBy => {
+                let mut keyed = Vec::new();
+                for x in items {
+                    keyed.push((self.apply(f, x.clone())?, x));
+                }
+                // Stable, as Vox's `sort_by` is.
+                keyed.sort_by(|a, b| order(&a.0, &b.0));
+                Val::List(keyed.into_iter().map(|(_, x)| x).collect())
+            }
+            Ho::GroupBy => {
+                let mut groups: std::collections::BTreeMap<String, Val> = Default::default();
+                for x in items {
+                    let Val::Str(k) = self.apply(f, x.clone())? else {
+                        panic!("generator bug: a group_by key that is not text");
+                    };
+                    match groups.entry(k).or_insert_with(|| Val::List(Vec::new())) {
+                        Val::List(g) => g.push(x),
+                        _ => unreachable!("groups are lists"),
+                    }
+                }
+                Val::Map(groups)
+            }
         })
     }
 
@@ -563,6 +665,12 @@ impl<'m> Interp<'m> {
                     }
                 }
                 Val::Str(out)
+            }
+            Expr::HigherOrder(h, xs, f) => {
+                let Val::List(items) = self.expr(xs)? else {
+                    panic!("generator bug: {h:?} of a non-list");
+                };
+                self.higher_order(*h, items, f)?
             }
             Expr::Builtin(b, args) => {
                 let mut vals = Vec::new();

@@ -6,7 +6,7 @@ use super::*;
 const ROUNDING_MODES: [&str; 6] = ["half_up", "half_even", "down", "up", "floor", "ceiling"];
 
 const PLAIN_VALUES: &[&str] = &[
-    "a", "b", "n", "x", "y", "acc", "total", "item", "value", "count", "data", "key", "node",
+    "a", "b", "n", "x", "y", "acc", "total", "item", "value", "tally", "data", "key", "node",
     "next", "inner", "label", "left", "right", "head", "rest", "score", "flag", "text", "kind",
 ];
 
@@ -179,6 +179,9 @@ struct Gen {
     counter: usize,
     /// Loops around the statement being generated (for `break`/`continue`).
     loops: usize,
+    /// Inside a lambda: where its scope starts (what is below is captured,
+    /// and cannot be assigned).
+    lambda_mark: usize,
 }
 
 /// Generates the module for `seed`.
@@ -194,6 +197,7 @@ pub fn generate(seed: u64, features: &Features) -> Module {
         cur_ret: None,
         counter: 0,
         loops: 0,
+        lambda_mark: 0,
     };
     g.gen_types();
     g.gen_fns();
@@ -483,8 +487,97 @@ impl Gen {
 
     // ---- expressions ----
 
+    /// A call of `map`, `filter`, … giving `ty`, when one does.
+    fn ho_expr(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
+        let list = |t: &Ty| Ty::List(Box::new(t.clone()));
+        let mut elems = vec![Ty::Int, Ty::Str, Ty::Bool, Ty::Float];
+        if self.f.decimal {
+            elems.push(Ty::Dec);
+        }
+        if !self.types.is_empty() && self.rng.chance(40) {
+            elems.push(Ty::Named(self.rng.below(self.types.len())));
+        }
+        let any_elem = |g: &mut Self| g.rng.pick(&elems).clone();
+        let (h, elem, ret) = match ty {
+            Ty::List(u) => match self.rng.below(3) {
+                0 => (Ho::Filter, (**u).clone(), Ty::Bool),
+                1 => {
+                    let mut keys = vec![Ty::Int, Ty::Str, Ty::Bool, Ty::Float];
+                    if self.f.decimal {
+                        keys.push(Ty::Dec);
+                    }
+                    let k = self.rng.pick(&keys).clone();
+                    (Ho::SortBy, (**u).clone(), k)
+                }
+                _ => (Ho::Map, any_elem(self), (**u).clone()),
+            },
+            Ty::Opt(t) => (Ho::Find, (**t).clone(), Ty::Bool),
+            Ty::Bool => (
+                *self.rng.pick(&[Ho::Any, Ho::All]),
+                any_elem(self),
+                Ty::Bool,
+            ),
+            Ty::Int => (Ho::Count, any_elem(self), Ty::Bool),
+            Ty::Map(inner) => match &**inner {
+                Ty::List(t) => (Ho::GroupBy, (**t).clone(), Ty::Str),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let xs = self.typed_expr(&list(&elem), depth);
+        let f = self.fn_arg(&elem, &ret, depth);
+        Some(Expr::HigherOrder(h, Box::new(xs), Box::new(f)))
+    }
+
+    /// The function argument: a plain function of `elem` giving `ret`, or
+    /// a lambda (its body generated as in a function of its own: no
+    /// network, no loops around it, `return` giving its value).
+    fn fn_arg(&mut self, elem: &Ty, ret: &Ty, depth: usize) -> FnArg {
+        let vis = self.visible();
+        let named: Vec<usize> = (0..self.fns.len())
+            .filter(|&i| {
+                let f = &self.fns[i];
+                f.kind == FnKind::Plain
+                    && f.ret.as_ref() == Some(ret)
+                    && f.params.len() == 1
+                    && f.params[0].ty == *elem
+                    && !vis.iter().any(|b| b.name == f.name)
+            })
+            .collect();
+        if !named.is_empty() && self.rng.chance(25) {
+            return FnArg::Named(*self.rng.pick(&named));
+        }
+        let loops = std::mem::take(&mut self.loops);
+        let net = std::mem::replace(&mut self.cur_net, false);
+        let cur_ret = std::mem::replace(&mut self.cur_ret, Some(ret.clone()));
+        let mark = self.scope.len();
+        let lambda_mark = std::mem::replace(&mut self.lambda_mark, mark);
+        let name = self.local_name();
+        let param = self.bind(name, elem.clone(), false);
+        let body = if self.rng.chance(30) {
+            Body::Block(self.value_block(ret, depth))
+        } else {
+            Body::Expr(self.expr(ret, depth))
+        };
+        self.scope.truncate(mark);
+        self.lambda_mark = lambda_mark;
+        self.cur_ret = cur_ret;
+        self.cur_net = net;
+        self.loops = loops;
+        FnArg::Lambda {
+            param,
+            annotated: self.rng.chance(25),
+            body,
+        }
+    }
+
     /// A list or text builtin call of type `ty`, when one gives that type.
     fn builtin_expr(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
+        if self.f.lambdas && self.rng.chance(30) {
+            if let Some(e) = self.ho_expr(ty, depth) {
+                return Some(e);
+            }
+        }
         let ordered = |t: &Ty| matches!(t, Ty::Int | Ty::Str | Ty::Float | Ty::Bool | Ty::Dec);
         let list = |t: &Ty| Ty::List(Box::new(t.clone()));
         let (b, args) = match ty {
@@ -674,6 +767,11 @@ impl Gen {
         }
         if self.f.builtins && self.rng.chance(8) {
             if let Some(e) = self.builtin_expr(ty, depth - 1) {
+                return e;
+            }
+        }
+        if self.f.lambdas && self.rng.chance(10) {
+            if let Some(e) = self.ho_expr(ty, depth - 1) {
                 return e;
             }
         }
@@ -1494,7 +1592,12 @@ impl Gen {
     }
 
     fn mut_vars(&self) -> Vec<B> {
-        self.visible().into_iter().filter(|b| b.mutable).collect()
+        // Inside a lambda only its own: captured variables cannot be assigned.
+        let own = &self.scope[self.lambda_mark.min(self.scope.len())..];
+        self.visible()
+            .into_iter()
+            .filter(|b| b.mutable && own.iter().any(|o| Rc::ptr_eq(o, b)))
+            .collect()
     }
 
     fn stmt(&mut self, depth: usize, out: &mut Vec<Stmt>) {
@@ -2443,6 +2546,18 @@ fn self_typed(e: &Expr) -> bool {
         Expr::Some(x) | Expr::Ok(x) | Expr::Paren(x) => self_typed(x),
         Expr::Bin(Op::Add, l, r) => self_typed(l) && self_typed(r),
         Expr::If(_, t, f) => block(t) && block(f),
+        // The element type comes from the list, `map`'s from the body.
+        Expr::HigherOrder(Ho::Map, _, f) => match &**f {
+            FnArg::Lambda {
+                body: Body::Expr(e),
+                ..
+            } => self_typed(e),
+            FnArg::Lambda {
+                body: Body::Block(b),
+                ..
+            } => block(b),
+            FnArg::Named(_) => true,
+        },
         Expr::Match(_, arms) => arms.iter().all(|a| match &a.body {
             Body::Expr(e) => self_typed(e),
             Body::Block(b) => block(b),

@@ -115,6 +115,10 @@ pub struct Features {
     /// `map[str, T]` values: literals, `[:]`, `insert`, `remove`, `keys`,
     /// `values`, `get` (with and without a default), `contains`, `len`.
     pub maps: bool,
+    /// `map`, `filter`, `find`, `any`, `all`, `count`, `sort_by` and
+    /// `group_by` with lambdas (expression and block bodies, returns,
+    /// captures, nesting) and functions passed by name.
+    pub lambdas: bool,
 }
 
 impl Default for Features {
@@ -136,6 +140,7 @@ impl Default for Features {
             loops: true,
             builtins: true,
             maps: true,
+            lambdas: true,
         }
     }
 }
@@ -295,6 +300,49 @@ pub enum Expr {
     Variant(usize, usize, Vec<Expr>, Option<Vec<usize>>),
     /// `(e)`: explicit parentheses (for heads).
     Paren(Box<Expr>),
+    /// `map(xs, f)` and the other builtins taking a list and a function.
+    HigherOrder(Ho, Box<Expr>, Box<FnArg>),
+}
+
+/// The builtins taking a list and a function of its element.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ho {
+    Map,
+    Filter,
+    Find,
+    Any,
+    All,
+    Count,
+    SortBy,
+    GroupBy,
+}
+
+impl Ho {
+    fn name(self) -> &'static str {
+        match self {
+            Ho::Map => "map",
+            Ho::Filter => "filter",
+            Ho::Find => "find",
+            Ho::Any => "any",
+            Ho::All => "all",
+            Ho::Count => "count",
+            Ho::SortBy => "sort_by",
+            Ho::GroupBy => "group_by",
+        }
+    }
+}
+
+/// The function argument of a [`Ho`] builtin.
+#[derive(Debug, Clone)]
+pub enum FnArg {
+    /// `fn(x) => e`, `fn(x: T) => e`, or `fn(x) { … }`.
+    Lambda {
+        param: B,
+        annotated: bool,
+        body: Body,
+    },
+    /// A plain function of one parameter, passed by name.
+    Named(usize),
 }
 
 /// The list and text builtins the generator uses.

@@ -365,6 +365,28 @@ impl Module {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a, depth, true)).collect();
                 format!("{}({})", b.name(), args.join(", "))
             }
+            Expr::HigherOrder(h, xs, f) => {
+                let f = match &**f {
+                    FnArg::Lambda {
+                        param,
+                        annotated,
+                        body,
+                    } => {
+                        let annotation = if *annotated {
+                            format!(": {}", self.ty(&param.ty))
+                        } else {
+                            String::new()
+                        };
+                        let head = format!("fn({}{annotation})", param.rendered());
+                        match body {
+                            Body::Expr(e) => format!("{head} => {}", self.expr(e, depth, true)),
+                            Body::Block(b) => format!("{head} {}", self.block(b, depth)),
+                        }
+                    }
+                    FnArg::Named(fi) => self.fns[*fi].name.clone(),
+                };
+                format!("{}({}, {f})", h.name(), self.expr(xs, depth, true))
+            }
             Expr::Range(a, None) => format!("range({})", self.expr(a, depth, true)),
             Expr::Range(a, Some(b)) => format!(
                 "range({}, {})",
@@ -488,6 +510,20 @@ fn has_record(e: &Expr) -> bool {
         Expr::Range(a, b) => has_record(a) || b.as_deref().is_some_and(has_record),
         Expr::Map(es) => es.iter().any(|(k, v)| has_record(k) || has_record(v)),
         Expr::Builtin(_, xs) => xs.iter().any(has_record),
+        Expr::HigherOrder(_, xs, f) => {
+            has_record(xs)
+                || match &**f {
+                    FnArg::Lambda {
+                        body: Body::Expr(e),
+                        ..
+                    } => has_record(e),
+                    FnArg::Lambda {
+                        body: Body::Block(b),
+                        ..
+                    } => block(b),
+                    FnArg::Named(_) => false,
+                }
+        }
         Expr::FStr(parts) => parts
             .iter()
             .any(|p| p.as_ref().err().is_some_and(has_record)),
