@@ -283,7 +283,25 @@ module.exports = grammar({
         $.list_expression,
         $.map_expression,
         $.parenthesized_expression,
+        $.lambda_expression,
       ),
+
+    // `fn(x) => x.total > 10`, `fn(x: Invoice) { … }`: the body takes the
+    // whole expression after `=>`.
+    lambda_expression: ($) =>
+      prec.right(
+        0,
+        seq(
+          'fn',
+          field('parameters', $.lambda_parameters),
+          choice(seq('=>', field('body', $._expression)), field('body', $.block)),
+        ),
+      ),
+
+    lambda_parameters: ($) => seq('(', commaSep($.lambda_parameter), ')'),
+
+    lambda_parameter: ($) =>
+      seq(field('name', $.identifier), optional(seq(':', field('type', $.type)))),
 
     // `Name(…)` always takes its arguments; `Name {` may start a record
     // literal or, in the head of `if`/`match`/`for`, the body (a conflict,

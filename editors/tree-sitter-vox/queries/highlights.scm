@@ -66,6 +66,7 @@
 
 (function_declaration name: (identifier) @function)
 (parameter name: (identifier) @variable.parameter)
+(lambda_parameter name: (identifier) @variable.parameter)
 (call_expression
   function: (identifier) @function.builtin
   (#any-of? @function.builtin "len" "str" "int" "float" "decimal" "print" "assert" "assert_eq"
