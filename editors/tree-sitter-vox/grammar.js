@@ -41,7 +41,8 @@ module.exports = grammar({
   ],
 
   rules: {
-    source_file: ($) => repeat(choice($.type_declaration, $.function_declaration)),
+    source_file: ($) =>
+      repeat(choice($.type_declaration, $.function_declaration, $.const_declaration)),
 
     doc_comment: (_) => token(prec(2, seq('///', /.*/))),
     comment: (_) => token(prec(1, seq('//', /.*/))),
@@ -112,6 +113,17 @@ module.exports = grammar({
         field('parameters', $.parameters),
         optional(seq('to', field('return_type', $.type))),
         field('body', $.block),
+      ),
+
+    // `const MAX_TOTAL = 1_000`, `const RATE: Decimal = decimal("0.2")`.
+    const_declaration: ($) =>
+      seq(
+        optional($.visibility),
+        'const',
+        field('name', $.type_identifier),
+        optional(seq(':', field('type', $.type))),
+        '=',
+        field('value', $._expression),
       ),
 
     parameters: ($) => seq('(', commaSep($.parameter), ')'),

@@ -37,6 +37,19 @@ impl Module {
 pub enum Item {
     Type(TypeDecl),
     Fn(FnDecl),
+    Const(ConstDecl),
+}
+
+/// `const NAME = expr` or `const NAME: T = expr` at module level
+/// (docs/language.md, "Constants").
+#[derive(Debug, Clone)]
+pub struct ConstDecl {
+    pub docs: Vec<String>,
+    pub is_pub: bool,
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+    pub value: Expr,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

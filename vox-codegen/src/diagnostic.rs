@@ -90,6 +90,7 @@ codes! {
     Lambda = "vox/type/lambda": "a function value (a lambda `fn(x) => …` or a function's name) where none can go: anywhere but an argument of `map`, `filter`, `find`, `any`, `all`, `count`, `sort_by` or `group_by`, with other than one parameter, a parameter annotated with another type than the element's, or naming a function that cannot be passed",
     CapturedAssign = "vox/lambda/captured-assign": "an assignment inside a lambda to a variable declared outside it (a lambda captures values, not variables)",
     NetInLambda = "vox/effect/net-in-lambda": "a lambda, or a function passed to a builtin, that calls a function using the network",
+    ConstValue = "vox/const/not-constant": "a `const` whose value calls a function, `print` or an assertion, or is computed from itself (directly or through other constants)",
     NotCallable = "vox/type/not-callable": "a call of something that is not a function, builtin or variant",
     MapKey = "vox/type/map-key": "a `map` whose key type is not `str`",
     DuplicateKey = "vox/map/duplicate-key": "a map literal that gives the same key twice",

@@ -235,6 +235,8 @@ impl Builder<'_> {
                         }
                     }
                 }
+                // Constants have no editor symbols yet.
+                Item::Const(_) => {}
                 Item::Fn(f) => {
                     let Some(&k) = self.fn_of_item.get(&i) else {
                         continue;

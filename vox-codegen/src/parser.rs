@@ -14,6 +14,9 @@ use crate::source::Span;
 /// Deepest nesting of expressions, blocks, types and patterns accepted.
 pub const MAX_DEPTH: u32 = 96;
 
+/// How many levels of [`MAX_DEPTH`] a lambda's body takes.
+const LAMBDA_LEVELS: u32 = 3;
+
 /// Why a parse function gave up; the diagnostic is already recorded.
 #[derive(Debug)]
 struct Abort;
@@ -486,7 +489,10 @@ impl Parser<'_> {
                 return;
             }
             let at_line_start = self.pos == 0 || self.raw(self.pos - 1).kind == T::Newline;
-            if at_line_start && matches!(t.kind, T::Fn | T::Type | T::Pub | T::At | T::Doc) {
+            let is_const = t.kind == T::Ident && self.text(t.span) == "const";
+            if at_line_start
+                && (is_const || matches!(t.kind, T::Fn | T::Type | T::Pub | T::At | T::Doc))
+            {
                 return;
             }
             self.bump_raw();
@@ -541,6 +547,22 @@ impl Parser<'_> {
         }
         let head = self.peek_tok().span;
         let is_pub = self.eat(T::Pub).is_some();
+        if self.peek() == T::Ident
+            && self.text(self.peek_tok().span) == "const"
+            && matches!(self.peek_nth(1), T::TypeName | T::Ident)
+        {
+            for d in &decorators {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::MisplacedDecorator,
+                        d.span,
+                        format!("`@{}` does not apply to a constant", d.name.name),
+                    )
+                    .hint("decorators go on functions (`@ai`, `@uses`, `@test`)"),
+                );
+            }
+            return self.const_decl(docs, is_pub, start).map(Item::Const);
+        }
         match self.peek() {
             T::Type => self
                 .type_decl(docs, decorators, is_pub, start)
@@ -557,8 +579,65 @@ impl Parser<'_> {
                 ));
                 Err(Abort)
             }
-            _ => Err(self.unexpected("expected `type` or `fn`")),
+            _ => Err(self.unexpected("expected `type`, `fn` or `const`")),
         }
+    }
+
+    /// `const NAME = expr`, `const NAME: T = expr` (the `const` word next).
+    fn const_decl(&mut self, docs: Vec<String>, is_pub: bool, start: Span) -> PResult<ConstDecl> {
+        self.bump();
+        let t = self.bump();
+        let name = self.ident(t);
+        let screaming = |n: &str| {
+            n.starts_with(|c: char| c.is_ascii_uppercase())
+                && n.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        };
+        if !screaming(&name.name) {
+            let mut fixed = String::new();
+            for (i, c) in name.name.chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 && !fixed.ends_with('_') {
+                    let prev = name.name.chars().nth(i - 1).unwrap_or('_');
+                    if prev.is_ascii_lowercase() || prev.is_ascii_digit() {
+                        fixed.push('_');
+                    }
+                }
+                fixed.push(c.to_ascii_uppercase());
+            }
+            let fixed = fixed.trim_start_matches('_').to_string();
+            let mut d = Diagnostic::error(
+                Code::Naming,
+                name.span,
+                "constant names are written in capitals, like `MAX_TOTAL`",
+            )
+            .hint("uppercase letters, digits and `_`, starting with a letter");
+            if screaming(&fixed) {
+                // The uses still have the old name: a person renames them.
+                d = d.fix_with(
+                    Applicability::MaybeIncorrect,
+                    format!("rename to `{fixed}`"),
+                    vec![Edit {
+                        span: name.span,
+                        replacement: fixed,
+                    }],
+                );
+            }
+            self.diags.push(d);
+        }
+        let ty = match self.eat(T::Colon) {
+            Some(_) => Some(self.type_expr()?),
+            None => None,
+        };
+        self.expect(T::Eq, "after the constant's name: `const NAME = value`")?;
+        let value = self.with_newlines(true, |p| p.expr())?;
+        Ok(ConstDecl {
+            docs,
+            is_pub,
+            span: start.to(value.span),
+            name,
+            ty,
+            value,
+        })
     }
 
     fn decorator(&mut self) -> PResult<Decorator> {
@@ -1739,6 +1818,29 @@ impl Parser<'_> {
     /// After a lambda's parameters: `=> expr` or `{ … }` (`=> { … }`, as
     /// TypeScript writes a block body, is reported and read as the block).
     fn lambda_body(
+        &mut self,
+        params: Vec<LambdaParam>,
+        head: Span,
+        arrow_eaten: bool,
+    ) -> PResult<Expr> {
+        // A lambda's body is checked and emitted through more (and larger)
+        // frames than other nesting: it counts as several levels.
+        for entered in 0..LAMBDA_LEVELS {
+            if let Err(a) = self.enter(head) {
+                for _ in 0..entered {
+                    self.leave();
+                }
+                return Err(a);
+            }
+        }
+        let r = self.lambda_body_inner(params, head, arrow_eaten);
+        for _ in 0..LAMBDA_LEVELS {
+            self.leave();
+        }
+        r
+    }
+
+    fn lambda_body_inner(
         &mut self,
         params: Vec<LambdaParam>,
         head: Span,

@@ -16,6 +16,7 @@ fn symbol(lines: &LineIndex, item: OutlineItem) -> DocumentSymbol {
         OutlineKind::Variant => SymbolKind::ENUM_MEMBER,
         OutlineKind::Field => SymbolKind::FIELD,
         OutlineKind::Function => SymbolKind::FUNCTION,
+        OutlineKind::Constant => SymbolKind::CONSTANT,
     };
     let children: Vec<DocumentSymbol> = item
         .children

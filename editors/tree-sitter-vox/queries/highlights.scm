@@ -7,6 +7,7 @@
   "type"
   "fn"
   "let"
+  "const"
 ] @keyword
 
 (visibility) @keyword.modifier
@@ -65,6 +66,7 @@
 (type name: (type_identifier) @type)
 
 (function_declaration name: (identifier) @function)
+(const_declaration name: (type_identifier) @constant)
 (parameter name: (identifier) @variable.parameter)
 (lambda_parameter name: (identifier) @variable.parameter)
 (call_expression

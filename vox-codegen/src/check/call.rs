@@ -204,11 +204,19 @@ impl Checker<'_> {
             // An f-string's `str` (an empty name span) is always the builtin.
             if self.lookup(&callee.name).is_none() || callee.span.start == callee.span.end {
                 self.info.callees.insert(e.id, Callee::Builtin(b));
+                if self.in_const
+                    && matches!(b, Builtin::Print | Builtin::Assert | Builtin::AssertEq)
+                {
+                    self.not_constant(callee.span, &format!("call `{}`", callee.name));
+                }
                 return self.infer_builtin(e, b, args, want);
             }
         }
         if let Some(&fi) = self.fn_index.get(&callee.name) {
             self.info.callees.insert(e.id, Callee::Fn(fi));
+            if self.in_const {
+                self.not_constant(callee.span, &format!("call the function `{}`", callee.name));
+            }
             self.check_callable(fi, callee);
             if !self.lambdas.is_empty() {
                 self.lambda_calls.push((fi, callee.span));

@@ -15,6 +15,11 @@ impl Checker<'_> {
         args: Option<&[Arg]>,
         want: Want,
     ) -> Ty {
+        if args.is_none() {
+            if let Some(&ci) = self.const_index.get(&name.name) {
+                return self.const_ref(e, ci, name.span);
+            }
+        }
         let want_inner = match want.ty() {
             Some(Ty::Option(t) | Ty::Result(t)) => Some((**t).clone()),
             _ => None,

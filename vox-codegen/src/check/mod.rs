@@ -22,6 +22,7 @@
 //! and the small helpers its files share.
 
 mod call;
+mod consts;
 mod ctor;
 mod decorators;
 mod effects;
@@ -39,6 +40,7 @@ use crate::diagnostic::Diagnostic;
 use crate::source::{SourceMap, Span};
 use crate::types::*;
 
+pub use consts::ConstInfo;
 pub use decorators::{AI_ARGS, KNOWN_DECORATORS};
 pub use items::resolve_type;
 use scope::{Local, Origin};
@@ -429,6 +431,10 @@ pub struct ModuleInfo {
     /// Every binding a body declares: its name's span and its type, in
     /// declaration order. For editor queries (`crate::ide`).
     pub bindings: Vec<(Span, Ty)>,
+    /// The module's constants (`const NAME = …`), in declaration order.
+    pub consts: Vec<ConstInfo>,
+    /// Every use of a constant (a bare `NAME` expression) → its index in `consts`.
+    pub const_refs: HashMap<ExprId, usize>,
 }
 
 impl ModuleInfo {
@@ -470,11 +476,16 @@ pub fn check_module(
         loops: 0,
         lambdas: Vec::new(),
         lambda_calls: Vec::new(),
+        const_index: HashMap::new(),
+        const_state: Vec::new(),
+        in_const: false,
     };
     c.collect_types();
+    c.collect_consts();
     c.collect_fns();
     c.check_recursion();
     c.check_media_outputs();
+    c.check_consts();
     for i in 0..c.info.fns.len() {
         c.check_fn_body(i);
     }
@@ -517,6 +528,11 @@ struct Checker<'a> {
     /// by name: (callee, span). None may use the network, which is known
     /// only once every body is checked (`check_effects`).
     lambda_calls: Vec<(usize, Span)>,
+    /// Constant name → index in `info.consts`.
+    const_index: HashMap<String, usize>,
+    const_state: Vec<consts::ConstState>,
+    /// Checking a constant's value.
+    in_const: bool,
 }
 
 /// A lambda being checked.

@@ -287,6 +287,29 @@ fn settle_fn(info: &mut ModuleInfo, body: &Block, var_origins: &[(ExprId, Origin
     }
 }
 
+/// [`settle_fn`] for a constant's value, whose type is `ty`.
+pub(super) fn settle_const(
+    info: &mut ModuleInfo,
+    value: &Expr,
+    ty: &Ty,
+    var_origins: &[(ExprId, Origin)],
+) {
+    fill_holes_from(info, value, ty);
+    for _ in 0..16 {
+        let mut changed = false;
+        for (var, origin) in var_origins {
+            let ot = info.expr_type(origin.expr).clone();
+            if origin.wrap.is_empty() {
+                changed |= fill_holes_at(info, *var, &ot);
+            }
+        }
+        changed |= settle_expr(info, value);
+        if !changed {
+            break;
+        }
+    }
+}
+
 /// Fills the holes of `e`'s recorded type from `t`.
 fn fill_holes_from(info: &mut ModuleInfo, e: &Expr, t: &Ty) -> bool {
     fill_holes_at(info, e.id, t)

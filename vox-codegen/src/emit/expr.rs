@@ -156,6 +156,9 @@ impl<'a> Emitter<'a> {
                     _ => text,
                 }
             }
+            ExprKind::Ctor { .. } if self.info.const_refs.contains_key(&e.id) => {
+                self.const_value(self.info.const_refs[&e.id])
+            }
             ExprKind::Ctor { name, args } => self.ctor(e, name, args.as_deref(), ctx, depth),
             ExprKind::Record { name, fields } => {
                 let Ty::Named(id) = self.ty(e).clone() else {

@@ -10,7 +10,8 @@ use crate::schema;
 use crate::types::{Ty, TypeDefKind, TypeId};
 
 use super::names::{needs_rename, rust_ident, rust_str, rust_type_ident};
-use super::{doc_attrs, Emitter, TYPE_ALLOWS};
+use super::{doc_attrs, Ctx, Emitter, Tail, TYPE_ALLOWS};
+use crate::ast::Item;
 
 impl Emitter<'_> {
     pub(super) fn type_def(&mut self, id: TypeId) {
@@ -427,5 +428,39 @@ impl Emitter<'_> {
             }
         }
         self.out.push_str(&out);
+    }
+}
+
+impl Emitter<'_> {
+    /// `const NAME = value`: a `static` computed on first use (a
+    /// `LazyLock`, so a long list is built once), read by cloning.
+    pub(super) fn constant(&mut self, ci: usize) {
+        let c = &self.info.consts[ci];
+        let Some(Item::Const(d)) = self.module.items.get(c.item) else {
+            return;
+        };
+        let ty = self.rust_type(&c.ty);
+        let mut out = String::new();
+        doc_attrs(&mut out, &d.docs, "");
+        self.current_fn = c.name.clone();
+        // Its value is pure code; a `return` in it gives the value.
+        let body = self.expr(&d.value, Ctx::Pure, 1, Tail::Value);
+        let vis = if d.is_pub { "pub " } else { "" };
+        out.push_str(&format!(
+            "#[allow(non_upper_case_globals, non_snake_case, dead_code, unused_parens, unused_braces, unreachable_code, clippy::all)]\n{vis}static {}: ::std::sync::LazyLock<{ty}> = ::std::sync::LazyLock::new(|| -> {ty} {{\n    {body}\n}});\n\n",
+            rust_ident(&c.name)
+        ));
+        self.out.push_str(&out);
+    }
+
+    /// A use of constant `ci`: a copy of its value.
+    pub(super) fn const_value(&self, ci: usize) -> String {
+        let name = self
+            .info
+            .consts
+            .get(ci)
+            .map_or_else(String::new, |c| rust_ident(&c.name));
+        let module = if self.in_test { "super" } else { "self" };
+        format!("::std::clone::Clone::clone(&*{module}::{name})")
     }
 }

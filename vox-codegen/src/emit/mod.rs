@@ -193,6 +193,9 @@ impl<'a> Emitter<'a> {
                 s.wrapped
             );
         }
+        for ci in 0..self.info.consts.len() {
+            self.constant(ci);
+        }
         let mut tests = Vec::new();
         for (i, f) in self.info.fns.iter().enumerate() {
             if f.test {

@@ -111,6 +111,7 @@ fn declared_names(all: &[Toks<'_>], module: &Module) -> std::collections::HashMa
                 add(&f.name.name);
                 f.params.iter().for_each(|p| add(&p.name.name));
             }
+            Item::Const(c) => add(&c.name.name),
         }
     }
     for toks in all {

@@ -13,6 +13,8 @@ pub enum OutlineKind {
     Variant,
     Field,
     Function,
+    /// `const NAME = …`.
+    Constant,
 }
 
 /// One entry of the outline.
@@ -82,6 +84,14 @@ pub fn outline(checked: &Checked, file: FileId) -> Vec<OutlineItem> {
                 kind: OutlineKind::Function,
                 span: f.span,
                 name_span: f.name.span,
+                children: Vec::new(),
+            }),
+            Item::Const(c) if c.name.span.file == file => out.push(OutlineItem {
+                name: c.name.name.clone(),
+                detail: c.ty.as_ref().map(|t| format!(": {t}")),
+                kind: OutlineKind::Constant,
+                span: c.span,
+                name_span: c.name.span,
                 children: Vec::new(),
             }),
             _ => {}

@@ -224,6 +224,9 @@ pub const DEEP_CASES: &[&str] = &[
     "map literals",
     "brace map literals",
     "map types",
+    "lambdas in lambdas",
+    "block lambdas",
+    "constants of constants",
 ];
 
 /// Huge or truncated inputs that must complete.
@@ -240,6 +243,9 @@ pub const TORTURE_CASES: &[&str] = &[
     "20,000-long call chain needing @uses(net)",
     "100,000 alternatives and guards",
     "100,000 map entries, half of them repeated keys",
+    "100,000-entry const list",
+    "10,000 constants in a chain",
+    "10,000 lambdas in one call chain",
 ];
 
 /// The files of one named deep or torture case.
@@ -308,6 +314,35 @@ pub fn case_inputs(name: &str) -> Vec<Vec<u8>> {
                 .map(|i| format!("\"k{}\": {i}", i % 50_000))
                 .collect::<Vec<_>>()
                 .join(", ")
+        )),
+        "lambdas in lambdas" => one(format!(
+            "fn f(xs: list[int]) to list[int] {{\n    return {}\n}}\n",
+            nested("map(xs, fn(x) => ", "x", ")", DEEP)
+        )),
+        "block lambdas" => one(format!(
+            "fn f(xs: list[int]) to list[int] {{\n    return {}\n}}\n",
+            nested("map(xs, fn(x) { ", "x", " })", DEEP)
+        )),
+        "constants of constants" => one(format!(
+            "const A = {}\n",
+            nested("[", "A", "]", DEEP)
+        )),
+        "100,000-entry const list" => one(format!(
+            "const NAMES = [{}]\nfn f() to int {{\n    return len(NAMES) + len(filter(NAMES, fn(n) => n is \"k7\"))\n}}\n",
+            (0..100_000)
+                .map(|i| format!("\"k{i}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        "10,000 constants in a chain" => one(
+            (0..10_000)
+                .map(|i| format!("const C{i} = C{} + 1\n", i + 1))
+                .chain(std::iter::once("const C10000 = 0\n".to_string()))
+                .collect(),
+        ),
+        "10,000 lambdas in one call chain" => one(format!(
+            "fn f(xs: list[int]) to list[int] {{\n    return {}\n}}\n",
+            nested("filter(", "xs", ", fn(x) => x > 1)", DEEP)
         )),
         "binary chain" => one(format!(
             "fn f() to int {{\n    return 1{}\n}}\n",
