@@ -770,11 +770,25 @@ impl<'m> Interp<'m> {
                 }
                 Val::Rec(*t, vals)
             }
-            Expr::Variant(t, vi, vals, _) => {
-                let mut out = Vec::new();
-                for v in vals {
-                    out.push(self.expr(v)?);
+            // Arguments are evaluated in the order written, as a call's are
+            // (seed 1956 of the sweep: a `return` in the second of three
+            // named arguments left before the third, written first in field
+            // order, was evaluated).
+            Expr::Variant(t, vi, vals, named) => {
+                let mut out: Vec<Option<Val>> = vec![None; vals.len()];
+                let written: Vec<usize> = match named {
+                    Some(order) => order.clone(),
+                    None => (0..vals.len()).collect(),
+                };
+                for i in written {
+                    out[i] = Some(self.expr(&vals[i])?);
                 }
+                let out = out
+                    .into_iter()
+                    .map(|v| {
+                        v.expect("generator invariant: a named constructor names every field once")
+                    })
+                    .collect();
                 Val::Var(*t, *vi, out)
             }
             Expr::Paren(x) => self.expr(x)?,

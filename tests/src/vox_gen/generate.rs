@@ -525,14 +525,16 @@ impl Gen {
             _ => return None,
         };
         let xs = self.typed_expr(&list(&elem), depth);
-        let f = self.fn_arg(&elem, &ret, depth);
+        let f = self.fn_arg(&elem, &ret, h == Ho::Map, depth);
         Some(Expr::HigherOrder(h, Box::new(xs), Box::new(f)))
     }
 
     /// The function argument: a plain function of `elem` giving `ret`, or
     /// a lambda (its body generated as in a function of its own: no
     /// network, no loops around it, `return` giving its value).
-    fn fn_arg(&mut self, elem: &Ty, ret: &Ty, depth: usize) -> FnArg {
+    /// `typed_body`: the lambda's value must have a type of its own (it is
+    /// `map`'s element type).
+    fn fn_arg(&mut self, elem: &Ty, ret: &Ty, typed_body: bool, depth: usize) -> FnArg {
         let vis = self.visible();
         let named: Vec<usize> = (0..self.fns.len())
             .filter(|&i| {
@@ -554,10 +556,23 @@ impl Gen {
         let lambda_mark = std::mem::replace(&mut self.lambda_mark, mark);
         let name = self.local_name();
         let param = self.bind(name, elem.clone(), false);
+        // `map`'s result type is its lambda's: that value must have a type
+        // of its own (seed 1275: `len(map([0.5], fn(_inner) => None))`).
+        let snapshot = self.snapshot();
         let body = if self.rng.chance(30) {
             Body::Block(self.value_block(ret, depth))
         } else {
             Body::Expr(self.expr(ret, depth))
+        };
+        let untyped = match &body {
+            Body::Expr(e) => !self_typed(e),
+            Body::Block(b) => !b.tail.as_ref().is_some_and(self_typed),
+        };
+        let body = if typed_body && untyped {
+            self.restore(&snapshot);
+            Body::Expr(self.typed_leaf(ret))
+        } else {
+            body
         };
         self.scope.truncate(mark);
         self.lambda_mark = lambda_mark;
