@@ -349,7 +349,14 @@ module.exports = grammar({
         ),
       ),
 
-    string: ($) => seq('"', repeat(choice($.string_content, $.escape_sequence)), token.immediate('"')),
+    string: ($) =>
+      choice(
+        seq('"', repeat(choice($.string_content, $.escape_sequence)), token.immediate('"')),
+        $.multiline_string,
+      ),
+
+    // `"""` to `"""` over several lines (escapes are not told apart).
+    multiline_string: (_) => token(prec(3, seq('"""', repeat(choice(/[^"]/, /"[^"]/, /""[^"]/)), '"""'))),
 
     string_content: (_) => token.immediate(prec(1, /[^"\\]+/)),
 

@@ -56,6 +56,7 @@ codes! {
     UnexpectedChar = "vox/syntax/unexpected-char": "a character that cannot start any token",
     BidiControl = "vox/syntax/bidi-control": "a character that changes the display order of text (U+202A–U+202E, U+2066–U+2069) written as itself in a string or comment",
     UnterminatedString = "vox/syntax/unterminated-string": "a string literal without its closing quote on the same line",
+    MultilineString = "vox/syntax/multiline-string": "a `\"\"\"` string whose text starts on the opening line, with a line indented less than its closing `\"\"\"`, or written as an f-string",
     InvalidEscape = "vox/syntax/invalid-escape": "an unknown escape sequence in a string literal",
     InvalidNumber = "vox/syntax/invalid-number": "a malformed or out-of-range number literal",
     UnexpectedToken = "vox/syntax/unexpected-token": "the parser found a token where the grammar allows none",

@@ -306,6 +306,17 @@ impl Lexer<'_> {
             self.pos += 1;
         }
         let word = &self.text[start..self.pos];
+        if word == "f" && self.peek(0) == b'"' && self.peek(1) == b'"' && self.peek(2) == b'"' {
+            self.out.diagnostics.push(
+                Diagnostic::error(
+                    Code::MultilineString,
+                    self.span(start, self.pos),
+                    "a multi-line string cannot be an f-string",
+                )
+                .hint("join an f-string to it with `+`, or build the text with `join`"),
+            );
+            return self.triple_string();
+        }
         if word == "f" && self.peek(0) == b'"' && self.fdepth < MAX_FSTRING_NESTING {
             return self.fstring(start);
         }
@@ -366,6 +377,9 @@ impl Lexer<'_> {
     }
 
     fn string(&mut self) {
+        if self.peek(1) == b'"' && self.peek(2) == b'"' {
+            return self.triple_string();
+        }
         let start = self.pos;
         self.pos += 1;
         let mut value = String::new();
@@ -397,6 +411,134 @@ impl Lexer<'_> {
         }
         self.out.strings.push(value);
         self.push(TokenKind::Str, start, self.pos);
+    }
+
+    /// A multi-line string (docs/language.md, "Multi-line strings"): the
+    /// lines between an opening `"""` that ends its line and a closing
+    /// `"""` that starts one, each without the closing line's
+    /// indentation, joined by newlines, with the escapes of strings. A line
+    /// of spaces and tabs only is an empty line.
+    fn triple_string(&mut self) {
+        let start = self.pos;
+        self.pos += 3;
+        let text = self.text;
+        let len = self.src.len();
+        let line_end = |from: usize| text[from..].find('\n').map_or(len, |i| from + i);
+        let first_end = line_end(self.pos);
+        let rest = &text[self.pos..first_end];
+        // Content lines as byte ranges.
+        let mut lines: Vec<(usize, usize)> = Vec::new();
+        if !rest.trim().is_empty() {
+            if let Some(close) = rest.find("\"\"\"") {
+                // `"""text"""` on one line, as Python writes a string.
+                let inner = &rest[..close];
+                let end = self.pos + close + 3;
+                let mut d = Diagnostic::error(
+                    Code::MultilineString,
+                    self.span(start, end),
+                    "a `\"\"\"` string starts on the line after its opening quotes",
+                )
+                .hint("for one line, write a plain string: \"text\"; a multi-line string puts its text on the lines between `\"\"\"` and `\"\"\"`");
+                if !inner.contains(['"', '\\']) {
+                    d = d.fix(
+                        "write a plain string",
+                        self.span(start, end),
+                        format!("\"{inner}\""),
+                    );
+                }
+                self.out.diagnostics.push(d);
+                self.out.strings.push(inner.to_string());
+                self.pos = end;
+                self.push(TokenKind::Str, start, end);
+                return;
+            }
+            self.out.diagnostics.push(
+                Diagnostic::error(
+                    Code::MultilineString,
+                    self.span(self.pos, first_end),
+                    "a `\"\"\"` string starts on the line after its opening quotes",
+                )
+                .label("text on the opening line")
+                .hint("move the text to the next line; the closing `\"\"\"`'s indentation is removed from every line"),
+            );
+            lines.push((self.pos, first_end));
+        }
+        let mut pos = first_end + 1;
+        let (indent, close_end) = loop {
+            if pos > len {
+                self.out.diagnostics.push(
+                    Diagnostic::error(
+                        Code::UnterminatedString,
+                        self.span(start, start + 3),
+                        "unterminated multi-line string",
+                    )
+                    .label("this string is never closed")
+                    .hint("end it with `\"\"\"` at the start of a line of its own"),
+                );
+                let value: Vec<&str> = lines.iter().map(|&(a, b)| &text[a..b]).collect();
+                self.out.strings.push(value.join("\n"));
+                self.pos = len;
+                self.push(TokenKind::Str, start, len);
+                return;
+            }
+            let end = line_end(pos);
+            let line = &text[pos..end];
+            let trimmed = line.trim_start_matches([' ', '\t']);
+            if trimmed.starts_with("\"\"\"") {
+                let indent = &line[..line.len() - trimmed.len()];
+                break (indent, pos + indent.len() + 3);
+            }
+            lines.push((pos, end));
+            pos = end + 1;
+        };
+        let mut value = String::new();
+        for (k, &(ls, le)) in lines.iter().enumerate() {
+            if k > 0 {
+                value.push('\n');
+            }
+            let le = if text[ls..le].ends_with('\r') {
+                le - 1
+            } else {
+                le
+            };
+            let line = &text[ls..le];
+            if line.trim_matches([' ', '\t']).is_empty() {
+                continue;
+            }
+            let from = if k == 0 && ls < first_end + 1 {
+                // Text on the opening line (reported): taken as it is.
+                ls
+            } else if let Some(stripped) = line.strip_prefix(indent) {
+                le - stripped.len()
+            } else {
+                let shown = line.len() - line.trim_start_matches([' ', '\t']).len();
+                self.out.diagnostics.push(
+                    Diagnostic::error(
+                        Code::MultilineString,
+                        self.span(ls, ls + shown.max(1).min(line.len())),
+                        "this line of a multi-line string is indented less than its closing `\"\"\"`",
+                    )
+                    .hint("indent every line at least as far as the closing `\"\"\"`, whose indentation is removed from each"),
+                );
+                ls + shown
+            };
+            self.pos = from;
+            while self.pos < le {
+                if self.src[self.pos] == b'\\' {
+                    self.escape(&mut value);
+                    continue;
+                }
+                let run_start = self.pos;
+                while self.pos < le && self.src[self.pos] != b'\\' {
+                    self.pos += 1;
+                }
+                value.push_str(&text[run_start..self.pos]);
+                self.flow_controls(run_start, self.pos, true);
+            }
+        }
+        self.out.strings.push(value);
+        self.pos = close_end;
+        self.push(TokenKind::Str, start, close_end);
     }
 
     /// `f"…{expr}…"` from its `f` at `start`: literal pieces (with the

@@ -246,6 +246,10 @@ pub const TORTURE_CASES: &[&str] = &[
     "100,000-entry const list",
     "10,000 constants in a chain",
     "10,000 lambdas in one call chain",
+    "1 MB multi-line string",
+    "100,000-line multi-line string",
+    "unterminated multi-line string",
+    "10,000 multi-line strings opened on their line",
 ];
 
 /// The files of one named deep or torture case.
@@ -344,6 +348,21 @@ pub fn case_inputs(name: &str) -> Vec<Vec<u8>> {
             "fn f(xs: list[int]) to list[int] {{\n    return {}\n}}\n",
             nested("filter(", "xs", ", fn(x) => x > 1)", DEEP)
         )),
+        "1 MB multi-line string" => one(format!(
+            "const TEXT = \"\"\"\n    {}\n    \"\"\"\nfn f() to int {{\n    return len(TEXT)\n}}\n",
+            "a\\t\\u{41}\"".repeat(MB / 10)
+        )),
+        "100,000-line multi-line string" => one(format!(
+            "fn f() to str {{\n    return \"\"\"\n{}        \"\"\"\n}}\n",
+            format!("{}   less\n\n", "        line\n".repeat(98)).repeat(1_000)
+        )),
+        "unterminated multi-line string" => one(format!(
+            "fn f() to str {{\n    return \"\"\"\n{}",
+            "        text \\\n".repeat(50_000)
+        )),
+        "10,000 multi-line strings opened on their line" => one(
+            "fn f() {\n    let s = \"\"\"a\"\"\" + \"\"\"b\n\"\"\"\n}\n".repeat(5_000),
+        ),
         "binary chain" => one(format!(
             "fn f() to int {{\n    return 1{}\n}}\n",
             " + 1".repeat(DEEP)
