@@ -348,6 +348,14 @@ impl Parsed {
 
     /// Checks the module parsed from `sources` (the same map [`parse`] was given).
     pub fn check(self, sources: SourceMap) -> Checked {
+        let mut checked = self.check_unguarded(sources);
+        fix::guard_warning_fixes(&checked.sources, &mut checked.diagnostics);
+        checked
+    }
+
+    /// [`Parsed::check`] without trying the fixes of warnings (what the
+    /// trial of each of those fixes runs).
+    fn check_unguarded(self, sources: SourceMap) -> Checked {
         let Parsed {
             module,
             mut diagnostics,

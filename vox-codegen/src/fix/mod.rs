@@ -16,8 +16,10 @@ use crate::diagnostic::{apply_fixes, Applicability, Code, Edit};
 use crate::source::{LineCol, SourceFile, SourceMap};
 use crate::Checked;
 
+mod guard;
 mod suggest;
 
+pub(crate) use guard::guard_warning_fixes;
 pub(crate) use suggest::suggest;
 pub(crate) use suggest::Toks;
 

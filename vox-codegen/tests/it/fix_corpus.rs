@@ -139,3 +139,122 @@ fn machine_fixes_never_add_errors() {
         );
     }
 }
+
+/// The warnings of `c` other than `skip`, as (code, message) with counts.
+fn warnings_except(
+    c: &vox_codegen::Checked,
+    skip: Option<usize>,
+    of_error: bool,
+) -> std::collections::HashMap<(String, String), usize> {
+    let mut out = std::collections::HashMap::new();
+    for (j, d) in c.diagnostics().iter().enumerate() {
+        let follows = of_error
+            && matches!(
+                d.code.as_str(),
+                "vox/lint/unused-variable" | "vox/lint/unused-value"
+            );
+        if Some(j) != skip && !d.is_error() && !follows {
+            *out.entry((d.code.as_str().to_string(), d.message.clone()))
+                .or_default() += 1;
+        }
+    }
+    out
+}
+
+/// A machine-applicable fix leaves the other diagnostics as they were or
+/// fixes them: applied alone, to every file of the invalid and fix corpora
+/// and the slip cases' kind of input, no machine-applicable fix loses
+/// another warning (an error's fix may end the `unused` warnings that
+/// followed from it). `cargo vox fix` applies such fixes unread; one that
+/// hid a warning would leave a program whose problem `check` no longer
+/// reports.
+#[test]
+fn machine_fixes_never_hide_a_warning() {
+    let mut dirs = vec![fixtures().join("invalid"), fixtures().join("fix")];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "vox") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut tried = 0;
+    for case in files {
+        let Ok(text) = std::fs::read_to_string(&case) else {
+            continue;
+        };
+        let before = checked(&text);
+        for (i, d) in before.diagnostics().iter().enumerate() {
+            for f in &d.fixes {
+                if f.applicability != Applicability::MachineApplicable {
+                    continue;
+                }
+                let kept = warnings_except(&before, Some(i), d.is_error());
+                if kept.is_empty() {
+                    continue;
+                }
+                tried += 1;
+                let edits: Vec<&Edit> = f.edits.iter().collect();
+                let after = checked(&vox_codegen::diagnostic::apply_fixes(&text, &edits));
+                let found = warnings_except(&after, None, false);
+                for (k, n) in &kept {
+                    assert!(
+                        found.get(k).copied().unwrap_or(0) >= *n,
+                        "{}: the machine-applicable fix `{}` of {} hides {k:?}",
+                        case.display(),
+                        f.message,
+                        d.code.as_str()
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("{tried} machine-applicable fixes tried beside other warnings");
+}
+
+/// The case the issue names: `fix` renamed an unused `total` to `_total`,
+/// which silenced the `{total}`-in-a-plain-string lint, and `check` then
+/// said "no problems found" while the program printed `{total}`. Now the
+/// rename is a suggestion, `fix` leaves the file, and both warnings stay.
+#[test]
+fn renaming_an_unused_variable_does_not_hide_its_braces_lint() {
+    let text = "fn main() {\n    let total = 5\n    print(\"Total: {total}\")\n}\n";
+    let before = checked(text);
+    let codes: Vec<&str> = before
+        .diagnostics()
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(
+        codes,
+        ["vox/lint/unused-variable", "vox/lint/braces-in-string"],
+        "{:?}",
+        before.diagnostics()
+    );
+    let rename = &before.diagnostics()[0].fixes[0];
+    assert_eq!(rename.applicability, Applicability::MaybeIncorrect);
+    let outcome = fix_module(&[FixFile {
+        name: "case.vox".into(),
+        text: text.into(),
+        editable: true,
+    }]);
+    assert_eq!(outcome.texts[0], text, "nothing is applied unread");
+    let after: Vec<&str> = outcome
+        .checked
+        .diagnostics()
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert!(after.contains(&"vox/lint/braces-in-string"), "{after:?}");
+    // The same rename beside no other warning stays machine-applicable.
+    let alone = checked("fn main() {\n    let total = 5\n    print(\"Total\")\n}\n");
+    assert_eq!(
+        alone.diagnostics()[0].fixes[0].applicability,
+        Applicability::MachineApplicable
+    );
+}
