@@ -109,7 +109,7 @@ codes! {
     AiInvalidCheck = "vox/ai/invalid-check": "an `@ai(check = f)` naming no function, a function that does not take the return type and return `list[str]`, or one that uses the network",
     MediaInOutput = "vox/ai/media-in-output": "an `@ai` function whose return type holds an `Image`, `Document` or `Audio`, directly or inside a list, option, result, record or variant (a model cannot return media)",
     SchemaLimit = "vox/ai/schema-limit": "an `@ai` return type whose JSON Schema exceeds a strict-mode limit (nesting depth, property count, enum values, text size)",
-    MissingUses = "vox/effect/missing-uses": "a function that uses the network (an `@ai` function or a caller of one) without `@uses(net)`",
+    MissingUses = "vox/effect/missing-uses": "a function that uses the network (an `@ai` function or a caller of one) without `@uses(net)`, or reads files or its arguments or environment (`read_text`, `args`, `env`, or a caller of a function that does) without `@uses(fs)` or `@uses(env)`",
     UnknownEffect = "vox/effect/unknown" [warning]: "an `@uses(...)` effect the compiler does not know",
     MalformedEffects = "vox/effect/malformed": "an `@uses` without effects, or an effect given a value (`@uses(net = true)`)",
     UnknownDecorator = "vox/decorator/unknown": "a decorator other than `@ai`, `@uses` and `@test`",

@@ -58,6 +58,8 @@ const fn say(pattern: &'static str, say: &'static str) -> Slip {
 
 /// The table, most specific first (the first row that matches wins).
 pub(crate) const SLIPS: &[Slip] = &[
+    // Before the `.get(` of maps (docs/language.md, "Script input").
+    offer("os . environ . get (", "env(", "Vox reads an environment variable with `env(name)`, an `Option[str]` (`@uses(env)`)"),
     // Compound assignment and increments (every C-family language, Python, Swift, Kotlin, Go).
     fix("$a + =", "$a = $a +", "Vox has no `+=`: write `x = x + …`"),
     fix("$a - =", "$a = $a -", "Vox has no `-=`: write `x = x - …`"),
@@ -197,12 +199,28 @@ pub(crate) const SLIPS: &[Slip] = &[
     say("$a [ $s ]", "Vox has no indexing: `get(m, \"key\")` gives an `Option`, `get(m, \"key\", default)` the value or the default"),
     say("[ $a ]", "Vox has no indexing: `get(xs, i)` gives an `Option` (`first(xs)`, `last(xs)` too), or loop with `for`"),
     say("[ $n ]", "Vox has no indexing: `get(xs, i)` gives an `Option` (`first(xs)`, `last(xs)` too), or loop with `for`"),
+    // Script input (docs/language.md, "Script input"): offered, not applied,
+    // since each Vox builtin gives an `Option`/`Result` or drops the
+    // program's own name where the other language did not.
+    offer("open ( $s ) . read ( )", "read_text($s)", "Vox reads a text file with `read_text(path)`, a `Result[str]` (`@uses(fs)`)"),
+    offer("std : : fs : : read_to_string (", "read_text(", "Vox reads a text file with `read_text(path)`, a `Result[str]` (`@uses(fs)`)"),
+    offer("fs : : read_to_string (", "read_text(", "Vox reads a text file with `read_text(path)`, a `Result[str]` (`@uses(fs)`)"),
+    offer("fs . readFileSync (", "read_text(", "Vox reads a text file with `read_text(path)`, a `Result[str]` (`@uses(fs)`)"),
+    offer("sys . argv", "args()", "Vox's `args()` is the command-line arguments without the program's name (Python's `sys.argv[1:]`) (`@uses(env)`)"),
+    offer("std : : env : : args ( )", "args()", "Vox's `args()` is the command-line arguments without the program's name (`std::env::args().skip(1)`) (`@uses(env)`)"),
+    offer("env : : args ( )", "args()", "Vox's `args()` is the command-line arguments without the program's name (`std::env::args().skip(1)`) (`@uses(env)`)"),
+    offer("process . argv", "args()", "Vox's `args()` is the command-line arguments without the program's name (Node's `process.argv.slice(2)`) (`@uses(env)`)"),
+    offer("std : : env : : var (", "env(", "Vox reads an environment variable with `env(name)`, an `Option[str]` (`@uses(env)`)"),
+    offer("env : : var (", "env(", "Vox reads an environment variable with `env(name)`, an `Option[str]` (`@uses(env)`)"),
+    offer("os . getenv (", "env(", "Vox reads an environment variable with `env(name)`, an `Option[str]` (`@uses(env)`)"),
+    offer("process . env . $T", "env(\"$T\")", "Vox reads an environment variable with `env(name)`, an `Option[str]` (`@uses(env)`)"),
+    say("os . environ", "Vox reads an environment variable with `env(\"NAME\")`, an `Option[str]` (`@uses(env)`)"),
     // Opening files (Python's PIL, Python, Rust, Node): Vox reads a file only
     // to hand it to a model (docs/language.md, "Images, documents and audio").
     fix("Image . open ( $s )", "image_file($s)", "a Vox image is `image_file(\"scan.png\")`, read when the call that sends it is made"),
-    say("open (", "Vox opens no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
-    say("fs : : read", "Vox reads no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
-    say("readFileSync (", "Vox reads no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
+    say("open (", "Vox reads a text file with `read_text(path)` (`@uses(fs)`); a file for a model is `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
+    say("fs : : read", "Vox reads a text file with `read_text(path)` (`@uses(fs)`); a file for a model is `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
+    say("readFileSync (", "Vox reads a text file with `read_text(path)` (`@uses(fs)`); a file for a model is `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`"),
     // Types and literals.
     say("dict", "Vox's map type is `map[str, T]`: the empty map is `[:]`, a literal `[\"a\": 1]`"),
     say("Map", "Vox's map type is `map[str, T]`: the empty map is `[:]`, a literal `[\"a\": 1]`"),

@@ -551,7 +551,7 @@ impl Gen {
         }
         let loops = std::mem::take(&mut self.loops);
         let net = std::mem::replace(&mut self.cur_net, false);
-        let cur_ret = std::mem::replace(&mut self.cur_ret, Some(ret.clone()));
+        let cur_ret = self.cur_ret.replace(ret.clone());
         let mark = self.scope.len();
         let lambda_mark = std::mem::replace(&mut self.lambda_mark, mark);
         let name = self.local_name();

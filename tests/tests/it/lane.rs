@@ -631,3 +631,71 @@ fn interrupt_build(root: &Path, cargo: &Path) {
     let message = env.message.as_deref().unwrap_or_default();
     assert!(message.contains("signal 2"), "{message}");
 }
+
+/// A script reading its arguments, an environment variable and a file
+/// (docs/language.md, "Script input"): `cargo vox run FILE.vox -- a b`
+/// passes `a b` to `args()`; `read_text` of a missing file is an `Error`
+/// naming it.
+const SCRIPT_INPUT: &str = "@uses(fs)
+fn line_count(path: str) to int {
+    match read_text(path) {
+        Ok(text) => len(split(trim(text), \"\\n\")),
+        Error(e) => {
+            print(e)
+            -1
+        }
+    }
+}
+
+@uses(env)
+fn greeting() to str {
+    match env(\"VOX_SCRIPT_GREETING\") {
+        Some(g) => g,
+        None => \"hello\",
+    }
+}
+
+fn main() {
+    let files = args()
+    print(f\"{greeting()}: {len(files)} arguments\")
+    for path in files {
+        print(f\"{path}: {line_count(path)}\")
+    }
+}
+";
+
+#[test]
+fn a_script_reads_its_arguments_environment_and_files() {
+    let dir = work_dir("lane-script-input");
+    let cache = dir.join("cache");
+    let cache = path_arg(&cache).to_string();
+    std::fs::write(dir.join("count.vox"), SCRIPT_INPUT).expect("write script");
+    std::fs::write(dir.join("notes.txt"), "one\ntwo\nthree\n").expect("write notes");
+    let env = [
+        ("VOX_LLM_PROVIDER", "fixture"),
+        ("VOX_SCRIPT_CACHE", cache.as_str()),
+        ("VOX_SCRIPT_GREETING", "hi"),
+    ];
+    let r = lane_with(
+        &dir,
+        &["run", "count.vox", "--", "notes.txt", "missing.txt"],
+        &env,
+        BUILD,
+    );
+    r.assert_code(0);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines[0], "hi: 2 arguments", "{}", r.dump());
+    assert_eq!(lines[1], "notes.txt: 3", "{}", r.dump());
+    assert!(
+        lines[2].starts_with("cannot read missing.txt: "),
+        "{}",
+        r.dump()
+    );
+    assert_eq!(lines[3], "missing.txt: -1", "{}", r.dump());
+    assert_eq!(lines.len(), 4, "{}", r.dump());
+    // Without the variable, and with no arguments.
+    let env = [env[0], env[1]];
+    let r = lane_with(&dir, &["run", "count.vox"], &env, BUILD);
+    r.assert_code(0);
+    assert_eq!(r.stdout, "hello: 0 arguments\n", "{}", r.dump());
+}

@@ -353,6 +353,7 @@ impl Checker<'_> {
             | Builtin::Round
             | Builtin::Remove => 2,
             b if b.takes_function() => 2,
+            Builtin::Args => 0,
             Builtin::Insert => 3,
             Builtin::Range if args.len() == 2 => 2,
             _ => 1,
@@ -363,6 +364,14 @@ impl Checker<'_> {
                 a.span,
                 format!("builtin `{name}` takes positional arguments"),
             ));
+        }
+        if let Some(effect) = b.effect() {
+            if self.in_const {
+                self.not_constant(e.span, &format!("call `{name}`, which {}", effect.doing()));
+            }
+            if let Some(uses) = self.current.and_then(|c| self.info.effect_uses.get_mut(c)) {
+                uses.push((effect, e.span));
+            }
         }
         if args.len() != want_n {
             self.err(Diagnostic::error(
@@ -385,7 +394,9 @@ impl Checker<'_> {
                 Builtin::ParseInt | Builtin::ParseFloat | Builtin::ParseDecimal => {
                     b.parsed().map_or(Ty::Error, |t| Ty::Option(Box::new(t)))
                 }
-                Builtin::Keys => Ty::List(Box::new(Ty::Str)),
+                Builtin::Keys | Builtin::Args => Ty::List(Box::new(Ty::Str)),
+                Builtin::Env => Ty::Option(Box::new(Ty::Str)),
+                Builtin::ReadText => Ty::Result(Box::new(Ty::Str)),
                 Builtin::Range | Builtin::Split => Ty::List(Box::new(match b {
                     Builtin::Range => Ty::Int,
                     _ => Ty::Str,
@@ -411,6 +422,9 @@ impl Checker<'_> {
                 // Their type depends on the argument's: nothing to go on.
                 _ => Ty::Error,
             };
+        }
+        if b == Builtin::Args {
+            return Ty::List(Box::new(Ty::Str));
         }
         let a0 = &args[0].value;
         // `want` is prose for the message, `want_ty` a type-like alternative list.
@@ -531,6 +545,15 @@ impl Checker<'_> {
                 self.check_expr(a0, Want::Type(&Ty::Str));
                 Ty::Str
             }
+            Builtin::Env => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                Ty::Option(Box::new(Ty::Str))
+            }
+            Builtin::ReadText => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                Ty::Result(Box::new(Ty::Str))
+            }
+            Builtin::Args => Ty::List(Box::new(Ty::Str)),
             Builtin::StartsWith | Builtin::EndsWith => {
                 self.check_expr(a0, Want::Type(&Ty::Str));
                 self.check_expr(&args[1].value, Want::Type(&Ty::Str));

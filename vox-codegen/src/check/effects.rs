@@ -3,6 +3,7 @@
 //! `@ai(check = f)`, and the `net` effect (`@uses(net)`).
 
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::source::Span;
 use crate::types::*;
 
 use super::{line_indent, Checker, FnInfo};
@@ -354,6 +355,7 @@ impl Checker<'_> {
         for (i, f) in self.info.fns.iter_mut().enumerate() {
             f.net = net[i] || f.net;
         }
+        self.check_other_effects();
         // A lambda runs inside the builtin, which cannot wait for the
         // network (docs/language.md, "Functions as arguments").
         for (callee, span) in std::mem::take(&mut self.lambda_calls) {
@@ -370,6 +372,103 @@ impl Checker<'_> {
                 .label("a network call")
                 .hint("call it in a `for` loop: `for x in xs { let y = f(x) … }`, which waits for each reply"),
             );
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// `@uses(fs)` and `@uses(env)`: a function that calls `read_text`,
+    /// `args` or `env`, or a function that has the effect, declares it
+    /// (docs/language.md, "Script input"); `fn main` and `@test` functions
+    /// need not.
+    fn check_other_effects(&mut self) {
+        let n = self.info.fns.len();
+        let exempt = |f: &FnInfo| f.test || f.name == "main";
+        for effect in crate::check::Effect::ALL {
+            let direct: Vec<Option<Span>> = (0..n)
+                .map(|i| {
+                    self.info
+                        .effect_uses
+                        .get(i)
+                        .and_then(|u| u.iter().find(|(e, _)| *e == effect).map(|(_, s)| *s))
+                })
+                .collect();
+            let mut has: Vec<bool> = (0..n)
+                .map(|i| self.info.fns[i].uses.contains(&effect) || direct[i].is_some())
+                .collect();
+            loop {
+                let mut changed = false;
+                for i in 0..n {
+                    if has[i] || exempt(&self.info.fns[i]) {
+                        continue;
+                    }
+                    if self.info.calls[i].iter().any(|(c, _)| has[*c]) {
+                        has[i] = true;
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+            for i in 0..n {
+                let f = &self.info.fns[i];
+                if !has[i] || f.uses.contains(&effect) || exempt(f) {
+                    continue;
+                }
+                let Some(decl) = self.module.fn_decl(f.item) else {
+                    continue;
+                };
+                let (what, at) = match direct[i] {
+                    Some(span) => (format!("`{}` {}", f.name, effect.doing()), span),
+                    None => {
+                        let (callee, span) = self.info.calls[i]
+                            .iter()
+                            .find(|(c, _)| has[*c])
+                            .copied()
+                            .unwrap_or((i, decl.name.span));
+                        (
+                            format!(
+                                "`{}` calls `{}`, which {}",
+                                f.name,
+                                self.info.fns[callee].name,
+                                effect.doing()
+                            ),
+                            span,
+                        )
+                    }
+                };
+                let e = effect.name();
+                let mut d = Diagnostic::error(
+                    Code::MissingUses,
+                    decl.name.span,
+                    format!("{what}, but does not declare `@uses({e})`"),
+                )
+                .related(at, "here")
+                .hint(format!(
+                    "`@uses({e})` says what a function may do; `fn main` and `@test` functions need not declare it"
+                ));
+                // Added to the function's `@uses(…)`, or as a line of its own.
+                d = match decl.decorator("uses") {
+                    Some(u) if !u.args.is_empty() && u.span.end > u.span.start => {
+                        let close = Span {
+                            start: u.span.end - 1,
+                            end: u.span.end - 1,
+                            ..u.span
+                        };
+                        d.fix(format!("add `{e}` to `@uses`"), close, format!(", {e}"))
+                    }
+                    _ => {
+                        let indent = line_indent(self.sources, decl.head);
+                        d.fix(
+                            format!("add `@uses({e})`"),
+                            decl.head.shrink_to_start(),
+                            format!("@uses({e})\n{indent}"),
+                        )
+                    }
+                };
+                self.err(d);
+            }
         }
     }
 }

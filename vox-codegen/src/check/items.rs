@@ -382,11 +382,21 @@ impl Checker<'_> {
                     .hint("write `fn main() { … }`; read inputs inside it"),
                 );
             }
+            let uses: Vec<super::Effect> = f
+                .decorator("uses")
+                .map(|d| {
+                    super::Effect::ALL
+                        .into_iter()
+                        .filter(|e| d.args.iter().any(|a| a.name.name == e.name()))
+                        .collect()
+                })
+                .unwrap_or_default();
             let info = FnInfo {
                 name: f.name.name.clone(),
                 params,
                 ret,
                 net: declared_net,
+                uses,
                 ai,
                 test,
                 item: idx,
@@ -401,6 +411,7 @@ impl Checker<'_> {
                 self.info.fns.push(info);
             }
             self.info.calls.push(Vec::new());
+            self.info.effect_uses.push(Vec::new());
         }
         let mut reserved = Vec::new();
         // In a library crate `fn main` is emitted as `pub fn vox_main`

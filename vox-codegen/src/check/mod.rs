@@ -96,6 +96,13 @@ pub enum Builtin {
     Count,
     SortBy,
     GroupBy,
+    // Script input (docs/language.md, "Script input").
+    /// `args()`: the command-line arguments (`@uses(env)`).
+    Args,
+    /// `env(name)`: an environment variable, an `Option` (`@uses(env)`).
+    Env,
+    /// `read_text(path)`: a file's text, a `Result` (`@uses(fs)`).
+    ReadText,
     // Maps (docs/language.md, "Maps"); `len`, `get` and `contains` take maps too.
     Insert,
     Remove,
@@ -111,7 +118,7 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 49] = [
+    pub const ALL: [(&'static str, Builtin); 52] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -151,6 +158,9 @@ impl Builtin {
         ("count", Builtin::Count),
         ("sort_by", Builtin::SortBy),
         ("group_by", Builtin::GroupBy),
+        ("args", Builtin::Args),
+        ("env", Builtin::Env),
+        ("read_text", Builtin::ReadText),
         ("insert", Builtin::Insert),
         ("remove", Builtin::Remove),
         ("keys", Builtin::Keys),
@@ -201,6 +211,15 @@ impl Builtin {
                 | Builtin::SortBy
                 | Builtin::GroupBy
         )
+    }
+
+    /// The effect a builtin has, which its caller declares with `@uses`.
+    pub fn effect(self) -> Option<Effect> {
+        match self {
+            Builtin::Args | Builtin::Env => Some(Effect::Env),
+            Builtin::ReadText => Some(Effect::Fs),
+            _ => None,
+        }
     }
 
     pub(crate) fn lookup(name: &str) -> Option<Builtin> {
@@ -349,6 +368,37 @@ fn or_list(words: &[String]) -> String {
     }
 }
 
+/// An effect other than `net` that `@uses(…)` declares (docs/language.md,
+/// "Script input"): a function using one, directly or through the functions
+/// it calls, declares it; `fn main` and `@test` functions need not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Reading files: `read_text`.
+    Fs,
+    /// The process's environment: `args`, `env`.
+    Env,
+}
+
+impl Effect {
+    pub const ALL: [Effect; 2] = [Effect::Fs, Effect::Env];
+
+    /// As `@uses(…)` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Effect::Fs => "fs",
+            Effect::Env => "env",
+        }
+    }
+
+    /// What a function with it does, for messages.
+    pub fn doing(self) -> &'static str {
+        match self {
+            Effect::Fs => "reads files",
+            Effect::Env => "reads its arguments or environment",
+        }
+    }
+}
+
 /// What a call expression calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Callee {
@@ -397,6 +447,8 @@ pub struct FnInfo {
     pub ret: Ty,
     /// Declares `@uses(net)` (or needs it): becomes `async` and fallible.
     pub net: bool,
+    /// The other effects `@uses(…)` declares.
+    pub uses: Vec<Effect>,
     pub ai: Option<AiConfig>,
     pub test: bool,
     /// Index into `module.items`.
@@ -435,6 +487,9 @@ pub struct ModuleInfo {
     pub consts: Vec<ConstInfo>,
     /// Every use of a constant (a bare `NAME` expression) → its index in `consts`.
     pub const_refs: HashMap<ExprId, usize>,
+    /// Per function (indexed like `fns`): the effectful builtins its body
+    /// calls (`read_text`, `args`, …) and where.
+    pub effect_uses: Vec<Vec<(Effect, Span)>>,
 }
 
 impl ModuleInfo {

@@ -118,6 +118,9 @@ impl Emitter<'_> {
     }
 
     fn builtin(&mut self, call: &Expr, b: Builtin, args: &[Arg], ctx: Ctx, depth: usize) -> String {
+        if b == Builtin::Args {
+            return "::vox_runtime::__private::script::args()".into();
+        }
         let Some(a0) = args.first().map(|a| &a.value) else {
             return "::std::unreachable!()".into();
         };
@@ -425,6 +428,16 @@ impl Emitter<'_> {
             | Builtin::Count
             | Builtin::SortBy
             | Builtin::GroupBy => self.higher_order(call, b, args, ctx, depth),
+            Builtin::Env | Builtin::ReadText => {
+                let f = if b == Builtin::Env {
+                    "env"
+                } else {
+                    "read_text"
+                };
+                let v = self.borrowable(a0, ctx, depth);
+                format!("::vox_runtime::__private::script::{f}(&{v})")
+            }
+            Builtin::Args => "::vox_runtime::__private::script::args()".into(),
             Builtin::Range => format!(
                 "{}.collect::<::std::vec::Vec<i64>>()",
                 self.range(args, ctx, depth)

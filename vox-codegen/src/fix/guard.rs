@@ -39,8 +39,8 @@ pub(crate) fn guard_warning_fixes(sources: &SourceMap, diagnostics: &mut [Diagno
         *warnings.entry(key(d)).or_default() += 1;
         followers += usize::from(follows(d));
     }
-    for i in 0..diagnostics.len() {
-        let of_error = diagnostics[i].is_error();
+    for d in diagnostics.iter_mut() {
+        let of_error = d.is_error();
         let own = usize::from(!of_error);
         let keep = if of_error {
             warnings.values().sum::<usize>() - followers
@@ -50,8 +50,9 @@ pub(crate) fn guard_warning_fixes(sources: &SourceMap, diagnostics: &mut [Diagno
         if keep == 0 {
             continue;
         }
-        for fi in 0..diagnostics[i].fixes.len() {
-            if diagnostics[i].fixes[fi].applicability != Applicability::MachineApplicable {
+        let own_key = key(d);
+        for f in d.fixes.iter_mut() {
+            if f.applicability != Applicability::MachineApplicable {
                 continue;
             }
             let hides = if budget == 0 {
@@ -64,14 +65,13 @@ pub(crate) fn guard_warning_fixes(sources: &SourceMap, diagnostics: &mut [Diagno
                     others.retain(|(code, _), _| {
                         !matches!(code, Code::UnusedVariable | Code::UnusedValue)
                     });
-                } else if let Some(n) = others.get_mut(&key(&diagnostics[i])) {
+                } else if let Some(n) = others.get_mut(&own_key) {
                     *n -= 1;
                 }
-                let edits = diagnostics[i].fixes[fi].edits.clone();
-                hides_a_warning(sources, &edits, &others)
+                hides_a_warning(sources, &f.edits, &others)
             };
             if hides {
-                diagnostics[i].fixes[fi].applicability = Applicability::MaybeIncorrect;
+                f.applicability = Applicability::MaybeIncorrect;
             }
         }
     }

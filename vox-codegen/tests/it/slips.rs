@@ -38,9 +38,10 @@ const CASES: &[(&str, &str, &str, Want)] = &[
     ("Rust", "assignment as a match arm", "    match n {\n        1 => s = 2\n        _ => s = 3\n    }\n", Fixed("    match n {\n        1 => { s = 2 }\n        _ => { s = 3 }\n    }\n")),
     ("Rust", "struct literal of a variant", "    let c = Coin { value: 2 }\n    print(c)\n", Fixed("    let c = Coin(value: 2)\n    print(c)\n")),
     ("Python", "PIL's Image.open", "    let scan = Image.open(\"scan.png\")\n    print(scan)\n", Fixed("    let scan = image_file(\"scan.png\")\n    print(scan)\n")),
-    ("Python", "open(…, \"rb\")", "    let pdf = open(\"invoice.pdf\", \"rb\")\n", Hint("Vox opens no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`")),
-    ("Rust", "fs::read", "    let bytes = fs::read(\"scan.png\")\n", Hint("Vox reads no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`")),
-    ("JavaScript", "readFileSync", "    let bytes = readFileSync(\"scan.png\")\n", Hint("Vox reads no files: pass one to an `@ai` function as `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`")),
+    ("Python", "open(…, \"rb\")", "    let pdf = open(\"invoice.pdf\", \"rb\")\n", Hint("Vox reads a text file with `read_text(path)` (`@uses(fs)`); a file for a model is `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`")),
+    ("Rust", "fs::read", "    let bytes = fs::read(\"scan.png\")\n", Hint("Vox reads a text file with `read_text(path)` (`@uses(fs)`); a file for a model is `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`")),
+    ("JavaScript", "readFileSync", "    let bytes = readFileSync(\"scan.png\")\n", Hint("Vox reads a text file with `read_text(path)` (`@uses(fs)`); a file for a model is `image_file(\"…\")`, `document_file(\"…\")` or `audio_file(\"…\")`")),
+    ("Python", "os.environ[…]", "    let home = os.environ[\"HOME\"]\n", Hint("Vox reads an environment variable with `env(\"NAME\")`, an `Option[str]` (`@uses(env)`)")),
     ("Rust", "use", "    use std::fmt\n", Hint("Vox has no imports: every `.vox` file of a package is one module")),
     ("TypeScript", "===", "    if n === 1 {\n        s = 1\n    }\n", Fixed("    if n is 1 {\n        s = 1\n    }\n")),
     ("JavaScript", "!==", "    if n !== 1 {\n        s = 1\n    }\n", Fixed("    if n isnt 1 {\n        s = 1\n    }\n")),
@@ -362,6 +363,66 @@ fn reading_a_number_from_text_offers_parse_builtins() {
         ),
         (
             "Python",
+            "    print(open(\"notes.txt\").read())\n",
+            "read_text(\"notes.txt\")",
+            "Vox reads a text file with `read_text(path)`",
+        ),
+        (
+            "Rust",
+            "    print(std::fs::read_to_string(s0))\n",
+            "read_text(",
+            "Vox reads a text file with `read_text(path)`",
+        ),
+        (
+            "JavaScript",
+            "    print(fs.readFileSync(s0, \"utf8\"))\n",
+            "read_text(",
+            "Vox reads a text file with `read_text(path)`",
+        ),
+        (
+            "Python",
+            "    print(sys.argv)\n",
+            "args()",
+            "Vox's `args()` is the command-line arguments",
+        ),
+        (
+            "Rust",
+            "    print(std::env::args())\n",
+            "args()",
+            "Vox's `args()` is the command-line arguments",
+        ),
+        (
+            "JavaScript",
+            "    print(process.argv)\n",
+            "args()",
+            "Vox's `args()` is the command-line arguments",
+        ),
+        (
+            "Rust",
+            "    print(std::env::var(\"HOME\"))\n",
+            "env(",
+            "Vox reads an environment variable with `env(name)`",
+        ),
+        (
+            "Python",
+            "    print(os.getenv(\"HOME\"))\n",
+            "env(",
+            "Vox reads an environment variable with `env(name)`",
+        ),
+        (
+            "Python",
+            "    print(os.environ.get(\"HOME\"))\n",
+            "env(",
+            "Vox reads an environment variable with `env(name)`",
+        ),
+        (
+            "JavaScript",
+            "    print(process.env.HOME)\n",
+            "env(\"HOME\")",
+            "Vox reads an environment variable with `env(name)`",
+        ),
+        (
+            "Python",
             "    print(int(s0))\n",
             "parse_int",
             "`int` converts numbers; to read one from text, `parse_int(s)`",
@@ -397,7 +458,7 @@ fn reading_a_number_from_text_offers_parse_builtins() {
             text: text.clone(),
             editable: true,
         }]);
-        if out.texts[0].contains("parse_") {
+        if out.texts[0] != text {
             failures.push(format!(
                 "{lang} `{}`: applied: {}",
                 body.trim(),

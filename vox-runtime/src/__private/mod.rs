@@ -15,6 +15,7 @@ pub mod arith;
 pub mod builtins;
 mod category;
 pub mod decimal;
+pub mod script;
 pub mod show;
 
 pub use crate::ai_function::{AiFunction, Args, OutputSchema};
