@@ -147,13 +147,17 @@ module.exports = grammar({
       ),
 
     let_statement: ($) =>
-      seq(
-        'let',
-        optional($.mutable),
-        field('name', $.identifier),
-        optional(seq(':', field('type', $.type))),
-        '=',
-        field('value', $._expression),
+      choice(
+        seq(
+          'let',
+          optional($.mutable),
+          field('name', $.identifier),
+          optional(seq(':', field('type', $.type))),
+          '=',
+          field('value', $._expression),
+        ),
+        // `let Invoice { vendor, total, .. } = inv`.
+        seq('let', field('pattern', $.record_pattern), '=', field('value', $._expression)),
       ),
 
     mutable: (_) => 'mut',
@@ -230,10 +234,32 @@ module.exports = grammar({
         $.string,
         $.boolean,
         $.constructor_pattern,
+        $.record_pattern,
         $.or_pattern,
       ),
 
     wildcard: (_) => '_',
+
+    // `Invoice { vendor: "ACME", total, .. }`.
+    record_pattern: ($) =>
+      prec(
+        1,
+        seq(
+          field('name', $.type_identifier),
+          '{',
+          optional(
+            seq(
+              commaSep1(choice($.field_pattern, $.rest_pattern)),
+            ),
+          ),
+          '}',
+        ),
+      ),
+
+    field_pattern: ($) =>
+      seq(field('name', $.identifier), optional(seq(':', field('pattern', $._pattern)))),
+
+    rest_pattern: (_) => '..',
 
     constructor_pattern: ($) =>
       prec.right(

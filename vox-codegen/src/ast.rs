@@ -198,6 +198,14 @@ pub enum Stmt {
         value: Expr,
         span: Span,
     },
+    /// `let Invoice { vendor, total, .. } = value`: a record pattern that
+    /// matches every value, binding its names (docs/language.md, "Record
+    /// patterns").
+    LetPattern {
+        pattern: Pattern,
+        value: Expr,
+        span: Span,
+    },
     Assign {
         target: Expr,
         value: Expr,
@@ -230,6 +238,7 @@ impl Stmt {
     pub fn span(&self) -> Span {
         match self {
             Stmt::Let { span, .. }
+            | Stmt::LetPattern { span, .. }
             | Stmt::Assign { span, .. }
             | Stmt::Return { span, .. }
             | Stmt::For { span, .. }
@@ -431,8 +440,25 @@ pub enum PatternKind {
     /// `A | B | C`: matches what any alternative matches. Alternatives bind
     /// no names (docs/language.md, "Or-patterns and guards").
     Or(Vec<Pattern>),
+    /// `Invoice { vendor: "ACME", total, .. }`: a record's fields; `total`
+    /// alone binds the field to its name (docs/language.md, "Record
+    /// patterns").
+    Record {
+        name: Ident,
+        fields: Vec<FieldPattern>,
+        /// The `..` that stands for the fields not written, if any.
+        rest: Option<Span>,
+    },
     /// A pattern already reported as invalid; it matches nothing.
     Invalid,
+}
+
+/// `field: pattern` in a record pattern (`field` alone is parsed as
+/// `field: field`, a binding).
+#[derive(Debug, Clone)]
+pub struct FieldPattern {
+    pub name: Ident,
+    pub pattern: Pattern,
 }
 
 /// Visits every expression of a block (including those of nested blocks),
@@ -440,7 +466,7 @@ pub enum PatternKind {
 pub(crate) fn walk_block<'m>(b: &'m Block, f: &mut dyn FnMut(&'m Expr)) {
     for s in &b.stmts {
         match s {
-            Stmt::Let { value, .. } => walk_expr(value, f),
+            Stmt::Let { value, .. } | Stmt::LetPattern { value, .. } => walk_expr(value, f),
             Stmt::Assign { target, value, .. } => {
                 walk_expr(target, f);
                 walk_expr(value, f);

@@ -47,6 +47,13 @@ fn ctors_of(ty: &Ty, types: &TypeTable) -> Option<Vec<(String, Vec<Ty>)>> {
             ("Ok".into(), vec![(**t).clone()]),
             ("Error".into(), vec![Ty::Str]),
         ]),
+        // A record: one constructor, its fields (matched by record patterns).
+        Ty::Named(id) if types.get(*id).is_some_and(|d| d.fields().is_some()) => {
+            types.get(*id).and_then(|d| {
+                d.fields()
+                    .map(|fs| vec![(d.name.clone(), fs.iter().map(|f| f.ty.clone()).collect())])
+            })
+        }
         Ty::Named(id) => types.get(*id).and_then(|d| d.variants()).map(|vs| {
             vs.iter()
                 .map(|v| {
@@ -76,6 +83,34 @@ pub fn lower(p: &Pattern, ty: &Ty, types: &TypeTable) -> Pat {
         PatternKind::Str(s) => Pat::Lit(format!("{s:?}")),
         PatternKind::Bool(b) => Pat::Ctor(b.to_string(), vec![]),
         PatternKind::Or(alts) => Pat::Or(alts.iter().map(|a| lower(a, ty, types)).collect()),
+        PatternKind::Record { name, fields, .. } => {
+            let Some((cname, tys)) = ctors_of(ty, types).and_then(|mut cs| cs.pop()) else {
+                return Pat::Opaque;
+            };
+            if cname != name.name {
+                return Pat::Opaque;
+            }
+            let Some(def) = types.find(&cname).and_then(|id| types.get(id)) else {
+                return Pat::Opaque;
+            };
+            let names: Vec<String> = def
+                .fields()
+                .unwrap_or(&[])
+                .iter()
+                .map(|f| f.name.clone())
+                .collect();
+            let sub = names
+                .iter()
+                .zip(&tys)
+                .map(|(n, fty)| {
+                    fields
+                        .iter()
+                        .find(|f| f.name.name == *n)
+                        .map_or(Pat::Wild, |f| lower(&f.pattern, fty, types))
+                })
+                .collect();
+            Pat::Ctor(cname, sub)
+        }
         PatternKind::Ctor { name, args } => {
             let Some(ctors) = ctors_of(ty, types) else {
                 return Pat::Opaque;
@@ -124,7 +159,7 @@ impl<'a> Checker<'a> {
                     // e.g. `Some(Open(_))`.
                     let q = vec![Pat::Ctor(c, vec![Pat::Wild; fields.len()])];
                     let w = self.witness(rows, &q, std::slice::from_ref(ty)).ok()??;
-                    Some(format!("`{}`", render(w.first()?)))
+                    Some(format!("`{}`", render(w.first()?, self.types)))
                 })
                 .collect(),
             None => vec!["`_`".into()],
@@ -279,17 +314,43 @@ fn prepend(head: Pat, tail: Vec<Pat>) -> Vec<Pat> {
     out
 }
 
-/// A pattern as Vox source: `Some(Open(_))`, `Paid`, `_`.
-fn render(p: &Pat) -> String {
+/// A pattern as Vox source: `Some(Open(_))`, `Paid`, `_`, and a record's
+/// `Invoice { status: Open(_), .. }`.
+fn render(p: &Pat, types: &TypeTable) -> String {
     match p {
         Pat::Wild | Pat::Opaque => "_".into(),
         Pat::Lit(l) => l.clone(),
-        Pat::Or(alts) => alts.iter().map(render).collect::<Vec<_>>().join(" | "),
-        Pat::Ctor(c, args) if args.is_empty() => c.clone(),
-        Pat::Ctor(c, args) => format!(
-            "{c}({})",
-            args.iter().map(render).collect::<Vec<_>>().join(", ")
-        ),
+        Pat::Or(alts) => alts
+            .iter()
+            .map(|a| render(a, types))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        Pat::Ctor(c, args) => {
+            let record = types
+                .find(c)
+                .and_then(|id| types.get(id))
+                .and_then(|d| d.fields());
+            if let Some(fields) = record {
+                let parts: Vec<String> = fields
+                    .iter()
+                    .zip(args)
+                    .filter(|(_, a)| !matches!(a, Pat::Wild))
+                    .map(|(f, a)| format!("{}: {}", f.name, render(a, types)))
+                    .chain(std::iter::once("..".to_string()))
+                    .collect();
+                return format!("{c} {{ {} }}", parts.join(", "));
+            }
+            if args.is_empty() {
+                return c.clone();
+            }
+            format!(
+                "{c}({})",
+                args.iter()
+                    .map(|a| render(a, types))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
     }
 }
 

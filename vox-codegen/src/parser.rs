@@ -1217,6 +1217,19 @@ impl Parser<'_> {
     fn stmt(&mut self) -> PResult<Stmt> {
         let start = self.peek_tok().span;
         match self.peek() {
+            T::Let if self.peek_nth(1) == T::TypeName && self.peek_nth(2) == T::LBrace => {
+                // `let Invoice { vendor, total, .. } = inv`.
+                self.bump();
+                let pattern = self.pattern()?;
+                self.expect(T::Eq, "after the pattern")?;
+                self.skip_newlines();
+                let value = self.expr()?;
+                Ok(Stmt::LetPattern {
+                    span: start.to(value.span),
+                    pattern,
+                    value,
+                })
+            }
             T::Let => {
                 self.bump();
                 let mutable = self.eat(T::Mut).is_some();
@@ -1518,6 +1531,10 @@ impl Parser<'_> {
                     p.bump();
                     PatternKind::Bool(t.kind == T::True)
                 }
+                T::TypeName if p.peek_nth(1) == T::LBrace => {
+                    let name = p.bump_ident();
+                    p.record_pattern(name)?
+                }
                 T::TypeName => {
                     let name = p.bump_ident();
                     let args = if p.raw(p.pos).kind == T::LParen {
@@ -1549,6 +1566,62 @@ impl Parser<'_> {
                 kind,
             })
         })
+    }
+
+    /// `{ field: pattern, field, .. }` after a record pattern's type name.
+    fn record_pattern(&mut self, name: Ident) -> PResult<PatternKind> {
+        let open = self.expect(T::LBrace, "")?;
+        enum Item {
+            Field(FieldPattern),
+            Rest(Span),
+        }
+        let items = self.comma_list(
+            T::RBrace,
+            Some(open.span),
+            "to close the record pattern",
+            |p| {
+                if p.peek() == T::Dot && p.peek_nth(1) == T::Dot {
+                    let a = p.bump();
+                    let b = p.bump();
+                    return Ok(Item::Rest(a.span.to(b.span)));
+                }
+                let field = p.value_name("a field")?;
+                let pattern = if p.eat(T::Colon).is_some() {
+                    p.pattern()?
+                } else {
+                    Pattern {
+                        kind: PatternKind::Binding(field.name.clone()),
+                        span: field.span,
+                    }
+                };
+                Ok(Item::Field(FieldPattern {
+                    name: field,
+                    pattern,
+                }))
+            },
+        )?;
+        let mut fields = Vec::new();
+        let mut rest = None;
+        let count = items.len();
+        for (i, item) in items.into_iter().enumerate() {
+            match item {
+                Item::Field(f) => fields.push(f),
+                Item::Rest(span) => {
+                    if i + 1 != count {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::InvalidPattern,
+                                span,
+                                "`..` comes last in a record pattern",
+                            )
+                            .hint("it stands for every field not written before it"),
+                        );
+                    }
+                    rest = Some(span);
+                }
+            }
+        }
+        Ok(PatternKind::Record { name, fields, rest })
     }
 
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {

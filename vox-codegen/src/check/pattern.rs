@@ -146,7 +146,7 @@ impl Checker<'_> {
 
     /// Checks a pattern against the matched type, declaring its bindings.
     /// Returns whether the pattern matches every value (a binding or `_`).
-    fn check_pattern(&mut self, p: &Pattern, t: &Ty) -> bool {
+    pub(super) fn check_pattern(&mut self, p: &Pattern, t: &Ty) -> bool {
         let literal = |c: &mut Self, want: Ty| {
             if matches!(t, Ty::Unknown) {
                 c.open_type(p.span, "matched against a literal");
@@ -197,6 +197,13 @@ impl Checker<'_> {
                 literal(self, Ty::Bool);
                 false
             }
+            PatternKind::Record { name, fields, rest } => {
+                // Field values have the record's concrete field types.
+                let saved = self.pat_origin.take();
+                let irrefutable = self.check_record_pattern(p, name, fields, *rest, t);
+                self.pat_origin = saved;
+                irrefutable
+            }
             PatternKind::Ctor { name, args } => {
                 // Sub-patterns of `Some`/`Ok` match the content; others
                 // (variant fields, `Error`'s text) have concrete types.
@@ -214,6 +221,137 @@ impl Checker<'_> {
                 irrefutable
             }
         }
+    }
+
+    /// `Invoice { vendor: "ACME", total, .. }` against a value of type `t`;
+    /// whether it matches every such value.
+    fn check_record_pattern(
+        &mut self,
+        p: &Pattern,
+        name: &Ident,
+        fields: &[FieldPattern],
+        rest: Option<crate::source::Span>,
+        t: &Ty,
+    ) -> bool {
+        let bind_all = |c: &mut Self| {
+            for f in fields {
+                c.check_pattern(&f.pattern, &Ty::Error);
+            }
+        };
+        let def = match t {
+            Ty::Named(tid) => self.info.types.get(*tid).cloned(),
+            Ty::Error => {
+                bind_all(self);
+                return false;
+            }
+            Ty::Unknown => {
+                self.open_type(p.span, "matched against a record pattern");
+                bind_all(self);
+                return false;
+            }
+            _ => None,
+        };
+        let Some(def) = def.filter(|d| d.name == name.name && d.fields().is_some()) else {
+            let shown = self.show(t);
+            let mut d = Diagnostic::error(
+                Code::InvalidPattern,
+                name.span,
+                format!(
+                    "a `{}` pattern cannot match a value of type `{shown}`",
+                    name.name
+                ),
+            );
+            d = if self.type_index.contains_key(&name.name) {
+                d.hint(format!(
+                    "the value is a `{shown}`; a record pattern names the record type it matches"
+                ))
+            } else if self.variant_index.contains_key(&name.name) {
+                d.hint(format!(
+                    "variants are matched with parentheses: `{}(…)`",
+                    name.name
+                ))
+            } else {
+                d.hint("a record pattern names a record type: `Invoice { total, .. }`")
+            };
+            self.err(d);
+            bind_all(self);
+            return false;
+        };
+        let declared = def.fields().unwrap_or(&[]).to_vec();
+        let mut irrefutable = true;
+        let mut seen: Vec<&str> = Vec::new();
+        for f in fields {
+            if seen.contains(&f.name.name.as_str()) {
+                self.err(Diagnostic::error(
+                    Code::Duplicate,
+                    f.name.span,
+                    format!("field `{}` is matched twice", f.name.name),
+                ));
+            }
+            seen.push(&f.name.name);
+            match declared.iter().find(|d| d.name == f.name.name) {
+                Some(d) => {
+                    if !self.check_pattern(&f.pattern, &d.ty) {
+                        irrefutable = false;
+                    }
+                }
+                None => {
+                    let mut d = Diagnostic::error(
+                        Code::UnknownField,
+                        f.name.span,
+                        format!("`{}` has no field `{}`", name.name, f.name.name),
+                    );
+                    if let Some(s) =
+                        did_you_mean(&f.name.name, declared.iter().map(|d| d.name.as_str()))
+                    {
+                        d = suggest(d, s, f.name.span);
+                    }
+                    self.err(d);
+                    self.check_pattern(&f.pattern, &Ty::Error);
+                }
+            }
+        }
+        let missing: Vec<&str> = declared
+            .iter()
+            .map(|d| d.name.as_str())
+            .filter(|n| !seen.contains(n))
+            .collect();
+        if rest.is_none() && !missing.is_empty() {
+            // `..` before the closing brace, after the last field written.
+            let close = p.span.end.saturating_sub(1);
+            let at = crate::source::Span {
+                start: close,
+                end: close,
+                ..p.span
+            };
+            let sep = if fields.is_empty() { "" } else { ", " };
+            self.err(
+                Diagnostic::error(
+                    Code::MissingField,
+                    p.span,
+                    format!(
+                        "the pattern does not say `{}`'s field{} {}",
+                        name.name,
+                        if missing.len() == 1 { "" } else { "s" },
+                        missing
+                            .iter()
+                            .map(|m| format!("`{m}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .hint("write `..` for the fields the pattern does not look at")
+                .fix_with(
+                    crate::diagnostic::Applicability::MachineApplicable,
+                    "add `..`",
+                    vec![crate::diagnostic::Edit {
+                        span: at,
+                        replacement: format!("{sep}.."),
+                    }],
+                ),
+            );
+        }
+        irrefutable
     }
 
     fn check_ctor_pattern(
@@ -356,6 +494,7 @@ fn first_binding(p: &Pattern) -> Option<crate::source::Span> {
     match &p.kind {
         PatternKind::Binding(_) => Some(p.span),
         PatternKind::Ctor { args, .. } => args.iter().flatten().find_map(first_binding),
+        PatternKind::Record { fields, .. } => fields.iter().find_map(|f| first_binding(&f.pattern)),
         PatternKind::Or(alts) => alts.iter().find_map(first_binding),
         _ => None,
     }

@@ -221,7 +221,9 @@ fn settle_block(info: &mut ModuleInfo, b: &Block) -> bool {
     let mut changed = false;
     for s in &b.stmts {
         match s {
-            Stmt::Let { value, .. } => changed |= settle_expr(info, value),
+            Stmt::Let { value, .. } | Stmt::LetPattern { value, .. } => {
+                changed |= settle_expr(info, value)
+            }
             Stmt::Assign { target, value, .. } => {
                 let tt = info.expr_type(target.id).clone();
                 let vt = info.expr_type(value.id).clone();

@@ -73,6 +73,31 @@ impl Checker<'_> {
                 // `let x = if c { return 1 } else { return 2 }` never binds.
                 diverges
             }
+            Stmt::LetPattern { pattern, value, .. } => {
+                let vt = self.check_expr(value, Want::Any);
+                if matches!(vt, Ty::Never) {
+                    return true;
+                }
+                self.pat_origin = Some(Origin {
+                    expr: value.id,
+                    wrap: Vec::new(),
+                });
+                let irrefutable = self.check_pattern(pattern, &vt);
+                self.pat_origin = None;
+                self.report_duplicate_bindings();
+                if !irrefutable && !matches!(vt, Ty::Error) {
+                    self.err(
+                        Diagnostic::error(
+                            Code::InvalidPattern,
+                            pattern.span,
+                            "a `let` pattern must match every value",
+                        )
+                        .label("some values do not match")
+                        .hint("use `match` for a pattern that can fail: `match v { Invoice { vendor: \"ACME\", .. } => …, _ => … }`"),
+                    );
+                }
+                false
+            }
             Stmt::Assign { target, value, .. } => {
                 let tt = self.check_place(target);
                 let vt = self.check_expr(value, Want::Type(&tt));

@@ -83,6 +83,18 @@ impl Emitter<'_> {
         out
     }
 
+    /// A pattern for a value of type `t` with its guards and rebinds.
+    pub(super) fn pattern_parts(
+        &mut self,
+        p: &Pattern,
+        t: &Ty,
+    ) -> (String, Vec<String>, Vec<String>) {
+        let mut guards = Vec::new();
+        let mut rebinds = Vec::new();
+        let pat = self.pattern(p, t, &mut guards, &mut rebinds);
+        (pat, guards, rebinds)
+    }
+
     pub(super) fn fresh(&mut self, prefix: &str) -> String {
         self.tmp += 1;
         format!("{prefix}{}", self.tmp)
@@ -132,6 +144,39 @@ impl Emitter<'_> {
                     .collect();
                 guards.push(format!("({})", tests.join(" || ")));
                 v
+            }
+            PatternKind::Record { fields: subs, .. } => {
+                let Ty::Named(tid) = t else {
+                    return "_".into();
+                };
+                let tid = *tid;
+                let Some(def) = self.info.types.get(tid) else {
+                    return "_".into();
+                };
+                let tname = rust_type_ident(&def.name);
+                let fields = def.fields().unwrap_or(&[]).to_vec();
+                let mut indexed: Vec<(usize, &Pattern)> = subs
+                    .iter()
+                    .filter_map(|s| {
+                        fields
+                            .iter()
+                            .position(|f| f.name == s.name.name)
+                            .map(|i| (i, &s.pattern))
+                    })
+                    .collect();
+                indexed.sort_by_key(|(i, _)| *i);
+                let parts =
+                    self.field_patterns(tid, usize::MAX, &fields, &indexed, guards, rebinds);
+                let rest = if parts.len() < fields.len() {
+                    ", .."
+                } else {
+                    ""
+                };
+                if parts.is_empty() {
+                    format!("{tname} {{ .. }}")
+                } else {
+                    format!("{tname} {{ {}{rest} }}", parts.join(", "))
+                }
             }
             PatternKind::Str(s) => {
                 let v = self.fresh("VOX_S");
@@ -186,57 +231,9 @@ impl Emitter<'_> {
                         if args.is_empty() {
                             return format!("{tname}::{vident} {{ .. }}");
                         }
-                        let mut parts = Vec::new();
-                        for (i, f) in fields.iter().enumerate() {
-                            let Some(sub) = args.get(i) else { continue };
-                            let fname = rust_ident(&f.name);
-                            if let Some(n) = self.boxed.get(&(tid, vi, f.name.clone())).copied() {
-                                let unbox = unbox_fn(n);
-                                match &sub.kind {
-                                    PatternKind::Wildcard => parts.push(format!("{fname}: _")),
-                                    PatternKind::Binding(b) => {
-                                        let b = rust_ident(b);
-                                        rebinds.push(format!("let {b} = {b}.map({unbox});"));
-                                        if b == fname {
-                                            parts.push(fname);
-                                        } else {
-                                            parts.push(format!("{fname}: {b}"));
-                                        }
-                                    }
-                                    _ => {
-                                        // Box patterns are unstable: bind the box, test the
-                                        // unboxed value against the pattern in the guard, and
-                                        // destructure it again at the start of the arm (the
-                                        // guard proves the `let … else` always matches).
-                                        let v = self.fresh("VOX_B");
-                                        let mut inner_guards = Vec::new();
-                                        let mut inner_rebinds = Vec::new();
-                                        let inner = self.pattern(
-                                            sub,
-                                            &f.ty,
-                                            &mut inner_guards,
-                                            &mut inner_rebinds,
-                                        );
-                                        let extra = if inner_guards.is_empty() {
-                                            String::new()
-                                        } else {
-                                            format!(" if {}", inner_guards.join(" && "))
-                                        };
-                                        guards.push(format!("::std::matches!({v}.clone().map({unbox}), {inner}{extra})"));
-                                        rebinds.push(format!("let {inner} = {v}.map({unbox}) else {{ ::std::unreachable!() }};"));
-                                        rebinds.extend(inner_rebinds);
-                                        parts.push(format!("{fname}: {v}"));
-                                    }
-                                }
-                                continue;
-                            }
-                            let sp = self.pattern(sub, &f.ty, guards, rebinds);
-                            if sp == fname {
-                                parts.push(fname);
-                            } else {
-                                parts.push(format!("{fname}: {sp}"));
-                            }
-                        }
+                        let subs: Vec<(usize, &Pattern)> = args.iter().enumerate().collect();
+                        let mut parts =
+                            self.field_patterns(tid, vi, &fields, &subs, guards, rebinds);
                         if parts.len() < fields.len() {
                             parts.push("..".into());
                         }
@@ -246,5 +243,71 @@ impl Emitter<'_> {
                 }
             }
         }
+    }
+
+    /// `field: pattern` for each `(field index, pattern)` of `subs`, of the
+    /// variant `vi` of type `tid` (`usize::MAX` for a record), whose fields
+    /// are `fields`; a boxed (recursive) field is tested in the guard and
+    /// unboxed by `rebinds`.
+    fn field_patterns(
+        &mut self,
+        tid: crate::types::TypeId,
+        vi: usize,
+        fields: &[crate::types::FieldDef],
+        subs: &[(usize, &Pattern)],
+        guards: &mut Vec<String>,
+        rebinds: &mut Vec<String>,
+    ) -> Vec<String> {
+        let mut parts = Vec::new();
+        for &(i, sub) in subs {
+            let Some(f) = fields.get(i) else { continue };
+            let fname = rust_ident(&f.name);
+            if let Some(n) = self.boxed.get(&(tid, vi, f.name.clone())).copied() {
+                let unbox = unbox_fn(n);
+                match &sub.kind {
+                    PatternKind::Wildcard => parts.push(format!("{fname}: _")),
+                    PatternKind::Binding(b) => {
+                        let b = rust_ident(b);
+                        rebinds.push(format!("let {b} = {b}.map({unbox});"));
+                        if b == fname {
+                            parts.push(fname);
+                        } else {
+                            parts.push(format!("{fname}: {b}"));
+                        }
+                    }
+                    _ => {
+                        // Box patterns are unstable: bind the box, test the
+                        // unboxed value against the pattern in the guard, and
+                        // destructure it again at the start of the arm (the
+                        // guard proves the `let … else` always matches).
+                        let v = self.fresh("VOX_B");
+                        let mut inner_guards = Vec::new();
+                        let mut inner_rebinds = Vec::new();
+                        let inner = self.pattern(sub, &f.ty, &mut inner_guards, &mut inner_rebinds);
+                        let extra = if inner_guards.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" if {}", inner_guards.join(" && "))
+                        };
+                        guards.push(format!(
+                            "::std::matches!({v}.clone().map({unbox}), {inner}{extra})"
+                        ));
+                        rebinds.push(format!(
+                            "let {inner} = {v}.map({unbox}) else {{ ::std::unreachable!() }};"
+                        ));
+                        rebinds.extend(inner_rebinds);
+                        parts.push(format!("{fname}: {v}"));
+                    }
+                }
+                continue;
+            }
+            let sp = self.pattern(sub, &f.ty, guards, rebinds);
+            if sp == fname {
+                parts.push(fname);
+            } else {
+                parts.push(format!("{fname}: {sp}"));
+            }
+        }
+        parts
     }
 }

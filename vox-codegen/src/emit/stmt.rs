@@ -12,6 +12,28 @@ impl Emitter<'_> {
     pub(super) fn stmt(&mut self, s: &Stmt, ctx: Ctx, depth: usize) -> String {
         let pad = ind(depth);
         match s {
+            Stmt::LetPattern { pattern, value, .. } => {
+                // A `match` whose one arm gives the bound names as a tuple.
+                let names = pattern_names(pattern);
+                let v = super::head(self.typed(value, None, ctx, depth));
+                let (pat, guards, rebinds) = self.pattern_parts(pattern, self.ty(value));
+                let tuple = format!(
+                    "({})",
+                    names
+                        .iter()
+                        .map(|n| format!("{},", rust_ident(n)))
+                        .collect::<String>()
+                );
+                let guard = if guards.is_empty() {
+                    String::new()
+                } else {
+                    format!(" if {}", guards.join(" && "))
+                };
+                let rb: String = rebinds.iter().map(|r| format!("{r} ")).collect();
+                format!(
+                    "{pad}let {tuple} = match {v} {{ {pat}{guard} => {{ {rb}{tuple} }} _ => ::std::unreachable!(\"an irrefutable pattern\") }};\n"
+                )
+            }
             Stmt::Let {
                 mutable,
                 name,
@@ -197,4 +219,20 @@ impl Emitter<'_> {
         let body = self.block_body(b, ctx, depth + 1, tail);
         format!("{{\n{body}{}}}", ind(depth))
     }
+}
+
+/// The names a pattern binds, in the order written.
+fn pattern_names(p: &Pattern) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(p: &Pattern, out: &mut Vec<String>) {
+        match &p.kind {
+            PatternKind::Binding(n) => out.push(n.clone()),
+            PatternKind::Ctor { args, .. } => args.iter().flatten().for_each(|a| walk(a, out)),
+            PatternKind::Record { fields, .. } => fields.iter().for_each(|f| walk(&f.pattern, out)),
+            PatternKind::Or(alts) => alts.iter().for_each(|a| walk(a, out)),
+            _ => {}
+        }
+    }
+    walk(p, &mut out);
+    out
 }
