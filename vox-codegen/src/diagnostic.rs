@@ -79,6 +79,7 @@ codes! {
     UnknownArgument = "vox/type/unknown-argument": "a named argument that the function or variant does not take",
     InvalidOperand = "vox/type/invalid-operand": "an operator applied to types it does not support",
     InvalidDecimal = "vox/type/invalid-decimal": "`decimal(\"…\")` of a string literal that is not a decimal number",
+    InvalidDate = "vox/type/invalid-date": "`date(…)` of a string that is not an ISO 8601 date (`YYYY-MM-DD`, a real day, years 0001 to 9999), or of a value that is not a string literal",
     InvalidRounding = "vox/type/invalid-rounding": "a rounding mode of `div` or `round` that is not one of theirs, or decimal places outside 0 to 38",
     InvalidMediaSource = "vox/type/invalid-media-source": "a media constructor given a string literal that cannot be its source: empty, a URL given to `image_file`/`document_file`, or a file path given to `image_url`/`document_url`",
     NotIterable = "vox/type/not-iterable": "a `for` loop over something that is not a list",

@@ -306,7 +306,8 @@ impl Lexer<'_> {
             self.pos += 1;
         }
         let word = &self.text[start..self.pos];
-        if word == "f" && self.peek(0) == b'"' && self.peek(1) == b'"' && self.peek(2) == b'"' {
+        // `f` and three quotes (0x22): a multi-line f-string, which Vox has not.
+        if word == "f" && self.peek(0) == 0x22 && self.peek(1) == 0x22 && self.peek(2) == 0x22 {
             self.out.diagnostics.push(
                 Diagnostic::error(
                     Code::MultilineString,
@@ -414,8 +415,8 @@ impl Lexer<'_> {
     }
 
     /// A multi-line string (docs/language.md, "Multi-line strings"): the
-    /// lines between an opening `"""` that ends its line and a closing
-    /// `"""` that starts one, each without the closing line's
+    /// lines between opening triple quotes that end their line and closing
+    /// triple quotes that start one, each without the closing line's
     /// indentation, joined by newlines, with the escapes of strings. A line
     /// of spaces and tabs only is an empty line.
     fn triple_string(&mut self) {
@@ -439,7 +440,8 @@ impl Lexer<'_> {
                     "a `\"\"\"` string starts on the line after its opening quotes",
                 )
                 .hint("for one line, write a plain string: \"text\"; a multi-line string puts its text on the lines between `\"\"\"` and `\"\"\"`");
-                if !inner.contains(['"', '\\']) {
+                // No quote (0x22) or backslash: the text reads the same in `"…"`.
+                if !inner.bytes().any(|b| b == 0x22 || b == b'\\') {
                     d = d.fix(
                         "write a plain string",
                         self.span(start, end),

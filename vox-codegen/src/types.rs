@@ -14,6 +14,8 @@ pub enum Ty {
     Str,
     Unit,
     Decimal,
+    /// An ISO 8601 calendar date, `2026-12-31` (docs/language.md, "Dates").
+    Date,
     /// `Image`, `Document`, `Audio`: a file or URL handed to a model as a part of
     /// the request (docs/language.md, "Images, documents and audio").
     Media(Media),
@@ -83,6 +85,7 @@ impl Ty {
             Ty::Str => "str".into(),
             Ty::Unit => "Unit".into(),
             Ty::Decimal => "Decimal".into(),
+            Ty::Date => "Date".into(),
             Ty::Media(m) => m.name().into(),
             Ty::List(t) => format!("list[{}]", t.display(table)),
             Ty::Option(t) => format!("Option[{}]", t.display(table)),
@@ -98,9 +101,9 @@ impl Ty {
 
 /// The names of the builtin types (`list` also spelt `List`), which no user
 /// type or variant may take.
-pub const BUILTIN_TYPE_NAMES: [&str; 14] = [
-    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal", "map",
-    "Image", "Document", "Audio",
+pub const BUILTIN_TYPE_NAMES: [&str; 15] = [
+    "int", "float", "bool", "str", "Unit", "list", "List", "Option", "Result", "Decimal", "Date",
+    "map", "Image", "Document", "Audio",
 ];
 
 /// The media types: values a model is given as parts of the request (an
@@ -279,6 +282,7 @@ impl BuiltinType {
             "str" => BuiltinType::Plain(Ty::Str),
             "Unit" => BuiltinType::Plain(Ty::Unit),
             "Decimal" => BuiltinType::Plain(Ty::Decimal),
+            "Date" => BuiltinType::Plain(Ty::Date),
             "Image" => BuiltinType::Plain(Ty::Media(Media::Image)),
             "Document" => BuiltinType::Plain(Ty::Media(Media::Document)),
             "Audio" => BuiltinType::Plain(Ty::Media(Media::Audio)),

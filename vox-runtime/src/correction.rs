@@ -298,6 +298,15 @@ impl<'s> Validator<'s> {
                     true,
                 );
             }
+            // A `Date`: ISO 8601 `YYYY-MM-DD`, a real day (`31/12/2026` and
+            // `2026-02-30` are sent back to the model).
+            if pattern == DATE_PATTERN && !crate::__private::date::is_date(text) {
+                return self.push_problem(
+                    path,
+                    format!("{NOT_A_DATE}, found {}", found(value)),
+                    true,
+                );
+            }
         }
         match (ty, value) {
             ("object", Value::Object(fields)) => self.object(schema, fields, path, depth),
@@ -559,6 +568,13 @@ impl<'s> Validator<'s> {
                 return false;
             }
         }
+        if let (Some(DATE_PATTERN), Value::String(text)) =
+            (schema.get("pattern").and_then(Value::as_str), value)
+        {
+            if !crate::__private::date::is_date(text) {
+                return false;
+            }
+        }
         match (ty, value) {
             ("object", Value::Object(fields)) => {
                 let props = schema.get("properties").and_then(Value::as_object);
@@ -613,6 +629,13 @@ impl<'s> Validator<'s> {
 /// How a `Decimal` that is not a decimal number is described.
 pub(crate) const NOT_A_DECIMAL: &str =
     "expected a decimal number written as a string (such as \"12.50\" or \"-3\")";
+
+/// The pattern of a `Date`'s schema (vox-codegen's `DATE_PATTERN`).
+pub(crate) const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
+/// [`DATE_PATTERN`] as it appears in a schema's JSON text.
+pub(crate) const DATE_PATTERN_JSON: &str = r#""pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$""#;
+/// What a reply that is not a date is told.
+const NOT_A_DATE: &str = "expected a date written YYYY-MM-DD (ISO 8601, a real day)";
 
 /// The pattern of a `Decimal`'s schema (vox-codegen's `DECIMAL_PATTERN`).
 pub(crate) const DECIMAL_PATTERN: &str = "^-?[0-9]+(\\.[0-9]+)?$";
@@ -1204,6 +1227,33 @@ mod tests {
                 r#"$: unexpected field "due_date" (the fields are "vendor", "due", "note", "unit"; did you mean "due"?)"#,
             ]
         );
+    }
+
+    /// A `Date` that is not an ISO date, or not a real day, goes back to
+    /// the model (`"31/12/2026"` where `"2026-12-31"` was meant).
+    #[test]
+    fn dates_that_are_not_iso_days_are_problems() {
+        let schema = record(&[("due", json!({"type":"string","pattern":DATE_PATTERN}))]);
+        assert!(problems(&schema, &json!({"due":"2026-12-31"})).is_empty());
+        for bad in [
+            "31/12/2026",
+            "2026-02-30",
+            "2026-12-31T10:00",
+            "next friday",
+        ] {
+            assert_eq!(
+                texts(&problems(&schema, &json!({ "due": bad }))),
+                [format!("$.due: {NOT_A_DATE}, found the string \"{bad}\"")],
+                "{bad}"
+            );
+        }
+        // The schema's text says it has a date: every reply is checked.
+        let out = crate::output::OutputSchema::new(
+            "Bill",
+            r#"{"type":"object","properties":{"due":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}},"required":["due"],"additionalProperties":false}"#,
+            false,
+        );
+        assert!(out.has_decimals());
     }
 
     #[test]

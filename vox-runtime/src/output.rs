@@ -100,12 +100,14 @@ impl OutputSchema {
         self.categories || self.has_decimals()
     }
 
-    /// Whether the schema has a `Decimal` (a string with the decimal
-    /// pattern), whose text the runtime checks in every reply.
+    /// Whether the schema has a `Decimal` or a `Date` (a string with the
+    /// decimal or the date pattern), whose text the runtime checks in every
+    /// reply.
     pub(crate) fn has_decimals(&self) -> bool {
-        *self
-            .decimals
-            .get_or_init(|| self.json.contains(crate::correction::DECIMAL_PATTERN_JSON))
+        *self.decimals.get_or_init(|| {
+            self.json.contains(crate::correction::DECIMAL_PATTERN_JSON)
+                || self.json.contains(crate::correction::DATE_PATTERN_JSON)
+        })
     }
 
     /// Whether the output is wrapped in `{"value": …}`.

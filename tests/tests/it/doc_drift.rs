@@ -357,7 +357,10 @@ fn described_types(name: &str) -> Option<Vec<&'static str>> {
 }
 
 fn is_type_name(word: &str) -> bool {
-    ["int", "float", "bool", "Decimal", "str", "list", "map"].contains(&word)
+    [
+        "int", "float", "bool", "Decimal", "Date", "str", "list", "map",
+    ]
+    .contains(&word)
 }
 
 /// A run of type names at the start of `text`, as prose lists them

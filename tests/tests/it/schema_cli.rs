@@ -246,13 +246,13 @@ fn lines_are_vox_metadata_types_exactly() {
 }
 
 /// A module whose `@ai` functions take media (docs/language.md, "Images,
-/// documents and audio"); `read_scan` and `read_text` return `Invoice`.
+/// documents and audio"); `read_scan` and `read_note` return `Invoice`.
 const MEDIA_MODULE: &str = "type Page {\n    number: int\n    scan: Image\n}\n\
 type Invoice {\n    vendor: str\n}\n\
 /// Read the scan.\n@ai\n@uses(net)\n\
 fn read_scan(scan: Image, pages: list[Page], pdf: Option[Document], memos: list[Audio], note: str) to Invoice {\n    return Invoice { vendor: note }\n}\n\
-/// Read the text.\n@ai\n@uses(net)\nfn read_text(text: str) to Invoice {\n    return Invoice { vendor: text }\n}\n\
-/// Count.\n@ai\n@uses(net)\nfn count(scan: Image) to int {\n    return 1\n}\n";
+/// Read the text.\n@ai\n@uses(net)\nfn read_note(text: str) to Invoice {\n    return Invoice { vendor: text }\n}\n\
+/// Count.\n@ai\n@uses(net)\nfn tally(scan: Image) to int {\n    return 1\n}\n";
 
 fn media_module(tag: &str) -> String {
     let file = work_dir(tag).join("media.vox");
@@ -277,13 +277,13 @@ fn schema_says_how_each_argument_is_sent() {
         "  pdf: Option[Document] → a document part, or nothing for `None`",
         "  memos: list[Audio] → one audio part per element",
         "  note: str → JSON in the arguments text",
-        "note: `read_text` sends its arguments as:",
+        "note: `read_note` sends its arguments as:",
         "  text: str → JSON in the arguments text\n",
     ]
     .join("\n");
     assert!(r.stderr.contains(&expected), "{}", r.dump());
     assert!(
-        !r.stderr.contains("count"),
+        !r.stderr.contains("tally"),
         "only functions returning Invoice\n{}",
         r.dump()
     );
@@ -301,7 +301,7 @@ fn schema_says_how_each_argument_is_sent() {
     assert_eq!(args[2]["parts"], json!(["document"]), "{env}");
     assert_eq!(args[3]["parts"], json!(["audio"]), "{env}");
     assert_eq!(args[4]["parts"], json!([]), "{env}");
-    assert_eq!(args[5]["function"], "read_text", "{env}");
+    assert_eq!(args[5]["function"], "read_note", "{env}");
 
     // `--function` picks one; with `--provider` the arguments are there too.
     let env = envelope(&vox(&[
@@ -310,13 +310,13 @@ fn schema_says_how_each_argument_is_sent() {
         "int",
         &path,
         "--function",
-        "count",
+        "tally",
         "--provider",
         "anthropic",
     ]));
     assert_eq!(
         env["arguments"],
-        json!([{"function": "count", "name": "scan", "type": "Image", "parts": ["image"],
+        json!([{"function": "tally", "name": "scan", "type": "Image", "parts": ["image"],
             "sent_as": "an image part; in the arguments' JSON its place reads \"<image N>\""}]),
         "{env}"
     );

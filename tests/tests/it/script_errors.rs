@@ -61,12 +61,12 @@ fn an_unhandled_failure_in_main_is_one_readable_line_and_status_1() {
 const OVERFLOWING_FIXTURE: &str = r#"/// Count the items.
 @ai
 @uses(net)
-fn count(text: str) to int {
+fn tally(text: str) to int {
     return 9223372036854775807 + len(text)
 }
 
 fn main() {
-    let n = match try count("abc") {
+    let n = match try tally("abc") {
         Ok(n) => n
         Error(e) => -1
     }
@@ -87,7 +87,7 @@ fn a_run_time_error_in_a_fixture_body_is_not_caught_by_try() {
     assert!(!r.stdout.contains("caught"), "{}", r.dump());
     assert!(
         r.stderr
-            .contains("integer overflow in `count` (count.vox:5:12): 9223372036854775807 + 3"),
+            .contains("integer overflow in `tally` (count.vox:5:12): 9223372036854775807 + 3"),
         "{}",
         r.dump()
     );

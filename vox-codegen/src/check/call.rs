@@ -21,6 +21,34 @@ fn is_decimal_text(text: &str) -> bool {
     all_digits(int) && frac.is_none_or(all_digits)
 }
 
+/// Whether `text` is a date as Vox writes one: `YYYY-MM-DD`, a real day,
+/// years 0001 to 9999 (the same rule as
+/// `vox_runtime::__private::date::is_date`).
+pub(crate) fn is_iso_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let s = &b[r];
+        s.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| s.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0')))
+    };
+    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => 0,
+    };
+    y >= 1 && d >= 1 && d <= days
+}
+
 /// What a media constructor's string literal is (docs/language.md,
 /// "Images, documents and audio").
 enum MediaSource {
@@ -353,7 +381,8 @@ impl Checker<'_> {
             | Builtin::Round
             | Builtin::Remove => 2,
             b if b.takes_function() => 2,
-            Builtin::Args => 0,
+            Builtin::Args | Builtin::Today => 0,
+            Builtin::AddDays | Builtin::DaysBetween => 2,
             Builtin::Insert => 3,
             Builtin::Range if args.len() == 2 => 2,
             _ => 1,
@@ -396,6 +425,9 @@ impl Checker<'_> {
                 }
                 Builtin::Keys | Builtin::Args => Ty::List(Box::new(Ty::Str)),
                 Builtin::Env => Ty::Option(Box::new(Ty::Str)),
+                Builtin::Date | Builtin::AddDays | Builtin::Today => Ty::Date,
+                Builtin::ParseDate => Ty::Option(Box::new(Ty::Date)),
+                Builtin::DaysBetween | Builtin::Year | Builtin::Month | Builtin::Day => Ty::Int,
                 Builtin::ReadText => Ty::Result(Box::new(Ty::Str)),
                 Builtin::Range | Builtin::Split => Ty::List(Box::new(match b {
                     Builtin::Range => Ty::Int,
@@ -425,6 +457,9 @@ impl Checker<'_> {
         }
         if b == Builtin::Args {
             return Ty::List(Box::new(Ty::Str));
+        }
+        if b == Builtin::Today {
+            return Ty::Date;
         }
         let a0 = &args[0].value;
         // `want` is prose for the message, `want_ty` a type-like alternative list.
@@ -554,6 +589,63 @@ impl Checker<'_> {
                 Ty::Result(Box::new(Ty::Str))
             }
             Builtin::Args => Ty::List(Box::new(Ty::Str)),
+            Builtin::Today => Ty::Date,
+            Builtin::Date => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                match &a0.kind {
+                    ExprKind::Str(text) if is_iso_date(text) => {}
+                    ExprKind::Str(text) => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::InvalidDate,
+                                a0.span,
+                                format!("{text:?} is not a date"),
+                            )
+                            .hint("a `Date` is written `date(\"2026-12-31\")`: year, month and day of a real day, ISO 8601, years 0001 to 9999"),
+                        );
+                    }
+                    _ => {
+                        let ExprKind::Call { callee, .. } = &e.kind else {
+                            return Ty::Date;
+                        };
+                        self.err(
+                            Diagnostic::error(
+                                Code::InvalidDate,
+                                a0.span,
+                                "`date` takes a date written in the program",
+                            )
+                            .hint("to read a date from text, `parse_date(s)` gives an `Option[Date]`, `None` when the text is not a date")
+                            .fix_with(
+                                crate::diagnostic::Applicability::MaybeIncorrect,
+                                "read it with `parse_date` (an `Option[Date]`)",
+                                vec![crate::diagnostic::Edit {
+                                    span: callee.span,
+                                    replacement: "parse_date".into(),
+                                }],
+                            ),
+                        );
+                    }
+                }
+                Ty::Date
+            }
+            Builtin::ParseDate => {
+                self.check_expr(a0, Want::Type(&Ty::Str));
+                Ty::Option(Box::new(Ty::Date))
+            }
+            Builtin::AddDays => {
+                self.check_expr(a0, Want::Type(&Ty::Date));
+                self.check_expr(&args[1].value, Want::Type(&Ty::Int));
+                Ty::Date
+            }
+            Builtin::DaysBetween => {
+                self.check_expr(a0, Want::Type(&Ty::Date));
+                self.check_expr(&args[1].value, Want::Type(&Ty::Date));
+                Ty::Int
+            }
+            Builtin::Year | Builtin::Month | Builtin::Day => {
+                self.check_expr(a0, Want::Type(&Ty::Date));
+                Ty::Int
+            }
             Builtin::StartsWith | Builtin::EndsWith => {
                 self.check_expr(a0, Want::Type(&Ty::Str));
                 self.check_expr(&args[1].value, Want::Type(&Ty::Str));

@@ -133,15 +133,17 @@ impl Checker<'_> {
                             );
                         } else if a.name.name == "net" {
                             net = true;
-                        } else if matches!(a.name.name.as_str(), "fs" | "env") {
+                        } else if matches!(a.name.name.as_str(), "fs" | "env" | "clock") {
                         } else {
                             let mut w = Diagnostic::warning(
                                 Code::UnknownEffect,
                                 a.name.span,
                                 format!("unknown effect `{}`", a.name.name),
                             )
-                            .hint("the known effects are `net`, `fs` and `env`");
-                            if let Some(s) = did_you_mean(&a.name.name, ["net", "fs", "env"]) {
+                            .hint("the known effects are `net`, `fs`, `env` and `clock`");
+                            if let Some(s) =
+                                did_you_mean(&a.name.name, ["net", "fs", "env", "clock"])
+                            {
                                 w = w.fix(format!("replace with `{s}`"), a.name.span, s);
                             }
                             self.err(w);

@@ -383,8 +383,10 @@ impl Checker<'_> {
     /// need not.
     fn check_other_effects(&mut self) {
         let n = self.info.fns.len();
-        let exempt = |f: &FnInfo| f.test || f.name == "main";
         for effect in crate::check::Effect::ALL {
+            // Tests may not read the clock: they give the same result every day.
+            let clock = effect == crate::check::Effect::Clock;
+            let exempt = |f: &FnInfo| (f.test && !clock) || f.name == "main";
             let direct: Vec<Option<Span>> = (0..n)
                 .map(|i| {
                     self.info
@@ -413,6 +415,28 @@ impl Checker<'_> {
             }
             for i in 0..n {
                 let f = &self.info.fns[i];
+                if clock && has[i] && f.test {
+                    let Some(decl) = self.module.fn_decl(f.item) else {
+                        continue;
+                    };
+                    let at = direct[i].or_else(|| {
+                        self.info.calls[i]
+                            .iter()
+                            .find(|(c, _)| has[*c])
+                            .map(|(_, s)| *s)
+                    });
+                    let mut d = Diagnostic::error(
+                        Code::MissingUses,
+                        decl.name.span,
+                        format!("`@test` function `{}` reads the clock", f.name),
+                    )
+                    .hint("a test gives the same result every day: pass the date in (`date(\"2026-12-31\")`) instead of calling `today()`");
+                    if let Some(at) = at {
+                        d = d.related(at, "here");
+                    }
+                    self.err(d);
+                    continue;
+                }
                 if !has[i] || f.uses.contains(&effect) || exempt(f) {
                     continue;
                 }

@@ -37,6 +37,11 @@ impl Checker<'_> {
                         | Builtin::Sum
                         | Builtin::Sort
                         | Builtin::SortBy
+                        | Builtin::AddDays
+                        | Builtin::DaysBetween
+                        | Builtin::Year
+                        | Builtin::Month
+                        | Builtin::Day
                         | Builtin::Min
                         | Builtin::Max
                         | Builtin::Fixed
@@ -540,6 +545,7 @@ impl Checker<'_> {
                         | (Ty::Float, Ty::Float)
                         | (Ty::Str, Ty::Str)
                         | (Ty::Decimal, Ty::Decimal)
+                        | (Ty::Date, Ty::Date)
                 );
                 if !ok {
                     self.operand_error(e, sym, &lt, &rt);

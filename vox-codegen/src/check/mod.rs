@@ -103,6 +103,17 @@ pub enum Builtin {
     Env,
     /// `read_text(path)`: a file's text, a `Result` (`@uses(fs)`).
     ReadText,
+    // Dates (docs/language.md, "Dates").
+    /// `date("2026-12-31")`: a date literal, checked when compiling.
+    Date,
+    ParseDate,
+    AddDays,
+    DaysBetween,
+    Year,
+    Month,
+    Day,
+    /// `today()`: the current date, UTC (`@uses(clock)`).
+    Today,
     // Maps (docs/language.md, "Maps"); `len`, `get` and `contains` take maps too.
     Insert,
     Remove,
@@ -118,7 +129,7 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin); 52] = [
+    pub const ALL: [(&'static str, Builtin); 60] = [
         ("len", Builtin::Len),
         ("str", Builtin::Str),
         ("int", Builtin::Int),
@@ -161,6 +172,14 @@ impl Builtin {
         ("args", Builtin::Args),
         ("env", Builtin::Env),
         ("read_text", Builtin::ReadText),
+        ("date", Builtin::Date),
+        ("parse_date", Builtin::ParseDate),
+        ("add_days", Builtin::AddDays),
+        ("days_between", Builtin::DaysBetween),
+        ("year", Builtin::Year),
+        ("month", Builtin::Month),
+        ("day", Builtin::Day),
+        ("today", Builtin::Today),
         ("insert", Builtin::Insert),
         ("remove", Builtin::Remove),
         ("keys", Builtin::Keys),
@@ -218,6 +237,7 @@ impl Builtin {
         match self {
             Builtin::Args | Builtin::Env => Some(Effect::Env),
             Builtin::ReadText => Some(Effect::Fs),
+            Builtin::Today => Some(Effect::Clock),
             _ => None,
         }
     }
@@ -266,7 +286,7 @@ impl Builtin {
         Some(match self {
             Builtin::Sum => &[Int, Float, Decimal],
             Builtin::Sort | Builtin::Min | Builtin::Max | Builtin::SortBy => {
-                &[Int, Float, Str, Bool, Decimal]
+                &[Int, Float, Str, Bool, Decimal, Date]
             }
             _ => return None,
         })
@@ -282,6 +302,7 @@ pub enum Kind {
     Bool,
     Decimal,
     Str,
+    Date,
     List,
     Map,
 }
@@ -295,6 +316,7 @@ impl Kind {
             Kind::Bool => "bool",
             Kind::Decimal => "Decimal",
             Kind::Str => "str",
+            Kind::Date => "Date",
             Kind::List => "list",
             Kind::Map => "map",
         }
@@ -309,6 +331,7 @@ impl Kind {
                 | (Kind::Bool, Ty::Bool)
                 | (Kind::Decimal, Ty::Decimal)
                 | (Kind::Str, Ty::Str)
+                | (Kind::Date, Ty::Date)
                 | (Kind::List, Ty::List(_))
                 | (Kind::Map, Ty::Map(_))
         )
@@ -377,16 +400,20 @@ pub enum Effect {
     Fs,
     /// The process's environment: `args`, `env`.
     Env,
+    /// The current date: `today()`. Unlike the others, `@test` functions
+    /// may not use it, so tests stay deterministic.
+    Clock,
 }
 
 impl Effect {
-    pub const ALL: [Effect; 2] = [Effect::Fs, Effect::Env];
+    pub const ALL: [Effect; 3] = [Effect::Fs, Effect::Env, Effect::Clock];
 
     /// As `@uses(…)` writes it.
     pub fn name(self) -> &'static str {
         match self {
             Effect::Fs => "fs",
             Effect::Env => "env",
+            Effect::Clock => "clock",
         }
     }
 
@@ -395,6 +422,7 @@ impl Effect {
         match self {
             Effect::Fs => "reads files",
             Effect::Env => "reads its arguments or environment",
+            Effect::Clock => "reads the clock (`today()`)",
         }
     }
 }

@@ -121,6 +121,9 @@ impl Emitter<'_> {
         if b == Builtin::Args {
             return "::vox_runtime::__private::script::args()".into();
         }
+        if b == Builtin::Today {
+            return "::vox_runtime::__private::date::today()".into();
+        }
         let Some(a0) = args.first().map(|a| &a.value) else {
             return "::std::unreachable!()".into();
         };
@@ -438,6 +441,42 @@ impl Emitter<'_> {
                 format!("::vox_runtime::__private::script::{f}(&{v})")
             }
             Builtin::Args => "::vox_runtime::__private::script::args()".into(),
+            Builtin::Today => "::vox_runtime::__private::date::today()".into(),
+            Builtin::Date => match &a0.kind {
+                ExprKind::Str(text) => format!("::std::string::String::from({})", rust_str(text)),
+                // The checker takes only a literal.
+                _ => "::std::unreachable!()".into(),
+            },
+            Builtin::ParseDate => {
+                let v = self.borrowable(a0, ctx, depth);
+                format!("::vox_runtime::__private::date::parse_date(&{v})")
+            }
+            Builtin::AddDays | Builtin::DaysBetween => {
+                let Some(a1) = args.get(1).map(|a| &a.value) else {
+                    return "::std::unreachable!()".into();
+                };
+                let d = self.borrowable(a0, ctx, depth);
+                let (f, at) = (rust_str(&self.current_fn), rust_str(self.site(call)));
+                if b == Builtin::AddDays {
+                    let n = self.expr(a1, ctx, depth, Tail::Value);
+                    format!("::vox_runtime::__private::date::add_days(&{d}, {n}, {f}, {at})")
+                } else {
+                    let other = self.borrowable(a1, ctx, depth);
+                    format!(
+                        "::vox_runtime::__private::date::days_between(&{d}, &{other}, {f}, {at})"
+                    )
+                }
+            }
+            Builtin::Year | Builtin::Month | Builtin::Day => {
+                let d = self.borrowable(a0, ctx, depth);
+                let k = match b {
+                    Builtin::Year => 0,
+                    Builtin::Month => 1,
+                    _ => 2,
+                };
+                let (f, at) = (rust_str(&self.current_fn), rust_str(self.site(call)));
+                format!("::vox_runtime::__private::date::part(&{d}, {k}, {f}, {at})")
+            }
             Builtin::Range => format!(
                 "{}.collect::<::std::vec::Vec<i64>>()",
                 self.range(args, ctx, depth)

@@ -136,7 +136,7 @@ impl Emitter<'_> {
             Ty::Int => "i64".into(),
             Ty::Float => "f64".into(),
             Ty::Bool => "bool".into(),
-            Ty::Str | Ty::Decimal => "::std::string::String".into(),
+            Ty::Str | Ty::Decimal | Ty::Date => "::std::string::String".into(),
             Ty::Media(m) => m.rust_type().into(),
             Ty::Unit | Ty::Never => "()".into(),
             Ty::List(t) => format!("::std::vec::Vec<{}>", self.rust_type(t)),

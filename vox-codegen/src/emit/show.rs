@@ -24,7 +24,7 @@ pub(super) fn writer(ty: &Ty) -> String {
         Ty::Float => format!("{SHOW}::float"),
         Ty::Bool => format!("{SHOW}::boolean"),
         Ty::Str => format!("|VOX_O: &mut ::std::string::String, VOX_V: &::std::string::String| {SHOW}::text(VOX_O, VOX_V)"),
-        Ty::Decimal => format!("|VOX_O: &mut ::std::string::String, VOX_V: &::std::string::String| {SHOW}::verbatim(VOX_O, VOX_V)"),
+        Ty::Decimal | Ty::Date => format!("|VOX_O: &mut ::std::string::String, VOX_V: &::std::string::String| {SHOW}::verbatim(VOX_O, VOX_V)"),
         // An untyped `[]` or `None` holds `Unit` (docs/language.md, "Empty
         // lists and `None`").
         Ty::Unit | Ty::Never | Ty::Unknown | Ty::Error => format!("{SHOW}::unit"),

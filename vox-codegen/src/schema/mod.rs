@@ -221,6 +221,7 @@ impl<'a> Builder<'a> {
             Ty::Bool => Json::obj([("type", Json::str("boolean"))]),
             Ty::Str => Json::obj([("type", Json::str("string"))]),
             Ty::Decimal => decimal_schema(),
+            Ty::Date => date_schema(),
             Ty::Unit => Json::obj([("type", Json::str("null"))]),
             Ty::List(t) => Json::obj([("type", Json::str("array")), ("items", self.schema(t))]),
             Ty::Option(t) => Json::obj([(
@@ -408,6 +409,27 @@ fn decimal_schema() -> Json {
     ])
 }
 
+/// The text a `Date` must match in a reply (docs/language.md, "Dates");
+/// vox-runtime also checks that it is a real day.
+pub const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
+
+/// A `Date`: a string with [`DATE_PATTERN`] and a description saying the
+/// form. Not `format: date`: the strict-mode subset this schema keeps to
+/// (`schema::limits`, tested by `strict_tests`) has no `format`, and a
+/// pattern is taken by OpenAI strict mode, llguidance and llama.cpp's
+/// grammar converter alike (Gemini's subset drops it; the runtime's check
+/// of every reply remains, and also refuses a day that does not exist).
+fn date_schema() -> Json {
+    Json::obj([
+        ("type", Json::str("string")),
+        ("pattern", Json::str(DATE_PATTERN)),
+        (
+            "description",
+            Json::str("A calendar date written YYYY-MM-DD (ISO 8601), such as \"2026-12-31\"."),
+        ),
+    ])
+}
+
 fn closed_object(props: Vec<(String, Json)>, description: Option<String>) -> Json {
     let required = props.iter().map(|(k, _)| Json::str(k.clone())).collect();
     let mut pairs = vec![
@@ -548,6 +570,12 @@ mod tests {
             r#"{"type":"object","properties":{"amount":{"type":"string","pattern":"^-?[0-9]+(\\.[0-9]+)?$","description":"Net.\nA decimal number written as a string, such as \"12.50\" or \"-3\"."},"currency":{"type":"string","enum":["USD","EUR"]}},"required":["amount","currency"],"additionalProperties":false}"#
         );
         assert!(stats(&p.schema).violations().is_empty());
+        let d = schema_of("type Bill {\n /// When.\n due: Date\n}", "Bill");
+        assert_eq!(
+            d.schema.to_compact(),
+            r#"{"type":"object","properties":{"due":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$","description":"When.\nA calendar date written YYYY-MM-DD (ISO 8601), such as \"2026-12-31\"."}},"required":["due"],"additionalProperties":false}"#
+        );
+        assert!(stats(&d.schema).violations().is_empty());
     }
 
     #[test]

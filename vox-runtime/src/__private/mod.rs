@@ -14,6 +14,7 @@ use std::future::Future;
 pub mod arith;
 pub mod builtins;
 mod category;
+pub mod date;
 pub mod decimal;
 pub mod script;
 pub mod show;
