@@ -215,6 +215,20 @@ pub(crate) const SLIPS: &[Slip] = &[
     offer("os . getenv (", "env(", "Vox reads an environment variable with `env(name)`, an `Option[str]` (`@uses(env)`)"),
     offer("process . env . $T", "env(\"$T\")", "Vox reads an environment variable with `env(name)`, an `Option[str]` (`@uses(env)`)"),
     say("os . environ", "Vox reads an environment variable with `env(\"NAME\")`, an `Option[str]` (`@uses(env)`)"),
+    // Dates (docs/language.md, "Dates"): offered where the Vox builtin
+    // gives an `Option` or reads the clock in UTC; hints where the
+    // arguments differ.
+    offer("datetime . date . fromisoformat (", "parse_date(", "Vox reads a date from text with `parse_date(s)`, an `Option[Date]`"),
+    offer("date . fromisoformat (", "parse_date(", "Vox reads a date from text with `parse_date(s)`, an `Option[Date]`"),
+    offer("new Date ( $s )", "date($s)", "a Vox date is `date(\"2026-12-31\")` (checked when compiling); from text, `parse_date(s)` gives an `Option[Date]`"),
+    offer("Date . parse (", "parse_date(", "Vox reads a date from text with `parse_date(s)`, an `Option[Date]`"),
+    say("datetime . date (", "a Vox date is `date(\"2026-12-31\")`, its text in ISO 8601"),
+    say("NaiveDate : : parse_from_str (", "Vox reads an ISO date (`YYYY-MM-DD`) with `parse_date(s)`, an `Option[Date]`"),
+    say("NaiveDate : : from_ymd_opt (", "a Vox date is `date(\"2026-12-31\")`, its text in ISO 8601"),
+    say("timedelta ( days =", "Vox moves a date with `add_days(d, n)` and measures with `days_between(a, b)`"),
+    offer("date . today ( )", "today()", "Vox's `today()` is the current date in UTC (`@uses(clock)`, never in a test)"),
+    offer("Local : : now ( )", "today()", "Vox's `today()` is the current date in UTC (`@uses(clock)`, never in a test)"),
+    offer("Utc : : now ( )", "today()", "Vox's `today()` is the current date in UTC (`@uses(clock)`, never in a test)"),
     // Opening files (Python's PIL, Python, Rust, Node): Vox reads a file only
     // to hand it to a model (docs/language.md, "Images, documents and audio").
     fix("Image . open ( $s )", "image_file($s)", "a Vox image is `image_file(\"scan.png\")`, read when the call that sends it is made"),
@@ -228,6 +242,7 @@ pub(crate) const SLIPS: &[Slip] = &[
     say("BTreeMap", "Vox's map type is `map[str, T]`: the empty map is `[:]`, a literal `[\"a\": 1]`"),
     say("abs (", "Vox has no `abs`: `if x < 0 { -x } else { x }`"),
     say("#", "Vox comments start with `//`"),
+    say("'''", "Vox multi-line strings use double quotes: `\"\"\"` on its line, the text, `\"\"\"` at the indentation to remove"),
     say("'", "Vox strings use double quotes: \"text\""),
     say("`", "Vox strings use double quotes: \"text\"; an f-string interpolates: f\"n={n}\""),
 ];

@@ -128,6 +128,10 @@ const CASES: &[(&str, &str, &str, Want)] = &[
     ("JavaScript", "template string", "    print(`n=${n}`)\n", Hint("Vox strings use double quotes: \"text\"; an f-string interpolates: f\"n={n}\"")),
     ("Python", "# comment", "    # note\n", Hint("Vox comments start with `//`")),
     ("JavaScript", "'text'", "    s0 = 'hi'\n", Hint("Vox strings use double quotes: \"text\"")),
+    ("Python", "'''…'''", "    s0 = '''hi'''\n", Hint("Vox multi-line strings use double quotes: `\"\"\"` on its line, the text, `\"\"\"` at the indentation to remove")),
+    ("Python", "datetime.date(…)", "    let d = datetime.date(2026, 12, 31)\n", Hint("a Vox date is `date(\"2026-12-31\")`, its text in ISO 8601")),
+    ("Rust", "NaiveDate::parse_from_str", "    let d = NaiveDate::parse_from_str(s0, \"%Y-%m-%d\")\n", Hint("Vox reads an ISO date (`YYYY-MM-DD`) with `parse_date(s)`, an `Option[Date]`")),
+    ("Python", "timedelta", "    let d = timedelta(days = 3)\n", Hint("Vox moves a date with `add_days(d, n)` and measures with `days_between(a, b)`")),
     ("TypeScript", "template", "    s0 = `hi`\n", Hint("Vox strings use double quotes: \"text\"; an f-string interpolates: f\"n={n}\"")),
 ];
 
@@ -420,6 +424,36 @@ fn reading_a_number_from_text_offers_parse_builtins() {
             "    print(process.env.HOME)\n",
             "env(\"HOME\")",
             "Vox reads an environment variable with `env(name)`",
+        ),
+        (
+            "Python",
+            "    print(date.fromisoformat(s0))\n",
+            "parse_date(",
+            "Vox reads a date from text with `parse_date(s)`",
+        ),
+        (
+            "JavaScript",
+            "    print(new Date(\"2026-12-31\"))\n",
+            "date(\"2026-12-31\")",
+            "a Vox date is `date(\"2026-12-31\")`",
+        ),
+        (
+            "JavaScript",
+            "    print(Date.parse(s0))\n",
+            "parse_date(",
+            "Vox reads a date from text with `parse_date(s)`",
+        ),
+        (
+            "Python",
+            "    print(date.today())\n",
+            "today()",
+            "Vox's `today()` is the current date in UTC",
+        ),
+        (
+            "Rust",
+            "    print(Utc::now())\n",
+            "today()",
+            "Vox's `today()` is the current date in UTC",
         ),
         (
             "Python",
