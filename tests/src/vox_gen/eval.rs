@@ -446,6 +446,30 @@ impl<'m> Interp<'m> {
         })
     }
 
+    /// A date as its day count from 0001-01-01 (day 1); leaving the years
+    /// 0001 to 9999 is out of the generator's bounds (a run-time error in Vox).
+    fn day_number(&mut self, d: &DateE) -> Ev<i64> {
+        match d {
+            DateE::Lit(t) => {
+                let n = |r: std::ops::Range<usize>| {
+                    t[r].parse::<i64>().expect("generator bug: date text")
+                };
+                Ok(days_before(n(0..4), n(5..7)) + n(8..10))
+            }
+            DateE::Add(d, n) => {
+                let base = self.day_number(d)?;
+                let Val::Int(k) = self.expr(n)? else {
+                    panic!("generator bug: add_days of a non-int");
+                };
+                let z = base.checked_add(k).ok_or(Stop::OutOfBounds("date range"))?;
+                if !(1..=days_before(10_000, 1)).contains(&z) {
+                    return Err(Stop::OutOfBounds("date range"));
+                }
+                Ok(z)
+            }
+        }
+    }
+
     /// The function argument called with one element: a lambda's `return`
     /// gives its value.
     fn apply(&mut self, f: &FnArg, x: Val) -> Ev<Val> {
@@ -609,6 +633,9 @@ impl<'m> Interp<'m> {
                 vi == vj && ps.iter().zip(fs).all(|(p, f)| self.pat(p, f))
             }
             (Pat::Or(ps), v) => ps.iter().any(|p| self.pat(p, v)),
+            (Pat::Record(_, subs, _), Val::Rec(_, fs)) => subs
+                .iter()
+                .all(|(fi, p)| fs.get(*fi).is_some_and(|f| self.pat(p, f))),
             _ => false,
         }
     }
@@ -665,6 +692,35 @@ impl<'m> Interp<'m> {
                     }
                 }
                 Val::Str(out)
+            }
+            Expr::Const(i) => {
+                // Computed as on its own (no locals); a `return` gives it.
+                let saved = std::mem::take(&mut self.env);
+                let r = self.expr(&self.m.consts[*i].value);
+                self.env = saved;
+                match r {
+                    Err(Stop::Return(v)) => v,
+                    r => r?,
+                }
+            }
+            Expr::DaysBetween(a, b) => {
+                let (a, b) = (self.day_number(a)?, self.day_number(b)?);
+                Val::Int(b - a)
+            }
+            Expr::DatePart(k, d) => {
+                let (y, m, dd) = civil(self.day_number(d)?);
+                Val::Int([y, m, dd][usize::from(*k).min(2)])
+            }
+            Expr::DateCmp(op, a, b) => {
+                let (a, b) = (self.day_number(a)?, self.day_number(b)?);
+                Val::Bool(match op {
+                    Op::Lt => a < b,
+                    Op::Le => a <= b,
+                    Op::Gt => a > b,
+                    Op::Ge => a >= b,
+                    Op::Is | Op::Eq => a == b,
+                    _ => a != b,
+                })
             }
             Expr::HigherOrder(h, xs, f) => {
                 let Val::List(items) = self.expr(xs)? else {
@@ -1032,4 +1088,40 @@ fn decimal_rounding(b: Bi, vals: Vec<Val>) -> Ev<Val> {
         }
     };
     Val::dec(m, places)
+}
+
+fn leap(y: i64) -> bool {
+    y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
+}
+
+/// Days of the years before `y` and the months before `m` of year `y`.
+fn days_before(y: i64, m: i64) -> i64 {
+    let p = y - 1;
+    let mut days = 365 * p + p / 4 - p / 100 + p / 400;
+    for month in 1..m {
+        days += match month {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+    }
+    days
+}
+
+/// The (year, month, day) of day count `z` (day 1 is 0001-01-01).
+fn civil(z: i64) -> (i64, i64, i64) {
+    // The year: the last whose first day is not after `z`.
+    let mut y = (z * 400 / 146_097).max(1);
+    while days_before(y + 1, 1) < z {
+        y += 1;
+    }
+    while y > 1 && days_before(y, 1) >= z {
+        y -= 1;
+    }
+    let mut m = 12;
+    while m > 1 && days_before(y, m) >= z {
+        m -= 1;
+    }
+    (y, m, z - days_before(y, m))
 }

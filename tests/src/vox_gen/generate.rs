@@ -168,6 +168,7 @@ struct Gen {
     rng: Rng,
     f: Features,
     types: Vec<TypeDef>,
+    consts: Vec<Const>,
     fns: Vec<Func>,
     /// Names used module-wide for types and variants.
     type_names: Vec<String>,
@@ -190,6 +191,7 @@ pub fn generate(seed: u64, features: &Features) -> Module {
         rng: Rng::new(seed),
         f: features.clone(),
         types: Vec::new(),
+        consts: Vec::new(),
         fns: Vec::new(),
         type_names: Vec::new(),
         scope: Vec::new(),
@@ -200,11 +202,14 @@ pub fn generate(seed: u64, features: &Features) -> Module {
         lambda_mark: 0,
     };
     g.gen_types();
+    g.gen_consts();
     g.gen_fns();
     g.gen_tests();
     Module {
         seed,
+        multiline: g.f.multiline,
         types: g.types,
+        consts: g.consts,
         fns: g.fns,
         hidden: Vec::new(),
     }
@@ -486,6 +491,53 @@ impl Gen {
     }
 
     // ---- expressions ----
+
+    /// A date: a literal, or days added to one (a small `int` expression).
+    fn date_expr(&mut self, depth: usize) -> DateE {
+        const DATES: &[&str] = &[
+            "2026-12-31",
+            "2024-02-29",
+            "2000-03-01",
+            "1999-12-31",
+            "2100-02-28",
+            "0001-01-01",
+            "9999-12-31",
+            "2026-01-09",
+        ];
+        let lit = DateE::Lit(self.rng.pick(DATES).to_string());
+        if depth == 0 || self.rng.chance(50) {
+            return lit;
+        }
+        let n = self.expr(&Ty::Int, depth - 1);
+        DateE::Add(Box::new(lit), Box::new(n))
+    }
+
+    /// Module constants of base types, computed from literals, builtins and
+    /// lambdas (no function exists yet to call); a block in one may
+    /// `return` its value.
+    fn gen_consts(&mut self) {
+        if !self.f.constants {
+            return;
+        }
+        for i in 0..self.rng.below(4) {
+            let ty = self.base_ty(1);
+            self.scope.clear();
+            self.cur_net = false;
+            self.cur_ret = Some(ty.clone());
+            let value = self.expr(&ty, 2);
+            let word = self.rng.pick(PLAIN_VALUES).to_uppercase();
+            let name = format!("K{i}_{word}");
+            let annotated = self.rng.chance(30) || !self_typed(&value);
+            self.consts.push(Const {
+                name,
+                ty,
+                value,
+                annotated,
+            });
+        }
+        self.cur_ret = None;
+        self.scope.clear();
+    }
 
     /// A call of `map`, `filter`, … giving `ty`, when one does.
     fn ho_expr(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
@@ -788,6 +840,36 @@ impl Gen {
         if self.f.lambdas && self.rng.chance(10) {
             if let Some(e) = self.ho_expr(ty, depth - 1) {
                 return e;
+            }
+        }
+        if self.rng.chance(6) {
+            let cs: Vec<usize> = (0..self.consts.len())
+                .filter(|&i| self.consts[i].ty == *ty)
+                .collect();
+            if !cs.is_empty() {
+                return Expr::Const(*self.rng.pick(&cs));
+            }
+        }
+        if self.f.dates && self.rng.chance(5) {
+            match ty {
+                Ty::Int => {
+                    let a = self.date_expr(depth - 1);
+                    return if self.rng.chance(50) {
+                        let b = self.date_expr(depth - 1);
+                        Expr::DaysBetween(Box::new(a), Box::new(b))
+                    } else {
+                        Expr::DatePart(self.rng.below(3) as u8, Box::new(a))
+                    };
+                }
+                Ty::Bool => {
+                    let op = *self
+                        .rng
+                        .pick(&[Op::Lt, Op::Le, Op::Gt, Op::Ge, Op::Is, Op::Isnt]);
+                    let a = self.date_expr(depth - 1);
+                    let b = self.date_expr(depth - 1);
+                    return Expr::DateCmp(op, Box::new(a), Box::new(b));
+                }
+                _ => {}
             }
         }
         if self.f.maps && self.rng.chance(4) {
@@ -1372,6 +1454,51 @@ impl Gen {
         }
         let count = pats.len();
         let mut arms = Vec::new();
+        // A refutable record pattern first: a literal for one field, the
+        // other fields bound or left to `..`; the arms after stay reachable.
+        if let (true, Ty::Named(t)) = (self.f.record_patterns && self.rng.chance(35), st) {
+            if let Some(fields) = self.record_fields(*t).cloned() {
+                let lit = fields
+                    .iter()
+                    .position(|f| matches!(f.ty, Ty::Int | Ty::Str | Ty::Bool));
+                if let Some(li) = lit {
+                    let mark = self.scope.len();
+                    let mut subs = Vec::new();
+                    let mut rest = false;
+                    let mut names: Vec<String> = Vec::new();
+                    for (fi, f) in fields.iter().enumerate() {
+                        if fi == li {
+                            let p = match f.ty {
+                                Ty::Int => Pat::Int(self.lit_int()),
+                                Ty::Bool => Pat::Bool(self.rng.chance(50)),
+                                _ => Pat::Str(self.rng.pick(STRINGS).to_string()),
+                            };
+                            subs.push((fi, p));
+                        } else if self.rng.chance(40) {
+                            let mut n = self.local_name();
+                            while names.contains(&n) {
+                                n = format!("{n}_");
+                            }
+                            names.push(n.clone());
+                            let b = self.bind(n, f.ty.clone(), false);
+                            subs.push((fi, Pat::Bind(b)));
+                        } else {
+                            rest = true;
+                        }
+                    }
+                    if self.rng.chance(50) {
+                        subs.reverse();
+                    }
+                    let b = body(self, depth, false);
+                    self.scope.truncate(mark);
+                    arms.push(Arm {
+                        pat: Pat::Record(*t, subs, rest),
+                        guard: None,
+                        body: b,
+                    });
+                }
+            }
+        }
         for (i, p) in pats.into_iter().enumerate() {
             // A guarded copy of an arm just before it: reachable (the arm
             // was), and it covers nothing, so the arm stays reachable.
@@ -2290,7 +2417,9 @@ impl Gen {
                     .collect();
                 let module = Module {
                     seed: 0,
+                    multiline: false,
                     types: self.types.clone(),
+                    consts: self.consts.clone(),
                     fns: self.fns.clone(),
                     hidden: Vec::new(),
                 };

@@ -119,6 +119,16 @@ pub struct Features {
     /// `group_by` with lambdas (expression and block bodies, returns,
     /// captures, nesting) and functions passed by name.
     pub lambdas: bool,
+    /// Module-level `const`s (of base types, computed from literals,
+    /// builtins and lambdas, some with a `return` in a block).
+    pub constants: bool,
+    /// Strings with newlines written as multi-line `"""` strings.
+    pub multiline: bool,
+    /// Record patterns (`R { f: 3, g, .. }`) as refutable match arms.
+    pub record_patterns: bool,
+    /// Date arithmetic: `date(…)`, `add_days`, `days_between`, `year`,
+    /// `month`, `day`, comparisons.
+    pub dates: bool,
 }
 
 impl Default for Features {
@@ -141,6 +151,10 @@ impl Default for Features {
             builtins: true,
             maps: true,
             lambdas: true,
+            constants: true,
+            multiline: true,
+            record_patterns: true,
+            dates: true,
         }
     }
 }
@@ -302,6 +316,33 @@ pub enum Expr {
     Paren(Box<Expr>),
     /// `map(xs, f)` and the other builtins taking a list and a function.
     HigherOrder(Ho, Box<Expr>, Box<FnArg>),
+    /// A use of module constant `i`.
+    Const(usize),
+    /// `days_between(a, b)`.
+    DaysBetween(Box<DateE>, Box<DateE>),
+    /// `year(d)` (0), `month(d)` (1), `day(d)` (2).
+    DatePart(u8, Box<DateE>),
+    /// `a < b`, `a is b`, … of two dates.
+    DateCmp(Op, Box<DateE>, Box<DateE>),
+}
+
+/// A `Date`-valued expression (dates appear only inside an `int` or
+/// `bool` expression).
+#[derive(Debug, Clone)]
+pub enum DateE {
+    /// `date("2026-12-31")`.
+    Lit(String),
+    /// `add_days(d, n)`.
+    Add(Box<DateE>, Box<Expr>),
+}
+
+/// `const NAME = value` (or `const NAME: T = value`).
+#[derive(Debug, Clone)]
+pub struct Const {
+    pub name: String,
+    pub ty: Ty,
+    pub value: Expr,
+    pub annotated: bool,
 }
 
 /// The builtins taking a list and a function of its element.
@@ -429,6 +470,8 @@ pub enum Pat {
     Variant(usize, usize, Vec<Pat>),
     /// `A | B`: alternatives without bindings.
     Or(Vec<Pat>),
+    /// Record type, (field, pattern) in written order, and whether `..` ends it.
+    Record(usize, Vec<(usize, Pat)>, bool),
 }
 
 #[derive(Debug, Clone)]
@@ -497,6 +540,9 @@ impl Func {
 pub struct Module {
     pub seed: u64,
     pub types: Vec<TypeDef>,
+    pub consts: Vec<Const>,
+    /// Render strings with newlines as multi-line strings.
+    pub multiline: bool,
     pub fns: Vec<Func>,
     /// Functions left out when rendering (for shrinking a failing module).
     pub hidden: Vec<usize>,

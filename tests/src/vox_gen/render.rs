@@ -68,6 +68,19 @@ impl Module {
                 }
             }
         }
+        for c in &self.consts {
+            let annotation = if c.annotated {
+                format!(": {}", self.ty(&c.ty))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "const {}{annotation} = {}\n",
+                c.name,
+                self.expr(&c.value, 0, true)
+            );
+        }
         for (fi, f) in self.fns.iter().enumerate() {
             if self.hidden.contains(&fi) {
                 continue;
@@ -262,6 +275,26 @@ impl Module {
                 .map(|p| self.pat(p))
                 .collect::<Vec<_>>()
                 .join(" | "),
+            Pat::Record(t, subs, rest) => {
+                let TypeKind::Record(fs) = &self.types[*t].kind else {
+                    return "_".into();
+                };
+                let mut parts: Vec<String> = subs
+                    .iter()
+                    .map(|(fi, p)| {
+                        let text = self.pat(p);
+                        if text == fs[*fi].name {
+                            text
+                        } else {
+                            format!("{}: {text}", fs[*fi].name)
+                        }
+                    })
+                    .collect();
+                if *rest || parts.is_empty() {
+                    parts.push("..".into());
+                }
+                format!("{} {{ {} }}", self.types[*t].name, parts.join(", "))
+            }
             Pat::Variant(t, v, ps) => {
                 let TypeKind::Sum(vs) = &self.types[*t].kind else {
                     return "_".into();
@@ -274,6 +307,34 @@ impl Module {
                 }
             }
         }
+    }
+
+    /// A `Date` expression.
+    fn date(&self, d: &DateE, depth: usize) -> String {
+        match d {
+            DateE::Lit(t) => format!("date({})", vox_str(t)),
+            DateE::Add(d, n) => format!(
+                "add_days({}, {})",
+                self.date(d, depth),
+                self.expr(n, depth, true)
+            ),
+        }
+    }
+
+    /// Whether `text` is written as a multi-line string: it has a newline,
+    /// and every line reads the same between `"""`s (no backslash, quote
+    /// or control character to escape, no line of spaces only, which would
+    /// become empty, nothing at the start or end of a line that the
+    /// indentation would eat).
+    fn multiline_ok(&self, text: &str) -> bool {
+        self.multiline
+            && text.contains('\n')
+            && text.split('\n').all(|l| {
+                !l.contains(['\\', '"'])
+                    && !l.chars().any(|c| c.is_control())
+                    && !l.starts_with([' ', '\t'])
+                    && (l.is_empty() || !l.trim().is_empty())
+            })
     }
 
     /// The head of `if`, `match` or `for`: a record literal in it needs parentheses.
@@ -386,6 +447,38 @@ impl Module {
                     FnArg::Named(fi) => self.fns[*fi].name.clone(),
                 };
                 format!("{}({}, {f})", h.name(), self.expr(xs, depth, true))
+            }
+            Expr::Const(i) => self.consts[*i].name.clone(),
+            Expr::DaysBetween(a, b) => format!(
+                "days_between({}, {})",
+                self.date(a, depth),
+                self.date(b, depth)
+            ),
+            Expr::DatePart(k, d) => format!(
+                "{}({})",
+                ["year", "month", "day"][usize::from(*k).min(2)],
+                self.date(d, depth)
+            ),
+            Expr::DateCmp(op, a, b) => wrap(format!(
+                "{} {} {}",
+                self.date(a, depth),
+                op.sym(),
+                self.date(b, depth)
+            )),
+            Expr::Str(text) if self.multiline_ok(text) => {
+                // `"""`, the lines at the closing quotes' indentation.
+                let pad = pad(depth + 1);
+                let mut out = String::from("\"\"\"\n");
+                for line in text.split('\n') {
+                    if !line.is_empty() {
+                        out.push_str(&pad);
+                        out.push_str(line);
+                    }
+                    out.push('\n');
+                }
+                out.push_str(&pad);
+                out.push_str("\"\"\"");
+                out
             }
             Expr::Range(a, None) => format!("range({})", self.expr(a, depth, true)),
             Expr::Range(a, Some(b)) => format!(

@@ -447,7 +447,8 @@ impl Emitter<'_> {
         let body = self.expr(&d.value, Ctx::Pure, 1, Tail::Value);
         let vis = if d.is_pub { "pub " } else { "" };
         out.push_str(&format!(
-            "#[allow(non_upper_case_globals, non_snake_case, dead_code, unused_parens, unused_braces, unreachable_code, clippy::all)]\n{vis}static {}: ::std::sync::LazyLock<{ty}> = ::std::sync::LazyLock::new(|| -> {ty} {{\n    {body}\n}});\n\n",
+            "#[allow(non_upper_case_globals)]\n{}\n{vis}static {}: ::std::sync::LazyLock<{ty}> = ::std::sync::LazyLock::new(|| -> {ty} {{\n    {body}\n}});\n\n",
+            super::FN_ALLOWS,
             rust_ident(&c.name)
         ));
         self.out.push_str(&out);
