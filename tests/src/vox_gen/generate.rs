@@ -1456,7 +1456,7 @@ impl Gen {
         let mut arms = Vec::new();
         // A refutable record pattern first: a literal for one field, the
         // other fields bound or left to `..`; the arms after stay reachable.
-        if let (true, Ty::Named(t)) = (self.f.record_patterns && self.rng.chance(35), st) {
+        if let (true, Ty::Named(t)) = (self.f.record_patterns && self.rng.chance(70), st) {
             if let Some(fields) = self.record_fields(*t).cloned() {
                 let lit = fields
                     .iter()

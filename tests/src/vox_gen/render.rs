@@ -363,6 +363,21 @@ impl Module {
                     format!("{s}.0")
                 }
             }
+            Expr::Str(text) if self.multiline_ok(text) => {
+                // `"""`, the lines at the closing quotes' indentation.
+                let pad = pad(depth + 1);
+                let mut out = String::from("\"\"\"\n");
+                for line in text.split('\n') {
+                    if !line.is_empty() {
+                        out.push_str(&pad);
+                        out.push_str(line);
+                    }
+                    out.push('\n');
+                }
+                out.push_str(&pad);
+                out.push_str("\"\"\"");
+                out
+            }
             Expr::Str(s) => vox_str(s),
             Expr::Bool(b) => b.to_string(),
             Expr::Var(b) => b.rendered(),
@@ -465,21 +480,6 @@ impl Module {
                 op.sym(),
                 self.date(b, depth)
             )),
-            Expr::Str(text) if self.multiline_ok(text) => {
-                // `"""`, the lines at the closing quotes' indentation.
-                let pad = pad(depth + 1);
-                let mut out = String::from("\"\"\"\n");
-                for line in text.split('\n') {
-                    if !line.is_empty() {
-                        out.push_str(&pad);
-                        out.push_str(line);
-                    }
-                    out.push('\n');
-                }
-                out.push_str(&pad);
-                out.push_str("\"\"\"");
-                out
-            }
             Expr::Range(a, None) => format!("range({})", self.expr(a, depth, true)),
             Expr::Range(a, Some(b)) => format!(
                 "range({}, {})",
