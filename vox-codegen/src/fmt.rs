@@ -22,6 +22,7 @@
 //!   or just inside a bracket, and one between two top-level items (with
 //!   their doc comments, comments and decorators) when either of them spans
 //!   several lines;
+//! - a record pattern's `..` is spaced as a field is (`{ total, .. }`);
 //! - `}` and `else` on separate lines are joined into `} else`;
 //! - trailing whitespace is removed, line ends become `\n`, and the file
 //!   ends with exactly one newline.
@@ -275,6 +276,13 @@ fn ends_operand(k: T) -> bool {
 
 /// Whether a space goes between `a` and `b` (`before` is the token before `a`).
 fn space_between(before: Option<T>, a: T, b: T) -> bool {
+    // The `..` of a record pattern: `{ total, .. }`, `{ .. }`.
+    if matches!(a, T::Comma | T::LBrace) && b == T::Dot {
+        return true;
+    }
+    if a == T::Dot && before == Some(T::Dot) && b == T::RBrace {
+        return true;
+    }
     if matches!(
         b,
         T::Comma | T::Semi | T::RParen | T::RBracket | T::Dot | T::Colon

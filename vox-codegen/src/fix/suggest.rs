@@ -678,10 +678,12 @@ fn ast_fixes(
                     let ExprKind::Poison(parts) = &call.kind else {
                         return None;
                     };
-                    let [field] = parts.as_slice() else {
-                        return None;
-                    };
-                    method_fix(sources, field, call.span, &ty)
+                    if let [field] = parts.as_slice() {
+                        if let Some(fix) = method_fix(sources, field, call.span, &ty) {
+                            return Some(fix);
+                        }
+                    }
+                    call_form_fix(sources, info, parts, call.span, &ty)
                 }),
             // `x.length`: a property.
             Code::NotARecord => found
@@ -1034,6 +1036,76 @@ fn method_fix<'a>(
         Applicability::MachineApplicable,
         format!("replace `{written}` with `{builtin}({base_text})`"),
         vec![edit(whole, format!("{builtin}({base_text})"))],
+    ))
+}
+
+/// `x.f(args)`, where `f` is a builtin taking `x`'s kind of value first or
+/// a function of the module whose first parameter takes `x`'s type and
+/// that has one parameter more than the arguments: `f(x, args)`. The kind
+/// of mistake, not a list of methods: Vox has no methods, and every
+/// function is called with the value first (docs/language.md, "Coming from
+/// Python, Rust or TypeScript"). A call whose value is dropped is left to
+/// the slips (`xs.sort()` changes `xs` in place in Rust: `xs = sort(xs)`).
+fn call_form_fix<'a>(
+    sources: &SourceMap,
+    info: &ModuleInfo,
+    parts: &[Expr],
+    whole: Span,
+    ty: &dyn Fn(&Expr) -> Option<&'a Ty>,
+) -> Option<(Applicability, String, Vec<Edit>)> {
+    let (field, args) = parts.split_first()?;
+    let ExprKind::Field { base, name } = &field.kind else {
+        return None;
+    };
+    let bt = ty(base)?;
+    if !bt.is_concrete() {
+        return None;
+    }
+    let takes = if let Some(b) = crate::check::Builtin::lookup(&name.name) {
+        // Builtins the table names a first-argument kind for, and the text
+        // builtins (a `str` first).
+        match b.accepts() {
+            Some(kinds) => crate::check::Kind::any_holds(kinds, bt),
+            None => {
+                use crate::check::Builtin as B;
+                (matches!(
+                    b,
+                    B::Trim | B::Lower | B::Upper | B::StartsWith | B::EndsWith | B::Split
+                ) && matches!(bt, Ty::Str))
+                    || (b == B::Join && matches!(bt, Ty::List(e) if **e == Ty::Str))
+            }
+        }
+    } else if let Some(f) = info.fn_named(&name.name) {
+        !f.test
+            && f.name != "main"
+            && f.params.len() == args.len() + 1
+            && f.params.first().is_some_and(|(_, t)| t.accepts(bt))
+    } else {
+        false
+    };
+    if !takes {
+        return None;
+    }
+    // Statement position: the value is dropped (an in-place method).
+    let file = sources.get(whole.file);
+    let before = file.text.get(..whole.start as usize).unwrap_or("");
+    let after = file.text.get(whole.end as usize..).unwrap_or("");
+    let line_before = before.rsplit('\n').next().unwrap_or("");
+    let line_after = after.split('\n').next().unwrap_or("");
+    if line_before.trim().is_empty() && line_after.trim().is_empty() {
+        return None;
+    }
+    let mut text = format!("{}({}", name.name, text_of(sources, base.span));
+    for a in args {
+        text.push_str(", ");
+        text.push_str(text_of(sources, a.span));
+    }
+    text.push(')');
+    let written = text_of(sources, whole);
+    Some((
+        Applicability::MachineApplicable,
+        format!("replace `{written}` with `{text}`"),
+        vec![edit(whole, text)],
     ))
 }
 

@@ -9,6 +9,7 @@ mod docs_codes;
 mod emit_snapshots;
 mod fix_corpus;
 mod frontend;
+mod heldout_fixes;
 mod media;
 mod never_panics;
 mod slips;
