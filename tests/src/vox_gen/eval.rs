@@ -293,6 +293,9 @@ impl<'m> Interp<'m> {
 
     /// The list and text builtins, as docs/language.md ("Lists", "Text") says.
     fn builtin(&mut self, b: Bi, vals: Vec<Val>) -> Ev<Val> {
+        if let (Bi::ParseInt | Bi::ParseFloat, [Val::Str(s)]) = (b, vals.as_slice()) {
+            return Ok(Val::Opt(parse_number(b, s).map(Box::new)));
+        }
         if matches!(b, Bi::DivDec | Bi::RoundDec) {
             return decimal_rounding(b, vals);
         }
@@ -1124,4 +1127,48 @@ fn civil(z: i64) -> (i64, i64, i64) {
         m -= 1;
     }
     (y, m, z - days_before(y, m))
+}
+
+/// `parse_int` / `parse_float` as docs/language.md ("Reading numbers from
+/// text") states them: ASCII spaces around, an optional sign, then digits
+/// (an `int` in range), or digits with an optional `.` and fraction (at
+/// least one digit) and an optional exponent, finite.
+fn parse_number(b: Bi, s: &str) -> Option<Val> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
+    if b == Bi::ParseInt {
+        if !digits(unsigned) {
+            return None;
+        }
+        let negative = t.starts_with('-');
+        // Accumulated with the sign, so i64::MIN fits and one past MAX does not.
+        let mut n: i64 = 0;
+        for c in unsigned.bytes() {
+            let d = i64::from(c - b'0');
+            n = n.checked_mul(10)?;
+            n = if negative {
+                n.checked_sub(d)?
+            } else {
+                n.checked_add(d)?
+            };
+        }
+        return Some(Val::Int(n));
+    }
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+        None => (unsigned, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = |x: &str| x.bytes().all(|c| c.is_ascii_digit());
+    if int.is_empty() && frac.is_empty() || !all(int) || !all(frac) {
+        return None;
+    }
+    if let Some(e) = exponent {
+        if !digits(e.strip_prefix(['+', '-']).unwrap_or(e)) {
+            return None;
+        }
+    }
+    let x: f64 = t.parse().ok()?;
+    x.is_finite().then_some(Val::Float(x))
 }

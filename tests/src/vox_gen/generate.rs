@@ -749,6 +749,42 @@ impl Gen {
                 (Bi::Sort, vec![self.typed_expr(ty, depth)])
             }
             Ty::List(_) => (Bi::Reverse, vec![self.typed_expr(ty, depth)]),
+            Ty::Opt(et) if matches!(**et, Ty::Int | Ty::Float) && self.rng.chance(40) => {
+                // Text a number is read from: numbers, signs, spaces and
+                // what the docs say is not one (`1_000`, `0x10`, `1e999`).
+                const TEXTS: &[&str] = &[
+                    "42",
+                    " -7 ",
+                    "+3",
+                    "1_000",
+                    "12.5",
+                    "",
+                    "9223372036854775807",
+                    "9223372036854775808",
+                    "abc",
+                    "0x10",
+                    "-0",
+                    "2.",
+                    ".5",
+                    "1e3",
+                    "1e999",
+                    "\t8\n",
+                    "--1",
+                    "inf",
+                    "1.5e-2",
+                ];
+                let b = if **et == Ty::Int {
+                    Bi::ParseInt
+                } else {
+                    Bi::ParseFloat
+                };
+                let arg = if self.rng.chance(70) {
+                    Expr::Str(self.rng.pick(TEXTS).to_string())
+                } else {
+                    self.expr(&Ty::Str, depth)
+                };
+                (b, vec![arg])
+            }
             Ty::Opt(et) if ordered(et) => {
                 let b = *self
                     .rng

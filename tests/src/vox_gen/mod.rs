@@ -422,6 +422,10 @@ pub enum Bi {
     Values,
     /// `get(m, k, default)` or `get(xs, i, default)`.
     GetOr,
+    /// `parse_int(s)`, an `Option[int]`.
+    ParseInt,
+    /// `parse_float(s)`, an `Option[float]`.
+    ParseFloat,
 }
 
 impl Bi {
@@ -451,6 +455,8 @@ impl Bi {
             Bi::Keys => "keys",
             Bi::Values => "values",
             Bi::GetOr => "get",
+            Bi::ParseInt => "parse_int",
+            Bi::ParseFloat => "parse_float",
         }
     }
 }
