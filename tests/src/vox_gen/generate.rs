@@ -638,6 +638,22 @@ impl Gen {
         }
     }
 
+    /// `parse_int(…)` / `parse_float(…)` giving `ty` (an `Option[int]` or
+    /// `Option[float]`).
+    fn builtin_expr_forced_parse(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
+        for _ in 0..8 {
+            // A discarded attempt takes back the reads it marked.
+            let snapshot = self.snapshot();
+            if let Some(e @ Expr::Builtin(Bi::ParseInt | Bi::ParseFloat, _)) =
+                self.builtin_expr(ty, depth)
+            {
+                return Some(e);
+            }
+            self.restore(&snapshot);
+        }
+        None
+    }
+
     /// A list or text builtin call of type `ty`, when one gives that type.
     fn builtin_expr(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
         if self.f.lambdas && self.rng.chance(30) {
@@ -884,6 +900,36 @@ impl Gen {
                 .collect();
             if !cs.is_empty() {
                 return Expr::Const(*self.rng.pick(&cs));
+            }
+        }
+        if self.f.builtins
+            && matches!(ty, Ty::Opt(t) if matches!(**t, Ty::Int | Ty::Float))
+            && self.rng.chance(15)
+        {
+            if let Some(e) = self.builtin_expr_forced_parse(ty, depth - 1) {
+                return e;
+            }
+        }
+        // `parse_int(s) is Some(42)`, `parse_float(s) isnt None`.
+        if self.f.builtins && *ty == Ty::Bool && self.rng.chance(4) {
+            let inner = if self.rng.chance(50) {
+                Ty::Int
+            } else {
+                Ty::Float
+            };
+            let opt = Ty::Opt(Box::new(inner.clone()));
+            if let Some(parse) = self.builtin_expr_forced_parse(&opt, depth - 1) {
+                let rhs = if self.rng.chance(40) {
+                    Expr::None
+                } else {
+                    Expr::Some(Box::new(self.leaf(&inner)))
+                };
+                let op = if self.rng.chance(50) {
+                    Op::Is
+                } else {
+                    Op::Isnt
+                };
+                return Expr::Bin(op, Box::new(parse), Box::new(rhs));
             }
         }
         if self.f.dates && self.rng.chance(5) {
