@@ -30,6 +30,24 @@ fn cases() -> Vec<PathBuf> {
     files
 }
 
+/// Every `.vox` file of the invalid and fix corpora, sorted.
+fn corpus_files() -> Vec<PathBuf> {
+    let mut dirs = vec![fixtures().join("invalid"), fixtures().join("fix")];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "vox") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 fn checked(text: &str) -> vox_codegen::Checked {
     let mut sources = SourceMap::new();
     sources.add(SourceFile::new("case.vox", text));
@@ -101,19 +119,7 @@ fn every_fix_gives_the_expected_file_which_checks_clean() {
 /// conversion of an expression the parser cut short).
 #[test]
 fn machine_fixes_never_add_errors() {
-    let mut dirs = vec![fixtures().join("invalid"), fixtures().join("fix")];
-    let mut files = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "vox") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = corpus_files();
     assert!(files.len() > 100, "corpus not found");
     for case in files {
         // The invalid-UTF-8 case is not text to fix.
@@ -170,19 +176,7 @@ fn warnings_except(
 /// reports.
 #[test]
 fn machine_fixes_never_hide_a_warning() {
-    let mut dirs = vec![fixtures().join("invalid"), fixtures().join("fix")];
-    let mut files = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "vox") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = corpus_files();
     let mut tried = 0;
     for case in files {
         let Ok(text) = std::fs::read_to_string(&case) else {
