@@ -267,7 +267,7 @@ impl Builder {
             names.push(name.clone());
             sources.add(vox_codegen::SourceFile::from_bytes(name, &bytes));
         }
-        let checked = vox_codegen::check(sources);
+        let checked = vox_codegen::check_for_build(sources);
         let (errors, warnings) = (checked.error_count(), checked.warning_count());
 
         if !self.quiet {

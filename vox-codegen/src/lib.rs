@@ -349,7 +349,7 @@ impl Parsed {
     /// Checks the module parsed from `sources` (the same map [`parse`] was given).
     pub fn check(self, sources: SourceMap) -> Checked {
         let mut checked = self.check_unguarded(sources);
-        fix::guard_warning_fixes(&checked.sources, &mut checked.diagnostics);
+        fix::guard_warning_fixes(&checked.sources, &mut checked.diagnostics, true);
         checked
     }
 
@@ -409,4 +409,14 @@ fn parse_module(sources: &SourceMap) -> (ast::Module, Vec<Diagnostic>) {
 /// Runs the whole frontend (parse, then check) over one module.
 pub fn check(sources: SourceMap) -> Checked {
     parse(&sources).check(sources)
+}
+
+/// [`check`] for a build script: the same diagnostics, but the fixes that
+/// could hide a warning (docs/diagnostics.md, "Fixes") are not tried on
+/// copies of the module, so a build with warnings checks its module once;
+/// each is offered as a suggestion instead (`cargo vox fix` tries them).
+pub fn check_for_build(sources: SourceMap) -> Checked {
+    let mut checked = parse(&sources).check_unguarded(sources);
+    fix::guard_warning_fixes(&checked.sources, &mut checked.diagnostics, false);
+    checked
 }

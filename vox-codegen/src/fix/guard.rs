@@ -25,9 +25,20 @@ const BUDGET_BYTES: usize = 2 * 1024 * 1024;
 /// Downgrades every machine-applicable fix whose result loses another
 /// warning of `diagnostics` (or that could not be tried, past the budget,
 /// while there are warnings to lose).
-pub(crate) fn guard_warning_fixes(sources: &SourceMap, diagnostics: &mut [Diagnostic]) {
+///
+/// With `try_fixes` false (a build script), none is tried: every fix that
+/// could hide a warning is offered as a suggestion.
+pub(crate) fn guard_warning_fixes(
+    sources: &SourceMap,
+    diagnostics: &mut [Diagnostic],
+    try_fixes: bool,
+) {
     let size: usize = sources.files().map(|(_, f)| f.text.len()).sum();
-    let tries = BUDGET.min(BUDGET_BYTES / size.max(1));
+    let tries = if try_fixes {
+        BUDGET.min(BUDGET_BYTES / size.max(1))
+    } else {
+        0
+    };
     let mut budget = tries;
     let key = |d: &Diagnostic| (d.code, d.message.clone());
     let follows = |d: &Diagnostic| matches!(d.code, Code::UnusedVariable | Code::UnusedValue);

@@ -245,6 +245,14 @@ fn renaming_an_unused_variable_does_not_hide_its_braces_lint() {
         .map(|d| d.code.as_str())
         .collect();
     assert!(after.contains(&"vox/lint/braces-in-string"), "{after:?}");
+    // A build script's check tries nothing and offers the rename too.
+    let mut sources = SourceMap::new();
+    sources.add(SourceFile::new("case.vox", text));
+    let built = vox_codegen::check_for_build(sources);
+    assert_eq!(
+        built.diagnostics()[0].fixes[0].applicability,
+        Applicability::MaybeIncorrect
+    );
     // The same rename beside no other warning stays machine-applicable.
     let alone = checked("fn main() {\n    let total = 5\n    print(\"Total\")\n}\n");
     assert_eq!(
