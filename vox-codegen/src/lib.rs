@@ -48,6 +48,13 @@ pub mod facts {
     pub const ROUNDING_MODES: [&str; 6] =
         ["half_up", "half_even", "down", "up", "floor", "ceiling"];
 
+    /// Whether `text` is a `Date` literal's text, as the checker judges
+    /// `date("…")` (the runtime's `__private::date::is_date` must agree; a
+    /// test holds the two equal).
+    pub fn is_iso_date(text: &str) -> bool {
+        crate::check::is_iso_date(text)
+    }
+
     /// Whether `word` is a Vox keyword (`while`, `break`, `match`, …).
     pub fn is_keyword(word: &str) -> bool {
         crate::lexer::is_keyword(word)

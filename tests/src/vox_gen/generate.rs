@@ -638,20 +638,42 @@ impl Gen {
         }
     }
 
-    /// `parse_int(…)` / `parse_float(…)` giving `ty` (an `Option[int]` or
-    /// `Option[float]`).
-    fn builtin_expr_forced_parse(&mut self, ty: &Ty, depth: usize) -> Option<Expr> {
-        for _ in 0..8 {
-            // A discarded attempt takes back the reads it marked.
-            let snapshot = self.snapshot();
-            if let Some(e @ Expr::Builtin(Bi::ParseInt | Bi::ParseFloat, _)) =
-                self.builtin_expr(ty, depth)
-            {
-                return Some(e);
-            }
-            self.restore(&snapshot);
-        }
-        None
+    /// `parse_int(s)` (`inner` an `int`) or `parse_float(s)`: of a text a
+    /// number is read from (numbers, signs, spaces, and what the docs say
+    /// is not one: `1_000`, `0x10`, `1e999`), or of any `str` expression.
+    fn parse_expr(&mut self, inner: &Ty, depth: usize) -> Expr {
+        const TEXTS: &[&str] = &[
+            "42",
+            " -7 ",
+            "+3",
+            "1_000",
+            "12.5",
+            "",
+            "9223372036854775807",
+            "9223372036854775808",
+            "abc",
+            "0x10",
+            "-0",
+            "2.",
+            ".5",
+            "1e3",
+            "1e999",
+            "\t8\n",
+            "--1",
+            "inf",
+            "1.5e-2",
+        ];
+        let b = if *inner == Ty::Int {
+            Bi::ParseInt
+        } else {
+            Bi::ParseFloat
+        };
+        let arg = if self.rng.chance(70) {
+            Expr::Str(self.rng.pick(TEXTS).to_string())
+        } else {
+            self.expr(&Ty::Str, depth)
+        };
+        Expr::Builtin(b, vec![arg])
     }
 
     /// A list or text builtin call of type `ty`, when one gives that type.
@@ -766,40 +788,7 @@ impl Gen {
             }
             Ty::List(_) => (Bi::Reverse, vec![self.typed_expr(ty, depth)]),
             Ty::Opt(et) if matches!(**et, Ty::Int | Ty::Float) && self.rng.chance(40) => {
-                // Text a number is read from: numbers, signs, spaces and
-                // what the docs say is not one (`1_000`, `0x10`, `1e999`).
-                const TEXTS: &[&str] = &[
-                    "42",
-                    " -7 ",
-                    "+3",
-                    "1_000",
-                    "12.5",
-                    "",
-                    "9223372036854775807",
-                    "9223372036854775808",
-                    "abc",
-                    "0x10",
-                    "-0",
-                    "2.",
-                    ".5",
-                    "1e3",
-                    "1e999",
-                    "\t8\n",
-                    "--1",
-                    "inf",
-                    "1.5e-2",
-                ];
-                let b = if **et == Ty::Int {
-                    Bi::ParseInt
-                } else {
-                    Bi::ParseFloat
-                };
-                let arg = if self.rng.chance(70) {
-                    Expr::Str(self.rng.pick(TEXTS).to_string())
-                } else {
-                    self.expr(&Ty::Str, depth)
-                };
-                (b, vec![arg])
+                return Some(self.parse_expr(et, depth));
             }
             Ty::Opt(et) if ordered(et) => {
                 let b = *self
@@ -902,12 +891,9 @@ impl Gen {
                 return Expr::Const(*self.rng.pick(&cs));
             }
         }
-        if self.f.builtins
-            && matches!(ty, Ty::Opt(t) if matches!(**t, Ty::Int | Ty::Float))
-            && self.rng.chance(15)
-        {
-            if let Some(e) = self.builtin_expr_forced_parse(ty, depth - 1) {
-                return e;
+        if let (true, Ty::Opt(t)) = (self.f.builtins && self.rng.chance(15), ty) {
+            if matches!(**t, Ty::Int | Ty::Float) {
+                return self.parse_expr(t, depth - 1);
             }
         }
         // `parse_int(s) is Some(42)`, `parse_float(s) isnt None`.
@@ -917,20 +903,18 @@ impl Gen {
             } else {
                 Ty::Float
             };
-            let opt = Ty::Opt(Box::new(inner.clone()));
-            if let Some(parse) = self.builtin_expr_forced_parse(&opt, depth - 1) {
-                let rhs = if self.rng.chance(40) {
-                    Expr::None
-                } else {
-                    Expr::Some(Box::new(self.leaf(&inner)))
-                };
-                let op = if self.rng.chance(50) {
-                    Op::Is
-                } else {
-                    Op::Isnt
-                };
-                return Expr::Bin(op, Box::new(parse), Box::new(rhs));
-            }
+            let parse = self.parse_expr(&inner, depth - 1);
+            let rhs = if self.rng.chance(40) {
+                Expr::None
+            } else {
+                Expr::Some(Box::new(self.leaf(&inner)))
+            };
+            let op = if self.rng.chance(50) {
+                Op::Is
+            } else {
+                Op::Isnt
+            };
+            return Expr::Bin(op, Box::new(parse), Box::new(rhs));
         }
         if self.f.dates && self.rng.chance(5) {
             match ty {

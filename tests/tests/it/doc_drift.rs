@@ -589,6 +589,49 @@ fn docs_list_the_types_each_builtin_takes() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The dates the checker takes as literals are those the runtime accepts.
+#[test]
+fn date_literals_are_the_runtime_s_dates() {
+    // The checker's `date("…")` rule and the runtime's reply check are two
+    // copies (vox-codegen cannot depend on vox-runtime): the same texts.
+    let mut texts: Vec<String> = [
+        "2026-12-31",
+        "2024-02-29",
+        "1900-02-29",
+        "2000-02-29",
+        "0000-01-01",
+        "0001-01-01",
+        "9999-12-31",
+        "2026-13-01",
+        "2026-00-10",
+        "2026-04-31",
+        "2026-1-01",
+        " 2026-12-31",
+        "2026-12-31T00:00",
+        "31/12/2026",
+        "",
+        "2026/12/31",
+        "２０２６-01-01",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for y in [1, 4, 100, 400, 1900, 2000, 2023, 2024, 9999] {
+        for m in 0..=13 {
+            for d in [0, 1, 28, 29, 30, 31, 32] {
+                texts.push(format!("{y:04}-{m:02}-{d:02}"));
+            }
+        }
+    }
+    for t in &texts {
+        assert_eq!(
+            vox_codegen::facts::is_iso_date(t),
+            vox_runtime::__private::date::is_date(t),
+            "{t:?}"
+        );
+    }
+}
+
 /// The rounding modes the checker accepts are those the runtime rounds by.
 #[test]
 fn rounding_modes_are_the_runtime_s() {

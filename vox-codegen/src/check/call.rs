@@ -847,6 +847,18 @@ impl Checker<'_> {
         }
     }
 
+    /// "`name` needs a `list`" (the kinds the builtin's first argument may
+    /// be, [`Builtin::accepts`]) for a first argument of type `found` at `at`.
+    pub(super) fn kind_mismatch(&self, b: Builtin, name: &str, at: Span, found: &Ty) -> Diagnostic {
+        let accepts = b.accepts().unwrap_or(&[]);
+        Diagnostic::error(
+            Code::Mismatch,
+            at,
+            format!("`{name}` needs {}", Kind::prose(accepts)),
+        )
+        .types(Kind::alternatives(accepts), self.show(found))
+    }
+
     /// `get(xs, i)`, `get(m, key)` (an `Option`), and with a default,
     /// `get(xs, i, d)`, `get(m, key, d)` (the element, or `d`).
     fn infer_get(&mut self, args: &[Arg], want: Want) -> Ty {
@@ -967,13 +979,7 @@ impl Checker<'_> {
                 None
             }
             other => {
-                let accepts = b.accepts().unwrap_or(&[]);
-                let mut d = Diagnostic::error(
-                    Code::Mismatch,
-                    a0.span,
-                    format!("`{name}` needs {}", Kind::prose(accepts)),
-                )
-                .types(Kind::alternatives(accepts), self.show(other));
+                let mut d = self.kind_mismatch(b, name, a0.span, other);
                 if matches!(other, Ty::List(_)) && b == Builtin::Insert {
                     d = d.hint("a list grows with `+`: `xs = xs + [x]`");
                 }

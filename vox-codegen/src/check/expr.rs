@@ -261,7 +261,7 @@ impl Checker<'_> {
                 Ty::Error
             }
             ExprKind::Var(name) => self.infer_var(e, name),
-            ExprKind::Lambda(l) => self.misplaced_lambda(e, l),
+            ExprKind::Lambda(l) => self.misplaced_lambda(l),
             ExprKind::Ctor { name, args } => self.infer_ctor(e, name, args.as_deref(), want),
             ExprKind::Record { name, fields } => self.infer_record(e, name, fields),
             ExprKind::List(items) => {

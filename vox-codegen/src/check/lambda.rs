@@ -19,7 +19,7 @@ use super::{Builtin, Callee, Checker, Kind, LambdaFrame, Want};
 
 impl Checker<'_> {
     /// A lambda anywhere but as the function argument of a builtin.
-    pub(super) fn misplaced_lambda(&mut self, e: &Expr, l: &Lambda) -> Ty {
+    pub(super) fn misplaced_lambda(&mut self, l: &Lambda) -> Ty {
         self.err(
             Diagnostic::error(
                 Code::Lambda,
@@ -32,7 +32,6 @@ impl Checker<'_> {
         // Its body is still checked, so its names resolve and count as used.
         let params: Vec<Ty> = l.params.iter().map(|_| Ty::Error).collect();
         self.check_lambda(l, &params, None, None);
-        let _ = e;
         Ty::Error
     }
 
@@ -89,13 +88,7 @@ impl Checker<'_> {
             },
             Ty::Error => None,
             other => {
-                let accepts = b.accepts().unwrap_or(&[]);
-                let mut d = Diagnostic::error(
-                    Code::Mismatch,
-                    a0.span,
-                    format!("`{name}` needs {}", Kind::prose(accepts)),
-                )
-                .types(Kind::alternatives(accepts), self.show(&other));
+                let mut d = self.kind_mismatch(b, name, a0.span, &other);
                 if matches!(other, Ty::Map(_)) {
                     d = d.hint(format!(
                         "`{name}` goes over a list: pass `values(m)` or `keys(m)`"

@@ -40,6 +40,7 @@ use crate::diagnostic::Diagnostic;
 use crate::source::{SourceMap, Span};
 use crate::types::*;
 
+pub(crate) use call::is_iso_date;
 pub use consts::ConstInfo;
 pub use decorators::{AI_ARGS, KNOWN_DECORATORS};
 pub use items::resolve_type;

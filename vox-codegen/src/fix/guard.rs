@@ -50,13 +50,14 @@ pub(crate) fn guard_warning_fixes(
         *warnings.entry(key(d)).or_default() += 1;
         followers += usize::from(follows(d));
     }
+    let total: usize = warnings.values().sum();
     for d in diagnostics.iter_mut() {
         let of_error = d.is_error();
-        let own = usize::from(!of_error);
+        // How many other warnings this diagnostic's fixes must keep.
         let keep = if of_error {
-            warnings.values().sum::<usize>() - followers
+            total - followers
         } else {
-            warnings.values().sum::<usize>() - own
+            total - 1
         };
         if keep == 0 {
             continue;
