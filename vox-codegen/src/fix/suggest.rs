@@ -1062,12 +1062,24 @@ fn call_form_fix<'a>(
         return None;
     }
     let takes = if let Some(b) = crate::check::Builtin::lookup(&name.name) {
+        use crate::check::Builtin as B;
+        // Rust's and Python's `insert`/`remove` give the old value, not a
+        // new map; Python's `xs.count(3)` counts a value, not what a
+        // function holds for: other programs than the Vox builtin's.
+        let function_arg = |a: &Expr| {
+            matches!(a.kind, ExprKind::Lambda(_))
+                || matches!(&a.kind, ExprKind::Var(n) if info.fn_named(n).is_some())
+        };
+        if matches!(b, B::Insert | B::Remove)
+            || (b.takes_function() && !args.first().is_some_and(function_arg))
+        {
+            return None;
+        }
         // Builtins the table names a first-argument kind for, and the text
         // builtins (a `str` first).
         match b.accepts() {
             Some(kinds) => crate::check::Kind::any_holds(kinds, bt),
             None => {
-                use crate::check::Builtin as B;
                 (matches!(
                     b,
                     B::Trim | B::Lower | B::Upper | B::StartsWith | B::EndsWith | B::Split

@@ -126,6 +126,16 @@ const CASES: &[(&str, &str, Option<&str>)] = &[
         "    xs.sort_by(fn(x) => x)\n",
         None,
     ),
+    (
+        "Python's count of a value",
+        "    print(xs.count(3))\n",
+        None,
+    ),
+    (
+        "Rust's remove giving the old value",
+        "    let m = [\"a\": 1]\n    print(m.remove(\"a\"))\n",
+        None,
+    ),
 ];
 
 #[test]
