@@ -9,10 +9,11 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use crate::args::Args;
+pub use crate::args::{Args, Example};
 use crate::error::Error;
 pub use crate::output::OutputSchema;
 pub(crate) use crate::output::CATEGORIES_KEY;
+pub use crate::tools::Tool;
 use crate::wire::{RequestParts, Wire};
 
 /// Static description of one `@ai` function, a `static` in generated code:
@@ -46,8 +47,17 @@ pub struct AiFunction {
     fallback: Option<&'static [&'static str]>,
     output: Output,
     test_cassettes: Option<&'static str>,
+    /// The parameter holding the conversation so far (`list[Message]`).
+    history: Option<&'static str>,
+    examples: &'static [Example],
+    tools: &'static [Tool],
+    max_steps: Option<u32>,
     request_parts: OnceLock<RequestParts>,
 }
+
+/// The model requests a call with tools makes at most when the function
+/// does not say (`@ai(max_steps = N)`).
+pub const DEFAULT_MAX_STEPS: u32 = 8;
 
 /// A function's output schema: the generated one, or one call's own with
 /// its run-time categories filled in.
@@ -64,6 +74,7 @@ impl AiFunction {
             instruction: &self.instruction,
             output: self.output(),
             temperature: self.temperature,
+            tools: self.tools,
         }
     }
 
@@ -86,7 +97,72 @@ impl AiFunction {
             fallback: None,
             output: Output::Static(output),
             test_cassettes: None,
+            history: None,
+            examples: &[],
+            tools: &[],
+            max_steps: None,
             request_parts: OnceLock::new(),
+        }
+    }
+
+    /// The parameter `name` (a `list[Message]`) is the conversation so
+    /// far: its messages go to the model as turns (docs/runtime.md,
+    /// "Conversations").
+    pub const fn with_history(mut self, name: &'static str) -> AiFunction {
+        self.history = Some(name);
+        self
+    }
+
+    /// The function's worked examples, sent before each call's turns.
+    pub const fn with_examples(mut self, examples: &'static [Example]) -> AiFunction {
+        self.examples = examples;
+        self
+    }
+
+    /// `@ai(tools = [...])`: the functions the model may call before it
+    /// answers (docs/runtime.md, "Tools").
+    pub const fn with_tools(mut self, tools: &'static [Tool]) -> AiFunction {
+        self.tools = tools;
+        self
+    }
+
+    /// `@ai(max_steps = N)`: the model requests a call makes at most, tool
+    /// turns and corrections together (0 counts as 1).
+    pub const fn with_max_steps(mut self, steps: u32) -> AiFunction {
+        self.max_steps = Some(steps);
+        self
+    }
+
+    /// What frames this function's calls besides their arguments.
+    pub(crate) fn framing(&self) -> crate::prompt::Framing<'static> {
+        crate::prompt::Framing {
+            history: self.history,
+            examples: self.examples,
+        }
+    }
+
+    /// The parameter holding the conversation so far, if any.
+    pub fn history_param(&self) -> Option<&'static str> {
+        self.history
+    }
+
+    /// The worked examples.
+    pub fn examples(&self) -> &'static [Example] {
+        self.examples
+    }
+
+    /// The tools the model may call.
+    pub fn tools(&self) -> &'static [Tool] {
+        self.tools
+    }
+
+    /// The model requests a call makes at most: `max_steps`, else
+    /// [`DEFAULT_MAX_STEPS`] with tools and `max_iterations` without.
+    pub fn max_steps(&self) -> u32 {
+        match self.max_steps {
+            Some(n) => n.max(1),
+            None if self.tools.is_empty() => self.attempts_allowed(),
+            None => DEFAULT_MAX_STEPS.max(self.attempts_allowed()),
         }
     }
 
@@ -248,6 +324,10 @@ impl AiFunction {
             fallback: self.fallback,
             output,
             test_cassettes: self.test_cassettes,
+            history: self.history,
+            examples: self.examples,
+            tools: self.tools,
+            max_steps: self.max_steps,
             request_parts: OnceLock::new(),
         }
     }

@@ -7,6 +7,16 @@ use serde_json::value::RawValue;
 use crate::error::Error;
 use crate::media::MediaArg;
 
+/// A worked example of an `@ai` function (docs/language.md, "Worked
+/// examples"): the arguments, as the JSON object a call's would be (the
+/// history left out), and the answer as JSON; sent before the call's own
+/// turns as a user turn and the model's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Example {
+    pub arguments: &'static str,
+    pub output: &'static str,
+}
+
 /// The arguments of one call, in declaration order, rendered once as the
 /// JSON object the prompt shows (`{"name":value,…}`).
 ///
@@ -125,6 +135,55 @@ impl Args {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// These arguments without `name`'s, and its value: an `@ai`
+    /// function's conversation so far, which goes to the model as turns,
+    /// not in the arguments' text (docs/runtime.md, "Conversations"). The
+    /// media stay (a conversation holds none).
+    pub(crate) fn split_off(&self, name: &str) -> Result<(Option<Box<RawValue>>, Args), Error> {
+        let entries = ordered_entries(self.as_json())?;
+        if !entries.values().any(|(key, _)| key == name) {
+            return Ok((None, self.clone()));
+        }
+        let mut rest = Args::new();
+        let mut taken = None;
+        for (key, value) in entries.into_values() {
+            if key == name {
+                taken = Some(value);
+            } else {
+                rest = rest.arg(&key, &value)?;
+            }
+        }
+        rest.media = self.media.clone();
+        Ok((taken, rest))
+    }
+}
+
+/// The entries of a JSON object's text, keyed by their position.
+fn ordered_entries(
+    json: &str,
+) -> Result<std::collections::BTreeMap<usize, (String, Box<RawValue>)>, Error> {
+    use serde::de::{Deserializer as _, MapAccess, Visitor};
+    struct Entries;
+    impl<'de> Visitor<'de> for Entries {
+        type Value = std::collections::BTreeMap<usize, (String, Box<RawValue>)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = std::collections::BTreeMap::new();
+            while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+                out.insert(out.len(), (k, v));
+            }
+            Ok(out)
+        }
+    }
+    serde_json::Deserializer::from_str(json)
+        .deserialize_map(Entries)
+        .map_err(|e| Error::Serialize {
+            argument: "(arguments)".into(),
+            message: e.to_string(),
+        })
 }
 
 /// Serializes as the JSON object (its text is spliced in as is).

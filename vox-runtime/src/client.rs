@@ -31,7 +31,7 @@ use crate::error::{Error, ProviderFailure, LAST_ERROR_CHARS, LAST_REPLY_CHARS};
 use crate::in_flight::InFlight;
 use crate::media::load::Rules;
 use crate::options::CallOptions;
-use crate::prompt::Conversation;
+use crate::prompt::{Conversation, Step};
 use crate::redact::Redactor;
 use crate::repair::{parse_reply, Repairs};
 use crate::reply::{Answer, RejectedReply, Usage};
@@ -952,7 +952,15 @@ impl Client {
                 &call.conversation.media,
             ));
         }
+        let tools = function.tools();
         loop {
+            if call.attempt >= call.max_steps {
+                return Err(Error::StepLimit {
+                    function: function.name().to_owned(),
+                    steps: call.attempt,
+                    last_calls: call.last_calls.clone(),
+                });
+            }
             call.attempt += 1;
             call.span = telemetry::request_span(
                 traced.span,
@@ -1002,7 +1010,10 @@ impl Client {
                         .as_ref()
                         .map(|(recorder, request, _)| (*recorder, request));
                     // Streamed (for a tap) or whole; judged the same way.
-                    let asked = match route.tap {
+                    // A function with tools asks each step whole (a turn
+                    // of calls is not a value to show) and shows the final
+                    // answer once it is accepted.
+                    let asked = match route.tap.filter(|_| tools.is_empty()) {
                         Some(tap) => {
                             tap.begin();
                             call.ask_stream(transport, config, Some(tap), &mut streamed)
@@ -1051,10 +1062,19 @@ impl Client {
             };
             let was_replayed = matches!(&taped, Some((_, _, Lookup::Hit(_))));
             drop(taped);
+            let mut answer = answer;
+            let answer_tool = call.parts.tool.as_ref().map(|(name, _)| &**name);
+            answer.settle_tools(!tools.is_empty(), answer_tool);
+            let calls = std::mem::take(&mut answer.tool_calls);
             call.record_usage(&answer.usage, !was_replayed);
-            let verdict = answer.content().and_then(|content| {
-                accept(content).map_err(|error| answer.rejection(error, content))
-            });
+            let verdict = if calls.is_empty() {
+                answer.content().and_then(|content| {
+                    accept(content).map_err(|error| answer.rejection(error, content))
+                })
+            } else {
+                // A turn of tool calls: judged when the final answer comes.
+                Ok(Repairs::default())
+            };
             // What the server said about its answer, for a listening
             // subscriber or a report.
             let observed = !call.span.is_disabled();
@@ -1119,10 +1139,37 @@ impl Client {
                     });
                 });
             }
+            if !calls.is_empty() {
+                call.last_calls = calls
+                    .iter()
+                    .map(|c| redactor_shown_name(&c.name))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let timeout = route.options.tool_timeout.unwrap_or(DEFAULT_TOOL_TIMEOUT);
+                let step =
+                    crate::tools::run_calls(function.name(), tools, calls, timeout, &call.span)
+                        .await;
+                if route.recorder.is_some() {
+                    call.turns.push(Turn {
+                        reply: self.redact_recorded(&step.keyed_calls()),
+                        correction: self.redact_recorded(&step.keyed_results()),
+                    });
+                }
+                call.tool_steps += 1;
+                call.conversation.turns.push(Step::Tools(step));
+                continue;
+            }
             match verdict {
                 Ok(repairs) => {
                     if !repairs.is_empty() {
                         call.record_repairs(&repairs);
+                    }
+                    if let (Some(tap), false, Some(content)) =
+                        (route.tap, tools.is_empty(), answer.content.as_deref())
+                    {
+                        if !was_replayed {
+                            tap.replay(content, REPLAY_PIECE);
+                        }
                     }
                     return Ok(());
                 }
@@ -1301,7 +1348,14 @@ struct Call<'a> {
     conversation: Conversation,
     /// The arguments as a cassette keys them, when they hold media.
     keyed_arguments: Option<String>,
+    /// Model requests so far (tool turns included).
     attempt: u32,
+    /// Of the requests, those answered by tool calls.
+    tool_steps: u32,
+    /// The model requests allowed in all (docs/runtime.md, "Tools").
+    max_steps: u32,
+    /// The tools the last turn called, for the step-limit error.
+    last_calls: String,
     /// The previous rejected reply, to notice the model repeating it.
     previous_reply: Option<String>,
     /// Whether the temperature was stepped up after a runaway or repeat.
@@ -1352,7 +1406,8 @@ impl<'a> Call<'a> {
             .max_tokens
             .or(function.max_tokens())
             .unwrap_or(config.max_tokens);
-        let conversation = Conversation::start(args, rules, wire.lists_media_in_text())?;
+        let conversation =
+            Conversation::start(function.framing(), args, rules, wire.lists_media_in_text())?;
         let mut parts = function.request_parts(
             wire,
             target.model,
@@ -1381,6 +1436,9 @@ impl<'a> Call<'a> {
             conversation,
             keyed_arguments: None,
             attempt: 0,
+            tool_steps: 0,
+            max_steps: options.max_steps.map_or(function.max_steps(), |n| n.max(1)),
+            last_calls: String::new(),
             previous_reply: None,
             stepped: false,
             max_tokens,
@@ -1556,7 +1614,9 @@ impl<'a> Call<'a> {
     /// correction quoting why, or, when the attempts are used up,
     /// `Error::InvalidOutput`.
     fn reject(&mut self, rejection: RejectedReply, redactor: &Redactor) -> Result<(), Error> {
-        let attempt = self.attempt;
+        // Tool turns are steps, not attempts at the answer.
+        let attempt = self.attempt - self.tool_steps;
+        self.last_calls = "no tool (its answer was rejected)".into();
         // The reason is ours, one problem per line, quoting the reply with
         // its control characters escaped; redacted and bounded here.
         let error = redactor.shown_message(&rejection.error, LAST_ERROR_CHARS);
@@ -1611,6 +1671,15 @@ impl<'a> Call<'a> {
 /// not stream) is recognised in a body of at most this many bytes
 /// without an event.
 const WHOLE_ANSWER_PROBE: usize = 16 * 1024 * 1024;
+
+/// How long one tool call may run unless the call's options say
+/// (`CallOptions::tool_timeout`).
+pub const DEFAULT_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A tool's name as the step-limit error shows it (the model chose it).
+fn redactor_shown_name(name: &str) -> String {
+    format!("`{}`", crate::server_text::server_text(name, 64))
+}
 
 /// After a reply cut off by the length limit or repeated word for word,
 /// the next attempt's temperature is this much higher, at most

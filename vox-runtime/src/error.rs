@@ -78,6 +78,23 @@ pub enum Error {
         last_reply: String,
     },
 
+    /// An `@ai` call with tools made its `max_steps` model requests (tool
+    /// turns and corrections together) without a final answer
+    /// (docs/runtime.md, "Tools").
+    #[error(
+        "@ai function `{function}` gave no final answer in {steps} model request(s) (max_steps); \
+         the last turn called {last_calls}"
+    )]
+    StepLimit {
+        /// The Vox name of the `@ai` function.
+        function: String,
+        /// The model requests made: the function's `max_steps`.
+        steps: u32,
+        /// The tools the last turn called, as `lookup_order, search_docs`
+        /// (`no tool` when it was a rejected answer).
+        last_calls: String,
+    },
+
     /// An argument of the call could not be serialized to JSON.
     #[error("could not serialize argument `{argument}` to JSON: {message}")]
     Serialize {

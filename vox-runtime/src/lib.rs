@@ -48,6 +48,7 @@ mod report;
 mod server_text;
 mod stream;
 mod telemetry;
+mod tools;
 pub mod transport;
 mod validator;
 mod wire;
@@ -76,6 +77,7 @@ pub use options::CallOptions;
 pub use reply::strip_code_fences;
 pub use report::{AttemptReport, CallReport, Price, ReportHandle, UsageTotals};
 pub use stream::call::{AiStream, StreamEvent};
+pub use tools::{Tool, ToolError, ToolFuture};
 
 /// Re-exported so generated code can write
 /// `#[serde(crate = "vox_runtime::serde")]` without its own dependency.

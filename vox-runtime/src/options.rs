@@ -29,6 +29,8 @@ pub struct CallOptions {
     pub(crate) report: Option<crate::ReportHandle>,
     pub(crate) categories: Option<crate::categories::Categories>,
     pub(crate) instruction: Option<String>,
+    pub(crate) max_steps: Option<u32>,
+    pub(crate) tool_timeout: Option<Duration>,
 }
 
 impl CallOptions {
@@ -44,6 +46,8 @@ impl CallOptions {
         report: None,
         categories: None,
         instruction: None,
+        max_steps: None,
+        tool_timeout: None,
     };
 
     /// No change yet (the same as [`CallOptions::DEFAULT`]).
@@ -80,6 +84,20 @@ impl CallOptions {
     /// Attempts before giving up (0 counts as 1).
     pub fn max_iterations(mut self, attempts: u32) -> CallOptions {
         self.max_iterations = Some(attempts);
+        self
+    }
+
+    /// The model requests a call with tools makes at most, tool turns and
+    /// corrections together (0 counts as 1; docs/runtime.md, "Tools").
+    pub fn max_steps(mut self, steps: u32) -> CallOptions {
+        self.max_steps = Some(steps);
+        self
+    }
+
+    /// The time one tool call may run (default 60 s); one that takes
+    /// longer is answered with an error result.
+    pub fn tool_timeout(mut self, timeout: Duration) -> CallOptions {
+        self.tool_timeout = Some(timeout);
         self
     }
 

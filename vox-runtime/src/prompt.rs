@@ -199,8 +199,49 @@ pub(crate) struct Conversation {
     /// labelled with its placeholder where the API has parts), in every
     /// request of the call.
     pub media: Vec<Loaded>,
-    /// One per rejected attempt.
-    pub turns: Vec<Turn>,
+    /// The function's worked examples, before everything else: each an
+    /// input (as the first user message would say it) and the answer, as
+    /// JSON strings (docs/runtime.md, "Conversations").
+    pub examples: Vec<(Box<RawValue>, Box<RawValue>)>,
+    /// The conversation so far (an argument of type `list[Message]`), one
+    /// turn per message, after the examples and before the first message:
+    /// whether the model said it, and its text as a JSON string.
+    pub history: Vec<(bool, Box<RawValue>)>,
+    /// What followed the first message: each rejected attempt with its
+    /// correction, and each turn of tool calls with their results, in
+    /// order.
+    pub turns: Vec<Step>,
+}
+
+/// What frames a function's calls besides the arguments: the parameter
+/// holding the conversation so far, and the worked examples.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Framing<'a> {
+    pub history: Option<&'a str>,
+    pub examples: &'a [crate::args::Example],
+}
+
+/// One exchange after the first message.
+#[derive(Debug, Clone)]
+pub(crate) enum Step {
+    /// A rejected reply and its correction.
+    Rejected(Turn),
+    /// The model's tool calls and their results (docs/runtime.md, "Tools").
+    Tools(crate::tools::ToolStep),
+}
+
+/// A message of an `@ai` call's history, as a Vox `Message` serializes.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryMessage {
+    role: HistoryRole,
+    content: String,
+}
+
+#[derive(serde::Deserialize)]
+enum HistoryRole {
+    User,
+    Assistant,
 }
 
 /// A rejected attempt and the correction that answers it, as JSON strings.
@@ -234,12 +275,13 @@ impl Conversation {
     /// `media_in_text`: the wire's images carry no labels (Ollama's), so
     /// the message says how they line up.
     pub fn start(
+        function: Framing<'_>,
         args: &Args,
         rules: Option<Rules<'_>>,
         media_in_text: bool,
     ) -> Result<Conversation, Error> {
         let media = load_all(args.media(), rules)?;
-        let mut conversation = Conversation::text_only(args);
+        let mut conversation = Conversation::of_function(function, args)?;
         if !media.is_empty() {
             if media_in_text {
                 // Ollama's images have no labels: say how they line up.
@@ -253,6 +295,54 @@ impl Conversation {
             conversation.media = media;
         }
         Ok(conversation)
+    }
+
+    /// The call of `function` with `args` without media: its examples,
+    /// its history argument as turns and the other arguments as the first
+    /// message.
+    pub fn of_function(function: Framing<'_>, args: &Args) -> Result<Conversation, Error> {
+        let (history, rest) = match function.history {
+            Some(name) => args.split_off(name)?,
+            None => (None, args.clone()),
+        };
+        let mut conversation = Conversation::text_only(&rest);
+        if let (Some(history), Some(name)) = (history, function.history) {
+            let messages: Vec<HistoryMessage> =
+                serde_json::from_str(history.get()).map_err(|e| Error::Serialize {
+                    argument: name.to_owned(),
+                    message: format!("not a list of messages: {e}"),
+                })?;
+            conversation.history = messages
+                .into_iter()
+                .map(|m| {
+                    (
+                        matches!(m.role, HistoryRole::Assistant),
+                        json_string(&m.content),
+                    )
+                })
+                .collect();
+        }
+        for example in function.examples {
+            let input = crate::batch::args_from_json(example.arguments)?;
+            conversation.examples.push((
+                Conversation::text_only(&input).first,
+                json_string(example.output),
+            ));
+        }
+        Ok(conversation)
+    }
+
+    /// What comes before the first message, in order: each example's
+    /// input and answer, then the history; `true` where the model speaks.
+    pub fn before_first(&self) -> impl Iterator<Item = (bool, &RawValue)> {
+        self.examples
+            .iter()
+            .flat_map(|(input, output)| [(false, &**input), (true, &**output)])
+            .chain(
+                self.history
+                    .iter()
+                    .map(|(assistant, text)| (*assistant, &**text)),
+            )
     }
 
     /// The call's arguments as the first user message, without their media
@@ -284,6 +374,8 @@ impl Conversation {
         Conversation {
             first,
             media: Vec::new(),
+            examples: Vec::new(),
+            history: Vec::new(),
             turns: Vec::new(),
         }
     }
@@ -297,7 +389,7 @@ impl Conversation {
         } else {
             reply
         };
-        self.turns.push(Turn {
+        self.turns.push(Step::Rejected(Turn {
             reply: json_string(reply),
             reply_non_empty: json_string(placeholder),
             // The block is JSON the model sent (it was read as JSON); were
@@ -311,16 +403,33 @@ impl Conversation {
                 "{CORRECTION_START}{}{CORRECTION_END}",
                 rejected.error
             )),
-        });
+        }));
     }
 
     /// About how many bytes the messages take.
     pub(crate) fn len(&self) -> usize {
         self.first.get().len()
             + self
+                .before_first()
+                .map(|(_, text)| text.get().len() + 32)
+                .sum::<usize>()
+            + self
                 .turns
                 .iter()
-                .map(|t| t.reply.get().len() + t.correction.get().len() + 64)
+                .map(|step| match step {
+                    Step::Rejected(t) => t.reply.get().len() + t.correction.get().len() + 64,
+                    Step::Tools(step) => {
+                        step.calls
+                            .iter()
+                            .map(|c| c.arguments.len() + c.name.len() + 64)
+                            .sum::<usize>()
+                            + step
+                                .results
+                                .iter()
+                                .map(|r| r.content.len() + 64)
+                                .sum::<usize>()
+                    }
+                })
                 .sum::<usize>()
     }
 }

@@ -54,6 +54,9 @@ pub(crate) struct Answer<'a> {
     /// Anthropic's `tool_use` block (as sent) and its id, for the
     /// `tool_result` that answers it.
     pub tool_use: Option<(&'a str, Cow<'a, str>)>,
+    /// The tools the model calls instead of answering (docs/runtime.md,
+    /// "Tools"); on Anthropic every `tool_use` block, the answer's too.
+    pub tool_calls: Vec<crate::tools::ToolCall>,
     pub usage: Usage,
     /// The model that answered and why it stopped, as the server said.
     pub meta: ResponseMeta,
@@ -194,6 +197,48 @@ impl Answer<'_> {
             detail,
             status: None,
             usage,
+            tool_calls: self
+                .tool_calls
+                .iter()
+                .map(|c| crate::cassette::RecordedCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: redact(&c.arguments),
+                    raw: c.raw.as_deref().map(redact),
+                })
+                .collect(),
+        }
+    }
+
+    /// Keeps only what answers a function whose tools are `tools` (the
+    /// answer tool `answer_tool` on Anthropic): the user's tools' calls
+    /// stay and, beside them, no content is taken as the answer; a call of
+    /// the answer tool is the answer. Without tools, calls are ignored.
+    pub(crate) fn settle_tools(&mut self, has_tools: bool, answer_tool: Option<&str>) {
+        if !has_tools {
+            self.tool_calls.clear();
+            return;
+        }
+        if let Some(answer_tool) = answer_tool {
+            if let Some(at) = self.tool_calls.iter().position(|c| c.name == answer_tool) {
+                // The final answer, whatever else the turn holds.
+                let call = self.tool_calls.swap_remove(at);
+                self.tool_calls.clear();
+                // A correction answers the answer's own block.
+                if self
+                    .tool_use
+                    .as_ref()
+                    .is_some_and(|(_, id)| *id != call.id.as_str())
+                {
+                    self.tool_use = None;
+                }
+                self.content = Some(Cow::Owned(call.arguments));
+                return;
+            }
+        }
+        if !self.tool_calls.is_empty() {
+            self.content = None;
+            self.tool_use = None;
         }
     }
 
@@ -232,6 +277,16 @@ impl Answer<'_> {
             }
             _ => answer.content = content,
         }
+        answer.tool_calls = recorded
+            .tool_calls
+            .iter()
+            .map(|c| crate::tools::ToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                raw: c.raw.clone(),
+            })
+            .collect();
         answer
     }
 }

@@ -211,6 +211,7 @@ pub(crate) fn error_type(error: &Error) -> &'static str {
         Error::Http { .. } => "vox.http_status",
         Error::Transport { .. } => "vox.transport",
         Error::InvalidOutput { .. } => "vox.invalid_output",
+        Error::StepLimit { .. } => "vox.step_limit",
         Error::Serialize { .. } => "vox.serialize",
         Error::Media { .. } => "vox.media",
         Error::ResponseTooLarge { .. } => "vox.response_too_large",

@@ -19,9 +19,10 @@ pub mod decimal;
 pub mod script;
 pub mod show;
 
-pub use crate::ai_function::{AiFunction, Args, OutputSchema};
+pub use crate::ai_function::{AiFunction, Args, Example, OutputSchema, DEFAULT_MAX_STEPS};
 pub use crate::batch::{batch_ai, batch_ai_checked};
 pub use crate::run_time_category;
+pub use crate::tools::{tool_arguments, tool_value, Tool, ToolError, ToolFuture};
 use crate::{default_client, Error, CONTRACT_VERSION};
 
 /// Fails compilation when generated code was made for another contract

@@ -314,7 +314,10 @@ impl Client {
                 if let Some(t) = options.call.temperature {
                     parts.to_mut().set_temperature(t);
                 }
-                let render = |args: &Args| parts.request_body(&Conversation::text_only(args));
+                let render = |args: &Args| {
+                    Conversation::of_function(function.framing(), args)
+                        .map(|c| parts.request_body(&c))
+                };
                 // A batch's requests are written to its job files and
                 // uploaded: media arguments are not sent that way.
                 let inputs = inputs.into_iter().map(|args| {
@@ -1013,7 +1016,7 @@ fn plan_chunks<I>(
     prefix: &str,
     inputs: I,
     (max_requests, max_bytes): (u64, u64),
-    render: impl Fn(&Args) -> Bytes,
+    render: impl Fn(&Args) -> Result<Bytes, Error>,
 ) -> Result<Vec<ChunkPlan>, Error>
 where
     I: IntoIterator<Item = Result<Args, Error>>,
@@ -1043,7 +1046,7 @@ where
     let mut open: Option<Open> = None;
     for (index, args) in (0u64..).zip(inputs) {
         let args = args?;
-        let line = engine.request_line(prefix, index, &render(&args));
+        let line = engine.request_line(prefix, index, &render(&args)?);
         if line.len() as u64 > max_bytes {
             return Err(Error::Batch(format!(
                 "input {index}'s request is {} bytes, more than a batch may hold ({max_bytes})",

@@ -146,6 +146,7 @@ mod tests {
             detail: None,
             status: None,
             usage: None,
+            tool_calls: Vec::new(),
         }
     }
 

@@ -91,6 +91,20 @@ pub(crate) struct Recorded {
     pub status: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<RecordedUsage>,
+    /// The tools the model called instead of answering (redacted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<RecordedCall>,
+}
+
+/// A tool call as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordedCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
 }
 
 impl Recorded {
@@ -118,6 +132,7 @@ impl Recorded {
             detail: Some(detail),
             status,
             usage: None,
+            tool_calls: Vec::new(),
         })
     }
 
@@ -652,6 +667,7 @@ mod tests {
                 content: Some(r#"{"total":1}"#.into()),
                 detail: None,
                 status: None,
+                tool_calls: Vec::new(),
                 usage: Some(RecordedUsage {
                     prompt_tokens: Some(10),
                     completion_tokens: None,

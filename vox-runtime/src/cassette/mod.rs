@@ -26,7 +26,7 @@ use crate::error::{CassetteField, Error};
 pub(crate) use cache::ReplyCache;
 use entry::Entry;
 pub(crate) use entry::{
-    arguments_with_media, schema_id, Finish, Recorded, RecordedUsage, Request, Turn,
+    arguments_with_media, schema_id, Finish, Recorded, RecordedCall, RecordedUsage, Request, Turn,
 };
 use store::{Found, Store};
 

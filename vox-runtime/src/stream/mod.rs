@@ -306,6 +306,8 @@ impl Streamed {
                     std::borrow::Cow::Borrowed(id.as_str()),
                 )
             }),
+            // A function with tools asks whole: a stream has no calls.
+            tool_calls: Vec::new(),
             usage: self.usage,
             meta: self.meta.clone(),
         }

@@ -15,7 +15,7 @@ use super::{borrowed, read_object, temperature, KeyHeader, Message, Prepare, Pre
 use crate::error::Error;
 use crate::media::load::Content;
 use crate::media::Kind;
-use crate::prompt::Conversation;
+use crate::prompt::{Conversation, Step};
 use crate::redact::Redactor;
 use crate::reply::{Answer, ResponseMeta, Usage};
 use crate::server_text::REFUSAL_CHARS;
@@ -47,10 +47,18 @@ impl Protocol for Anthropic {
     // answer is the `tool_use` block's `input`.
     fn prepare(&self, input: Prepare<'_>) -> Result<Prepared, Error> {
         let tool = tool_name(input.function);
-        let mut system = format!(
-            "{}\n\nAnswer by calling the tool `{tool}` once: its input is the result.",
-            input.task,
-        );
+        let mut system = if input.has_tools {
+            format!(
+                "{}\n\nCall the other tools as you need them; then answer by calling the tool \
+                 `{tool}` once: its input is the result.",
+                input.task,
+            )
+        } else {
+            format!(
+                "{}\n\nAnswer by calling the tool `{tool}` once: its input is the result.",
+                input.task,
+            )
+        };
         // Only when asked (`VOX_LLM_STATE_SHAPE=always`): the tool's
         // `input_schema` shows the model the schema already.
         if let Some(shape) = input.shape {
@@ -85,14 +93,33 @@ impl Protocol for Anthropic {
                     text: &parts.system,
                     cached: cacheable(parts),
                 },
-                tools: [Tool {
-                    name: tool,
-                    description,
-                    input_schema: &parts.schema,
-                }],
-                tool_choice: ToolChoice {
-                    kind: "tool",
-                    name: tool,
+                // The user's tools, then the answer's ("Tool use with
+                // Claude": `tool_choice: {"type": "any"}` makes the model
+                // call one of them — a tool, or the answer).
+                tools: parts
+                    .tools
+                    .iter()
+                    .map(|t| Tool {
+                        name: t.name,
+                        description: t.description,
+                        input_schema: &t.parameters,
+                    })
+                    .chain([Tool {
+                        name: tool,
+                        description,
+                        input_schema: &parts.schema,
+                    }])
+                    .collect(),
+                tool_choice: if parts.tools.is_empty() {
+                    ToolChoice {
+                        kind: "tool",
+                        name: Some(tool),
+                    }
+                } else {
+                    ToolChoice {
+                        kind: "any",
+                        name: None,
+                    }
                 },
                 messages: AnthropicMessages(conversation),
                 // The Messages API takes temperatures from 0 to 1.
@@ -248,6 +275,14 @@ impl Protocol for Anthropic {
         let mut texts: Vec<Cow<'_, str>> = Vec::new();
         for raw in response.content {
             let block: AnthropicBlock<'_> = read_object(raw.get())?;
+            if block.kind == "tool_use" {
+                answer.tool_calls.push(crate::tools::ToolCall {
+                    id: block.id.as_deref().unwrap_or_default().to_owned(),
+                    name: block.name.as_deref().unwrap_or_default().to_owned(),
+                    arguments: block.input.map(|i| i.get().to_owned()).unwrap_or_default(),
+                    raw: Some(raw.get().to_owned()),
+                });
+            }
             match block.kind.as_ref() {
                 "tool_use" if answer.tool_use.is_none() => {
                     answer.content = block.input.map(|input| Cow::Borrowed(input.get()));
@@ -404,7 +439,7 @@ struct AnthropicRequest<'a> {
     model: &'a str,
     max_tokens: u32,
     system: System<'a>,
-    tools: [Tool<'a>; 1],
+    tools: Vec<Tool<'a>>,
     tool_choice: ToolChoice<'a>,
     messages: AnthropicMessages<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -482,7 +517,8 @@ struct Tool<'a> {
 struct ToolChoice<'a> {
     #[serde(rename = "type")]
     kind: &'a str,
-    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
 }
 
 /// The arguments, then each rejected attempt. A rejected tool call goes
@@ -499,6 +535,12 @@ impl Serialize for AnthropicMessages<'_> {
         let turns = &self.0.turns;
         // Written only as JSON, which needs no length up front.
         let mut seq = serializer.serialize_seq(None)?;
+        for (assistant, text) in self.0.before_first() {
+            seq.serialize_element(&Message {
+                role: if assistant { "assistant" } else { "user" },
+                content: text,
+            })?;
+        }
         if self.0.media.is_empty() {
             seq.serialize_element(&Message {
                 role: "user",
@@ -524,7 +566,46 @@ impl Serialize for AnthropicMessages<'_> {
                 content: &parts,
             })?;
         }
-        for turn in turns {
+        for step in turns {
+            let turn = match step {
+                Step::Rejected(turn) => turn,
+                Step::Tools(step) => {
+                    // The model's `tool_use` blocks as sent, then one
+                    // `tool_result` per call, in one user turn.
+                    let blocks: Vec<serde_json::Value> = step
+                        .calls
+                        .iter()
+                        .map(|c| {
+                            c.raw
+                                .as_deref()
+                                .and_then(|raw| serde_json::from_str(raw).ok())
+                                .unwrap_or_else(|| {
+                                    let input: serde_json::Value = serde_json::from_str(
+                                        crate::tools::arguments_object(&c.arguments).get(),
+                                    )
+                                    .unwrap_or_default();
+                                    serde_json::json!({"type": "tool_use", "id": c.id,
+                                        "name": c.name, "input": input})
+                                })
+                        })
+                        .collect();
+                    seq.serialize_element(&serde_json::json!({
+                        "role": "assistant", "content": blocks
+                    }))?;
+                    let results: Vec<serde_json::Value> = step
+                        .results
+                        .iter()
+                        .map(|r| {
+                            serde_json::json!({"type": "tool_result", "tool_use_id": r.id,
+                                "is_error": r.is_error, "content": r.content})
+                        })
+                        .collect();
+                    seq.serialize_element(&serde_json::json!({
+                        "role": "user", "content": results
+                    }))?;
+                    continue;
+                }
+            };
             match &turn.tool_use {
                 Some((block, id)) => {
                     seq.serialize_element(&Blocks {

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::media::body::Inline;
 use crate::media::load::Content;
 use crate::media::Kind;
-use crate::prompt::Conversation;
+use crate::prompt::{Conversation, Step};
 use crate::redact::Redactor;
 use crate::reply::{Answer, ResponseMeta, Usage};
 use crate::server_text::REFUSAL_CHARS;
@@ -89,6 +89,15 @@ impl Protocol for Chat {
                     schema: &parts.schema,
                 },
             )?,
+        }
+        if !parts.tools.is_empty() {
+            map.serialize_entry(
+                "tools",
+                &FunctionTools {
+                    parts,
+                    strict: true,
+                },
+            )?;
         }
         map.end()
     }
@@ -172,7 +181,9 @@ impl Protocol for Chat {
             Some(choice) => (choice.message, choice.finish_reason),
             None => (None, None),
         };
-        let (content, refusal) = message.map_or((None, None), |m| (m.content, m.refusal));
+        let (content, refusal, calls) = message.map_or((None, None, Vec::new()), |m| {
+            (m.content, m.refusal, m.tool_calls)
+        });
         let refused = match (&refusal, finish_reason.as_deref()) {
             (Some(r), _) => Some(format!(
                 "the model refused: {}",
@@ -193,6 +204,7 @@ impl Protocol for Chat {
             truncated: (finish_reason.as_deref() == Some("length"))
                 .then_some("finish_reason = \"length\""),
             tool_use: None,
+            tool_calls: tool_calls(calls),
             usage: usage.usage(),
             meta: ResponseMeta {
                 model: response.model.map(Cow::into_owned),
@@ -255,6 +267,104 @@ pub(crate) struct ReplyMessage<'a> {
     pub content: Option<Cow<'a, str>>,
     #[serde(default, borrow, deserialize_with = "borrowed")]
     refusal: Option<Cow<'a, str>>,
+    /// The tools the model calls (chat completions: `id`, and `function`
+    /// with `name` and `arguments` as a string of JSON; Ollama: `function`
+    /// with `arguments` as an object, and no id). Every field may be
+    /// missing in a streamed delta.
+    #[serde(default)]
+    pub tool_calls: Vec<ReplyToolCall>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ReplyToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<ReplyFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReplyFunction {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
+}
+
+/// The calls of a reply as the runtime keeps them: arguments sent as a
+/// string (chat completions) are that string's text, an object (Ollama)
+/// its JSON.
+pub(crate) fn tool_calls(calls: Vec<ReplyToolCall>) -> Vec<crate::tools::ToolCall> {
+    calls
+        .into_iter()
+        .filter_map(|call| {
+            let function = call.function?;
+            let arguments = match function.arguments {
+                None => String::new(),
+                Some(raw) => match serde_json::from_str::<String>(raw.get()) {
+                    Ok(text) => text,
+                    Err(_) => raw.get().to_owned(),
+                },
+            };
+            Some(crate::tools::ToolCall {
+                id: call.id.unwrap_or_default(),
+                name: function.name.unwrap_or_default(),
+                arguments,
+                raw: None,
+            })
+        })
+        .collect()
+}
+
+/// The `tools` of a chat request (and Ollama's): each a `function` with
+/// its name, description and parameters' schema.
+pub(crate) struct FunctionTools<'a> {
+    pub parts: &'a RequestParts,
+    /// OpenAI's `strict: true` (Ollama takes no such field).
+    pub strict: bool,
+}
+
+impl Serialize for FunctionTools<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        #[derive(Serialize)]
+        struct Function<'f> {
+            name: &'f str,
+            description: &'f str,
+            parameters: &'f RawValue,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            strict: Option<bool>,
+        }
+        #[derive(Serialize)]
+        struct Entry<'f> {
+            #[serde(rename = "type")]
+            kind: &'f str,
+            function: Function<'f>,
+        }
+        let mut seq = serializer.serialize_seq(Some(self.parts.tools.len()))?;
+        for tool in &self.parts.tools {
+            seq.serialize_element(&Entry {
+                kind: "function",
+                function: Function {
+                    name: tool.name,
+                    description: tool.description,
+                    parameters: &tool.parameters,
+                    strict: self.strict.then_some(true),
+                },
+            })?;
+        }
+        seq.end()
+    }
+}
+
+/// A tool result's text as the chat-shaped APIs take it (they have no
+/// error flag): the value's JSON, or `{"error": …}`.
+pub(crate) fn result_text(result: &crate::tools::ToolResult) -> String {
+    if result.is_error {
+        serde_json::json!({ "error": result.content }).to_string()
+    } else {
+        result.content.clone()
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
@@ -380,6 +490,12 @@ impl Serialize for ChatMessages<'_> {
             role: "system",
             content: self.system,
         })?;
+        for (assistant, text) in self.conversation.before_first() {
+            seq.serialize_element(&Message {
+                role: if assistant { "assistant" } else { "user" },
+                content: text,
+            })?;
+        }
         if self.conversation.media.is_empty() {
             seq.serialize_element(&Message {
                 role: "user",
@@ -397,15 +513,55 @@ impl Serialize for ChatMessages<'_> {
                 content: &chat_parts(self.conversation),
             })?;
         }
-        for turn in turns {
-            seq.serialize_element(&Message {
-                role: "assistant",
-                content: &*turn.reply,
-            })?;
-            seq.serialize_element(&Message {
-                role: "user",
-                content: &*turn.correction,
-            })?;
+        for step in turns {
+            match step {
+                Step::Rejected(turn) => {
+                    seq.serialize_element(&Message {
+                        role: "assistant",
+                        content: &*turn.reply,
+                    })?;
+                    seq.serialize_element(&Message {
+                        role: "user",
+                        content: &*turn.correction,
+                    })?;
+                }
+                Step::Tools(step) => {
+                    use serde_json::json;
+                    let calls: Vec<serde_json::Value> = step
+                        .calls
+                        .iter()
+                        .map(|c| {
+                            if self.ollama {
+                                // Ollama's arguments are an object.
+                                let arguments: serde_json::Value = serde_json::from_str(
+                                    crate::tools::arguments_object(&c.arguments).get(),
+                                )
+                                .unwrap_or_default();
+                                json!({"function": {"name": c.name, "arguments": arguments}})
+                            } else {
+                                json!({"id": c.id, "type": "function",
+                                    "function": {"name": c.name, "arguments": c.arguments}})
+                            }
+                        })
+                        .collect();
+                    let content = if self.ollama {
+                        serde_json::Value::from("")
+                    } else {
+                        serde_json::Value::Null
+                    };
+                    seq.serialize_element(
+                        &json!({"role": "assistant", "content": content, "tool_calls": calls}),
+                    )?;
+                    for result in &step.results {
+                        let text = result_text(result);
+                        seq.serialize_element(&if self.ollama {
+                            json!({"role": "tool", "tool_name": result.name, "content": text})
+                        } else {
+                            json!({"role": "tool", "tool_call_id": result.id, "content": text})
+                        })?;
+                    }
+                }
+            }
         }
         seq.end()
     }

@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::media::load::Content as MediaContent;
 use crate::media::load::MediaType;
 use crate::media::Kind;
-use crate::prompt::Conversation;
+use crate::prompt::{Conversation, Step};
 use crate::redact::Redactor;
 use crate::reply::{Answer, ResponseMeta, Usage};
 use crate::server_text::REASON_CHARS;
@@ -133,6 +133,19 @@ impl Protocol for Gemini {
                     }],
                 },
                 contents: GeminiContents(conversation),
+                // "Function calling": the declarations, each schema as
+                // JSON Schema (`parametersJsonSchema`).
+                tools: (!parts.tools.is_empty()).then(|| {
+                    let declarations: Vec<serde_json::Value> = parts
+                        .tools
+                        .iter()
+                        .map(|t| {
+                            serde_json::json!({"name": t.name, "description": t.description,
+                                "parametersJsonSchema": &*t.parameters})
+                        })
+                        .collect();
+                    [serde_json::json!({ "functionDeclarations": declarations })]
+                }),
                 // The model is in the URL, not the body.
                 generation_config: GenerationConfig {
                     response_mime_type: "application/json",
@@ -174,10 +187,22 @@ impl Protocol for Gemini {
         let Some(candidate) = response.candidates.into_iter().next() else {
             return Ok(answer);
         };
-        let mut texts = candidate
-            .content
-            .map(|c| c.parts)
-            .unwrap_or_default()
+        let mut parts = Vec::new();
+        for raw in candidate.content.map(|c| c.parts).unwrap_or_default() {
+            let part: GeminiPart<'_> = read_object(raw.get())?;
+            if let Some(call) = &part.function_call {
+                answer.tool_calls.push(crate::tools::ToolCall {
+                    id: call.id.clone().unwrap_or_default(),
+                    name: call.name.clone().unwrap_or_default(),
+                    arguments: call.args.map(|a| a.get().to_owned()).unwrap_or_default(),
+                    // Echoed whole: a thinking model's `thoughtSignature`
+                    // must come back with its call.
+                    raw: Some(raw.get().to_owned()),
+                });
+            }
+            parts.push(part);
+        }
+        let mut texts = parts
             .into_iter()
             .filter(|p| !p.thought)
             .filter_map(|p| p.text);
@@ -254,16 +279,31 @@ struct GeminiCandidate<'a> {
 #[derive(Debug, Deserialize)]
 struct GeminiContent<'a> {
     #[serde(default, borrow)]
-    parts: Vec<GeminiPart<'a>>,
+    parts: Vec<&'a RawValue>,
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct GeminiPart<'a> {
     #[serde(default, borrow, deserialize_with = "borrowed")]
     text: Option<Cow<'a, str>>,
     /// A thinking model's thought summary, not the answer.
     #[serde(default)]
     thought: bool,
+    /// A tool the model calls ("Function calling": `name`, `args`, and an
+    /// `id` on the newer models).
+    #[serde(default, borrow)]
+    function_call: Option<FunctionCall<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FunctionCall<'a> {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default, borrow)]
+    args: Option<&'a RawValue>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -293,6 +333,8 @@ struct GeminiUsage {
 struct GeminiRequest<'a> {
     system_instruction: Content<'a, &'a RawValue>,
     contents: GeminiContents<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<[serde_json::Value; 1]>,
     generation_config: GenerationConfig<'a>,
 }
 
@@ -362,6 +404,9 @@ impl Serialize for GeminiContents<'_> {
         let turns = &self.0.turns;
         // Written only as JSON, which needs no length up front.
         let mut seq = serializer.serialize_seq(None)?;
+        for (assistant, text) in self.0.before_first() {
+            seq.serialize_element(&turn(if assistant { "model" } else { "user" }, text))?;
+        }
         if self.0.media.is_empty() {
             seq.serialize_element(&turn("user", &self.0.first))?;
         } else {
@@ -370,9 +415,54 @@ impl Serialize for GeminiContents<'_> {
                 "parts": gemini_parts(self.0),
             }))?;
         }
-        for t in turns {
-            seq.serialize_element(&turn("model", &t.reply_non_empty))?;
-            seq.serialize_element(&turn("user", &t.correction))?;
+        for step in turns {
+            match step {
+                Step::Rejected(t) => {
+                    seq.serialize_element(&turn("model", &t.reply_non_empty))?;
+                    seq.serialize_element(&turn("user", &t.correction))?;
+                }
+                Step::Tools(step) => {
+                    use serde_json::json;
+                    let calls: Vec<serde_json::Value> = step
+                        .calls
+                        .iter()
+                        .map(|c| {
+                            c.raw
+                                .as_deref()
+                                .and_then(|raw| serde_json::from_str(raw).ok())
+                                .unwrap_or_else(|| {
+                                    let args: serde_json::Value = serde_json::from_str(
+                                        crate::tools::arguments_object(&c.arguments).get(),
+                                    )
+                                    .unwrap_or_default();
+                                    json!({"functionCall": {"name": c.name, "args": args}})
+                                })
+                        })
+                        .collect();
+                    seq.serialize_element(&json!({"role": "model", "parts": calls}))?;
+                    // `functionResponse.response` is an object: the value
+                    // under `result`, or the problem under `error`.
+                    let results: Vec<serde_json::Value> = step
+                        .results
+                        .iter()
+                        .map(|r| {
+                            let response = if r.is_error {
+                                json!({ "error": r.content })
+                            } else {
+                                let value: serde_json::Value = serde_json::from_str(&r.content)
+                                    .unwrap_or_else(|_| serde_json::Value::from(r.content.clone()));
+                                json!({ "result": value })
+                            };
+                            let mut part = json!({"name": r.name, "response": response});
+                            if !r.id.is_empty() {
+                                part["id"] = serde_json::Value::from(r.id.clone());
+                            }
+                            json!({ "functionResponse": part })
+                        })
+                        .collect();
+                    seq.serialize_element(&json!({"role": "user", "parts": results}))?;
+                }
+            }
         }
         seq.end()
     }

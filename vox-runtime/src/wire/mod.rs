@@ -150,6 +150,8 @@ pub(crate) struct Prepare<'a> {
     /// The strict schema's JSON text.
     pub schema: &'a str,
     pub schema_name: &'a str,
+    /// Whether the model may call tools before it answers.
+    pub has_tools: bool,
 }
 
 /// What a wire keeps for every request of one function.

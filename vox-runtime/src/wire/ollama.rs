@@ -54,6 +54,11 @@ impl Protocol for Ollama {
                     num_predict: parts.max_tokens(),
                     temperature: temperature(parts, f64::MAX),
                 },
+                // "Tool calling": `tools` in the chat completions' form.
+                tools: (!parts.tools.is_empty()).then_some(super::chat::FunctionTools {
+                    parts,
+                    strict: false,
+                }),
             },
         )
     }
@@ -115,9 +120,14 @@ impl Protocol for Ollama {
             model: response.model,
             finish_reason: response.done_reason.as_deref().map(str::to_owned),
         };
+        let (content, calls) = match response.message {
+            Some(m) => (m.content, m.tool_calls),
+            None => (None, Vec::new()),
+        };
         Ok(Answer {
             meta,
-            content: response.message.and_then(|m| m.content),
+            content,
+            tool_calls: super::chat::tool_calls(calls),
             refused: None,
             reply_otherwise: None,
             // A reply that says it is not done is cut short like one
@@ -165,6 +175,8 @@ struct OllamaRequest<'a> {
     messages: ChatMessages<'a>,
     format: &'a RawValue,
     options: Options,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<super::chat::FunctionTools<'a>>,
     /// Last: a streamed request's body changes only its end.
     stream: bool,
 }
@@ -327,6 +339,8 @@ mod tests {
             },
         };
         let conversation = Conversation {
+            examples: Vec::new(),
+            history: Vec::new(),
             first: RawValue::from_string("\"Input (JSON): {}\"".to_owned()).unwrap(),
             media: vec![
                 Loaded {

@@ -19,6 +19,8 @@ pub(crate) struct PartsOf<'a> {
     pub instruction: &'a str,
     pub output: &'a OutputSchema,
     pub temperature: Option<f64>,
+    /// The tools the model may call.
+    pub tools: &'a [crate::tools::Tool],
 }
 
 /// What the constant parts of a request depend on besides the function.
@@ -52,9 +54,20 @@ pub(crate) struct RequestParts {
     pub schema_name: &'static str,
     /// The schema as the wire sends it when that differs (Gemini's subset).
     pub wire_schema: Option<Box<RawValue>>,
+    /// The tools the model may call, their parameters' schemas as JSON.
+    pub tools: Vec<ToolDef>,
     /// A first request's body around its user message, rendered on the
     /// first call (see [`RequestParts::request_body`]).
     first_request: OnceLock<Option<FirstRequest>>,
+}
+
+/// A tool as every wire declares it: its name, description and the
+/// schema of its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolDef {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: Box<RawValue>,
 }
 
 /// The body of a first attempt without media, which differs from call to
@@ -100,6 +113,7 @@ impl RequestParts {
             shape: stated.as_deref(),
             schema: schema.get(),
             schema_name: output.name(),
+            has_tools: !function.tools.is_empty(),
         })?;
         Ok(RequestParts {
             key: PartsKey {
@@ -123,6 +137,26 @@ impl RequestParts {
             schema: schema.to_owned(),
             schema_name: output.name(),
             wire_schema: prepared.schema,
+            tools: function
+                .tools
+                .iter()
+                .map(|tool| {
+                    // Generated schemas are JSON; were one not, the error
+                    // names the tool.
+                    RawValue::from_string(tool.parameters.to_owned())
+                        .map(|parameters| ToolDef {
+                            name: tool.name,
+                            description: tool.description,
+                            parameters,
+                        })
+                        .map_err(|e| {
+                            Error::Config(format!(
+                                "the parameters' schema of tool `{}` is not JSON: {e}",
+                                tool.name
+                            ))
+                        })
+                })
+                .collect::<Result<_, _>>()?,
             first_request: OnceLock::new(),
         })
     }
@@ -166,7 +200,11 @@ impl RequestParts {
     /// that for every wire), without writing the system text, the schema
     /// and the keys again on every call (`call_overhead` bench).
     pub fn request_body(&self, conversation: &Conversation) -> Bytes {
-        if conversation.turns.is_empty() && conversation.media.is_empty() {
+        if conversation.turns.is_empty()
+            && conversation.media.is_empty()
+            && conversation.examples.is_empty()
+            && conversation.history.is_empty()
+        {
             if let Some(first) = self.first_request() {
                 let user = conversation.first.get().as_bytes();
                 let mut body = Vec::with_capacity(first.head.len() + user.len() + first.tail.len());
@@ -187,6 +225,8 @@ impl RequestParts {
                 let probe = Conversation {
                     first: RawValue::from_string(FIRST_MARKER.to_owned()).ok()?,
                     media: Vec::new(),
+                    examples: Vec::new(),
+                    history: Vec::new(),
                     turns: Vec::new(),
                 };
                 let body = self.render(&probe);

@@ -12,6 +12,7 @@ mod call_path_modules;
 mod cassette_processes;
 mod cassette_properties;
 mod cassettes;
+mod conversations_tools;
 mod hostile_headers;
 mod hostile_replies;
 mod key_echoes;
