@@ -38,6 +38,18 @@ pub enum Item {
     Type(TypeDecl),
     Fn(FnDecl),
     Const(ConstDecl),
+    Example(ExampleDecl),
+}
+
+/// `example f(args) => value`: a worked example of the `@ai` function `f`
+/// (docs/language.md, "Worked examples").
+#[derive(Debug, Clone)]
+pub struct ExampleDecl {
+    /// The call, checked like any call of `f`.
+    pub call: Expr,
+    /// The answer, checked against `f`'s return type.
+    pub output: Expr,
+    pub span: Span,
 }
 
 /// `const NAME = expr` or `const NAME: T = expr` at module level
@@ -168,6 +180,8 @@ pub struct FnDecl {
     pub head: Span,
     /// The body had syntax errors; lints that assume a complete body are skipped.
     pub recovered: bool,
+    /// A `@rust` declaration: no body, the crate implements it.
+    pub external: bool,
 }
 
 impl FnDecl {

@@ -236,7 +236,7 @@ impl Builder<'_> {
                     }
                 }
                 // Constants have no editor symbols yet.
-                Item::Const(_) => {}
+                Item::Const(_) | Item::Example(_) => {}
                 Item::Fn(f) => {
                     let Some(&k) = self.fn_of_item.get(&i) else {
                         continue;

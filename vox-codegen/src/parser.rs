@@ -563,6 +563,20 @@ impl Parser<'_> {
             }
             return self.const_decl(docs, is_pub, start).map(Item::Const);
         }
+        if self.peek() == T::Ident
+            && self.text(self.peek_tok().span) == "example"
+            && self.peek_nth(1) == T::Ident
+            && self.peek_nth(2) == T::LParen
+        {
+            for d in &decorators {
+                self.diags.push(Diagnostic::error(
+                    Code::MisplacedDecorator,
+                    d.span,
+                    format!("`@{}` does not apply to an example", d.name.name),
+                ));
+            }
+            return self.example_decl(start).map(Item::Example);
+        }
         match self.peek() {
             T::Type => self
                 .type_decl(docs, decorators, is_pub, start)
@@ -581,6 +595,22 @@ impl Parser<'_> {
             }
             _ => Err(self.unexpected("expected `type`, `fn` or `const`")),
         }
+    }
+
+    /// `example f(args) => value` (the `example` word next).
+    fn example_decl(&mut self, start: Span) -> PResult<ExampleDecl> {
+        self.bump();
+        let call = self.with_newlines(true, |p| p.expr())?;
+        self.expect(
+            T::FatArrow,
+            "after the example's call: `example f(…) => answer`",
+        )?;
+        let output = self.with_newlines(true, |p| p.expr())?;
+        Ok(ExampleDecl {
+            span: start.to(output.span),
+            call,
+            output,
+        })
     }
 
     /// `const NAME = expr`, `const NAME: T = expr` (the `const` word next).
@@ -1088,8 +1118,19 @@ impl Parser<'_> {
             }
         };
         self.body_recovered = false;
-        let body = self.block()?;
+        // A `@rust` tool has no body (docs/language.md, "Tools").
+        let external = decorators.iter().any(|d| d.name.name == "rust");
+        let body = if external && self.peek() != T::LBrace {
+            let at = self.prev_span().shrink_to_end();
+            Block {
+                stmts: Vec::new(),
+                span: at,
+            }
+        } else {
+            self.block()?
+        };
         Ok(FnDecl {
+            external,
             recovered: self.body_recovered,
             docs,
             decorators,

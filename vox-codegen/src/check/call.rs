@@ -242,6 +242,19 @@ impl Checker<'_> {
         }
         if let Some(&fi) = self.fn_index.get(&callee.name) {
             self.info.callees.insert(e.id, Callee::Fn(fi));
+            if self.info.fns[fi].rust {
+                self.err(
+                    Diagnostic::error(
+                        Code::RustTool,
+                        callee.span,
+                        format!(
+                            "`{}` is a `@rust` tool: the model calls it, Vox code cannot",
+                            callee.name
+                        ),
+                    )
+                    .hint("list it in an `@ai(tools = [...])`, or write the function in Vox"),
+                );
+            }
             if self.in_const {
                 self.not_constant(callee.span, &format!("call the function `{}`", callee.name));
             }

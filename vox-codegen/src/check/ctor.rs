@@ -83,7 +83,19 @@ impl Checker<'_> {
             }
             _ => {}
         }
-        let Some(&(tid, vi, _)) = self.variant_index.get(&name.name) else {
+        // Where a `Role` is expected, `User` and `Assistant` are its
+        // variants, whatever else the module calls so (docs/language.md,
+        // "Conversations").
+        let role_variant = match (self.chat_role, want.ty()) {
+            (Some(role), Some(Ty::Named(id))) if *id == role => ["User", "Assistant"]
+                .iter()
+                .position(|n| *n == name.name)
+                .map(|vi| (role, vi, name.span)),
+            _ => None,
+        };
+        let Some((tid, vi, _)) =
+            role_variant.or_else(|| self.variant_index.get(&name.name).copied())
+        else {
             for a in args.unwrap_or(&[]) {
                 self.check_expr(&a.value, Want::Any);
             }

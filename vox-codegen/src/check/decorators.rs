@@ -9,8 +9,8 @@ use crate::types::*;
 
 use super::{AiCheck, AiConfig, Checker};
 
-pub const KNOWN_DECORATORS: [&str; 3] = ["ai", "uses", "test"];
-pub const AI_ARGS: [&str; 7] = [
+pub const KNOWN_DECORATORS: [&str; 4] = ["ai", "uses", "test", "rust"];
+pub const AI_ARGS: [&str; 9] = [
     "structured_output",
     "max_iterations",
     "model",
@@ -18,7 +18,11 @@ pub const AI_ARGS: [&str; 7] = [
     "max_tokens",
     "fallback",
     "check",
+    "tools",
+    "max_steps",
 ];
+/// The most `max_steps` may be.
+const MAX_STEPS_LIMIT: i64 = 100;
 const MAX_ITERATIONS_LIMIT: i64 = 100;
 /// The most `max_tokens` may be (no model answers with more).
 const MAX_TOKENS_LIMIT: i64 = 1_000_000;
@@ -110,6 +114,18 @@ impl Checker<'_> {
                         );
                     }
                 }
+                // A tool the crate implements in Rust (docs/language.md,
+                // "Tools"): the body-less declaration is checked where the
+                // function is collected.
+                "rust" => {
+                    if let Some(a) = d.args.first() {
+                        self.err(Diagnostic::error(
+                            Code::MisplacedDecorator,
+                            a.span,
+                            "`@rust` takes no arguments",
+                        ));
+                    }
+                }
                 "uses" => {
                     if d.args.is_empty() {
                         self.err(
@@ -156,7 +172,7 @@ impl Checker<'_> {
                         d.name.span,
                         format!("unknown decorator `@{name}`"),
                     )
-                    .hint("the decorators are `@ai(…)`, `@uses(…)` and `@test`");
+                    .hint("the decorators are `@ai(…)`, `@uses(…)`, `@test` and `@rust`");
                     if let Some(s) = did_you_mean(name, KNOWN_DECORATORS) {
                         e = e.fix(format!("replace with `@{s}`"), d.name.span, s);
                     }
@@ -187,6 +203,8 @@ impl Checker<'_> {
             max_tokens: None,
             fallback: None,
             check: None,
+            tools: Vec::new(),
+            max_steps: None,
         };
         if f.ret.is_none() || matches!(ret, Ty::Unit) {
             self.err(
@@ -205,7 +223,7 @@ impl Checker<'_> {
                 )
                 .hint(
                     "`@ai` takes `structured_output`, `max_iterations`, `model`, `temperature`, \
-                     `max_tokens`, `fallback` and `check`",
+                     `max_tokens`, `fallback`, `check`, `tools` and `max_steps`",
                 );
                 if let Some(s) = did_you_mean(name, AI_ARGS) {
                     e = e.fix(format!("replace with `{s}`"), a.name.span, s);
@@ -347,6 +365,56 @@ impl Checker<'_> {
                     self.temperature(&mut cfg, *n as f64, value.span)
                 }
                 ("temperature", _) => wrong_kind(self, "a number between 0 and 2"),
+                ("tools", DecoratorValueKind::List(items)) => {
+                    for item in items {
+                        match &item.kind {
+                            DecoratorValueKind::Type(t) if t.args.is_empty() => {
+                                if let Some(prev) =
+                                    cfg.tools.iter().find(|x| x.name == t.name.name)
+                                {
+                                    self.err(
+                                        Diagnostic::error(
+                                            Code::AiDuplicateArgument,
+                                            item.span,
+                                            format!("the tool `{}` is listed twice", t.name.name),
+                                        )
+                                        .related(prev.span, "first listed here"),
+                                    );
+                                    continue;
+                                }
+                                cfg.tools.push(AiCheck {
+                                    name: t.name.name.clone(),
+                                    span: item.span,
+                                });
+                            }
+                            DecoratorValueKind::Invalid => {}
+                            _ => self.err(Diagnostic::error(
+                                Code::AiInvalidValue,
+                                item.span,
+                                "each tool is the name of a function, e.g. `tools = [lookup_order]`",
+                            )),
+                        }
+                    }
+                }
+                ("tools", _) => wrong_kind(
+                    self,
+                    "a list of function names, e.g. `tools = [lookup_order, search_docs]`",
+                ),
+                ("max_steps", DecoratorValueKind::Int(n)) => {
+                    if (1..=MAX_STEPS_LIMIT).contains(n) {
+                        cfg.max_steps = Some(*n as u32);
+                    } else {
+                        self.err(
+                            Diagnostic::error(
+                                Code::AiInvalidValue,
+                                value.span,
+                                format!("`max_steps` must be between 1 and {MAX_STEPS_LIMIT}, found {n}"),
+                            )
+                            .hint("it counts model requests: tool turns and corrections together"),
+                        );
+                    }
+                }
+                ("max_steps", _) => wrong_kind(self, "an integer of at least 1"),
                 _ => {}
             }
         }

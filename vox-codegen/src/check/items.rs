@@ -3,6 +3,7 @@
 
 use crate::ast::*;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::source::Span;
 use crate::types::*;
 
 use super::{suggest, Builtin, Checker, FnInfo, RESERVED_CTORS};
@@ -85,6 +86,7 @@ impl Checker<'_> {
                 );
             }
         }
+        self.chat_types();
         // Variants.
         for (idx, item) in module.items.iter().enumerate() {
             let Item::Type(t) = item else { continue };
@@ -128,6 +130,16 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(role) = self.chat_role {
+            for (vi, name) in ["User", "Assistant"].into_iter().enumerate() {
+                if !self.variant_index.contains_key(name) && !self.type_index.contains_key(name) {
+                    self.variant_index.insert(
+                        name.into(),
+                        (role, vi, Span::new(crate::source::FileId(0), 0, 0)),
+                    );
+                }
+            }
+        }
         // Fields.
         for (idx, item) in module.items.iter().enumerate() {
             let Item::Type(t) = item else { continue };
@@ -150,6 +162,112 @@ impl Checker<'_> {
                 self.info.types.defs[id.0 as usize].kind = kind;
             }
         }
+    }
+
+    /// A `@rust` tool's declaration: a signature with a return type, no
+    /// body, no other decorators (docs/language.md, "Tools").
+    fn rust_declaration(&mut self, f: &FnDecl, other_decorators: bool) {
+        if f.body.span.start != f.body.span.end {
+            self.err(
+                Diagnostic::error(
+                    Code::RustTool,
+                    f.body.span,
+                    format!("the `@rust` function `{}` has a body", f.name.name),
+                )
+                .label("the crate implements it in Rust")
+                .hint("remove the body, or remove `@rust` to write the function in Vox")
+                .fix_with(
+                    crate::diagnostic::Applicability::MaybeIncorrect,
+                    "remove the body",
+                    vec![crate::diagnostic::Edit {
+                        span: f.body.span,
+                        replacement: String::new(),
+                    }],
+                ),
+            );
+        }
+        if f.ret.is_none() {
+            self.err(
+                Diagnostic::error(
+                    Code::RustTool,
+                    f.name.span,
+                    format!("the `@rust` function `{}` has no return type", f.name.name),
+                )
+                .hint("declare what the tool gives back, e.g. `to Order`"),
+            );
+        }
+        if other_decorators {
+            self.err(
+                Diagnostic::error(
+                    Code::RustTool,
+                    f.name.span,
+                    format!(
+                        "the `@rust` function `{}` takes no other decorator",
+                        f.name.name
+                    ),
+                )
+                .hint("a `@rust` function is a tool the crate implements; its effects are Rust's"),
+            );
+        }
+    }
+
+    /// The builtin `Message` and `Role` (docs/language.md, "Conversations"),
+    /// added when a written type names either and the module declares
+    /// neither. `Role`'s variants `User` and `Assistant` are names of the
+    /// module unless it has variants of its own so named; where a `Role`
+    /// is expected they are always `Role`'s.
+    fn chat_types(&mut self) {
+        let module = self.module;
+        if self.type_index.contains_key("Message") || self.type_index.contains_key("Role") {
+            return;
+        }
+        if !mentions_type(module, &["Message", "Role"]) {
+            return;
+        }
+        let span = Span::new(crate::source::FileId(0), 0, 0);
+        let role = TypeId(self.info.types.defs.len() as u32);
+        let doc = |s: &str| vec![s.to_owned()];
+        self.info.types.defs.push(TypeDef {
+            name: "Role".into(),
+            docs: doc("Who said a message: the person (`User`) or the model (`Assistant`)."),
+            is_pub: true,
+            kind: TypeDefKind::Sum(
+                ["User", "Assistant"]
+                    .into_iter()
+                    .map(|name| VariantDef {
+                        name: name.into(),
+                        docs: Vec::new(),
+                        fields: Vec::new(),
+                        span,
+                    })
+                    .collect(),
+            ),
+            span,
+        });
+        let message = TypeId(self.info.types.defs.len() as u32);
+        self.info.types.defs.push(TypeDef {
+            name: "Message".into(),
+            docs: doc("One message of a conversation: who said it, and what."),
+            is_pub: true,
+            kind: TypeDefKind::Record(vec![
+                FieldDef {
+                    name: "role".into(),
+                    docs: Vec::new(),
+                    ty: Ty::Named(role),
+                    span,
+                },
+                FieldDef {
+                    name: "content".into(),
+                    docs: Vec::new(),
+                    ty: Ty::Str,
+                    span,
+                },
+            ]),
+            span,
+        });
+        self.type_index.insert("Role".into(), (role, span));
+        self.type_index.insert("Message".into(), (message, span));
+        self.chat_role = Some(role);
     }
 
     /// Variants are tagged by a `kind` property in JSON (serde's internal
@@ -391,6 +509,9 @@ impl Checker<'_> {
                         .collect()
                 })
                 .unwrap_or_default();
+            if f.external {
+                self.rust_declaration(f, ai.is_some() || test || f.decorator("uses").is_some());
+            }
             let info = FnInfo {
                 name: f.name.name.clone(),
                 params,
@@ -399,6 +520,7 @@ impl Checker<'_> {
                 uses,
                 ai,
                 test,
+                rust: f.external,
                 item: idx,
             };
             if let Some(d) = dup {
@@ -476,5 +598,28 @@ fn rust_type_alias(name: &str) -> Option<&'static str> {
         "dict" | "Dict" | "Map" | "HashMap" | "BTreeMap" | "Dictionary" | "MutableMap" => "map",
         "unit" | "()" => "Unit",
         _ => return None,
+    })
+}
+
+/// Whether a written type of `module` (a signature, a field, a constant's
+/// annotation) names one of `names`.
+fn mentions_type(module: &Module, names: &[&str]) -> bool {
+    fn names_in(t: &TypeExpr, names: &[&str]) -> bool {
+        names.contains(&t.name.name.as_str()) || t.args.iter().any(|a| names_in(a, names))
+    }
+    module.items.iter().any(|item| match item {
+        Item::Fn(f) => {
+            f.params.iter().any(|p| names_in(&p.ty, names))
+                || f.ret.as_ref().is_some_and(|r| names_in(r, names))
+        }
+        Item::Type(t) => match &t.kind {
+            TypeDeclKind::Record(fields) => fields.iter().any(|f| names_in(&f.ty, names)),
+            TypeDeclKind::Sum(vs) => vs
+                .iter()
+                .any(|v| v.fields.iter().any(|f| names_in(&f.ty, names))),
+            TypeDeclKind::Dynamic(_) => false,
+        },
+        Item::Const(c) => c.ty.as_ref().is_some_and(|t| names_in(t, names)),
+        Item::Example(_) => false,
     })
 }

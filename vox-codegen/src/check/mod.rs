@@ -26,6 +26,7 @@ mod consts;
 mod ctor;
 mod decorators;
 mod effects;
+mod examples;
 mod expr;
 mod items;
 mod lambda;
@@ -43,6 +44,7 @@ use crate::types::*;
 pub(crate) use call::is_iso_date;
 pub use consts::ConstInfo;
 pub use decorators::{AI_ARGS, KNOWN_DECORATORS};
+pub use examples::ExampleInfo;
 pub use items::resolve_type;
 use scope::{Local, Origin};
 
@@ -459,6 +461,11 @@ pub struct AiConfig {
     /// `list[str]`, the problems it finds in the value (docs/language.md,
     /// "Checks"). Validated once every function is known.
     pub check: Option<AiCheck>,
+    /// `tools = [f, …]`: the functions the model may call (docs/language.md,
+    /// "Tools"); validated once every function is known.
+    pub tools: Vec<AiCheck>,
+    /// `max_steps = N`: the model requests a call makes at most.
+    pub max_steps: Option<u32>,
 }
 
 /// The function named by `@ai(check = f)`.
@@ -480,6 +487,8 @@ pub struct FnInfo {
     pub uses: Vec<Effect>,
     pub ai: Option<AiConfig>,
     pub test: bool,
+    /// A `@rust` tool: declared here, implemented by the crate.
+    pub rust: bool,
     /// Index into `module.items`.
     pub item: usize,
 }
@@ -495,6 +504,11 @@ pub struct ModuleInfo {
     pub ctors: HashMap<ExprId, Ctor>,
     /// `TypeDecl` item index → its [`TypeId`] (duplicates have none).
     pub type_items: HashMap<usize, TypeId>,
+    /// The worked examples, in the order written.
+    pub examples: Vec<ExampleInfo>,
+    /// Each function listed as a tool, and the strict schema of its
+    /// arguments (an object of its parameters).
+    pub tool_schemas: Vec<(usize, String)>,
     /// The strict schema of every `@ai` return type, derived once while
     /// checking its limits and reused by emission.
     pub output_schemas: Vec<(Ty, crate::schema::OutputSchema)>,
@@ -563,6 +577,7 @@ pub fn check_module(
         const_index: HashMap::new(),
         const_state: Vec::new(),
         in_const: false,
+        chat_role: None,
     };
     c.collect_types();
     c.collect_consts();
@@ -575,11 +590,15 @@ pub fn check_module(
     }
     c.check_effects();
     c.check_ai_checks();
+    c.check_ai_tools();
+    c.check_examples();
     c.check_schema_limits();
     c.info
 }
 
 struct Checker<'a> {
+    /// The builtin `Role`, when the module uses `Message` or `Role`.
+    chat_role: Option<TypeId>,
     module: &'a Module,
     sources: &'a SourceMap,
     diags: &'a mut Vec<Diagnostic>,

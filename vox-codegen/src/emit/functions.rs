@@ -26,6 +26,10 @@ impl Emitter<'_> {
         let Some(d) = self.module.fn_decl(f.item) else {
             return;
         };
+        if d.external {
+            self.rust_tool(idx);
+            return;
+        }
         self.current_fn = f.name.clone();
         self.current = idx;
         self.in_test = false;
@@ -157,6 +161,7 @@ impl Emitter<'_> {
                 "\n    .with_max_iterations({})",
                 ai.max_iterations.max(1)
             );
+            self.conversation_settings(idx, ai, &mut ai_static);
             // Compiled under `cfg(test)`, the function's calls never reach
             // a provider by accident, and replay the package's cassettes
             // (docs/runtime.md, "Tests").
@@ -217,6 +222,144 @@ impl Emitter<'_> {
             out.push_str("}\n\n");
         }
         self.out.push_str(&out);
+    }
+
+    /// The history parameter, worked examples, tools and step limit of the
+    /// `@ai` function `fns[idx]` (docs/runtime.md, "Conversations" and
+    /// "Tools").
+    fn conversation_settings(&self, idx: usize, ai: &crate::check::AiConfig, out: &mut String) {
+        let f = &self.info.fns[idx];
+        let message = self
+            .info
+            .types
+            .find("Message")
+            .filter(|_| self.info.types.find("Role").is_some());
+        if let Some(message) = message {
+            let history = Ty::List(Box::new(Ty::Named(message)));
+            if let Some((name, _)) = f.params.iter().find(|(_, t)| *t == history) {
+                let _ = write!(out, "\n    .with_history({})", rust_str(name));
+            }
+        }
+        let examples: Vec<String> = self
+            .info
+            .examples
+            .iter()
+            .filter(|e| e.function == idx)
+            .map(|e| {
+                format!(
+                    "::vox_runtime::__private::Example {{ arguments: {}, output: {} }}",
+                    rust_str(&e.arguments),
+                    rust_str(&e.output)
+                )
+            })
+            .collect();
+        if !examples.is_empty() {
+            let _ = write!(out, "\n    .with_examples(&[{}])", examples.join(", "));
+        }
+        let tools: Vec<String> = ai
+            .tools
+            .iter()
+            .filter_map(|t| {
+                let ti = self.info.fns.iter().position(|g| g.name == t.name)?;
+                let (_, schema) = self.info.tool_schemas.iter().find(|(f, _)| *f == ti)?;
+                let docs = self
+                    .module
+                    .fn_decl(self.info.fns[ti].item)
+                    .map(|d| {
+                        d.docs
+                            .iter()
+                            .map(|l| l.trim())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default();
+                Some(format!(
+                    "::vox_runtime::__private::Tool::new({}, {}, {}, self::{})",
+                    rust_str(&t.name),
+                    rust_str(docs.trim()),
+                    rust_str(schema),
+                    tool_wrapper(&t.name)
+                ))
+            })
+            .collect();
+        if !tools.is_empty() {
+            let _ = write!(out, "\n    .with_tools(&[{}])", tools.join(", "));
+        }
+        if let Some(steps) = ai.max_steps {
+            let _ = write!(out, "\n    .with_max_steps({steps})");
+        }
+    }
+
+    /// The wrapper the runtime calls a tool through: reads its arguments
+    /// (a problem is the call's error result), runs it, writes its value.
+    pub(super) fn tool_wrappers(&mut self) {
+        let mut out = String::new();
+        for (ti, _) in &self.info.tool_schemas {
+            let f = &self.info.fns[*ti];
+            let _ = writeln!(
+                out,
+                "/// `{}` as a tool of the model's (docs/runtime.md, \"Tools\").\n#[doc(hidden)]\n{FN_ALLOWS}\nfn {}(vox_arguments: ::std::string::String) -> ::vox_runtime::__private::ToolFuture {{",
+                f.name,
+                tool_wrapper(&f.name)
+            );
+            out.push_str("    #[derive(::vox_runtime::serde::Deserialize)]\n    #[serde(crate = \"::vox_runtime::serde\", deny_unknown_fields)]\n    struct VoxArguments {\n");
+            for (name, ty) in &f.params {
+                let ident = rust_ident(name);
+                if ident != *name {
+                    let _ = writeln!(out, "        #[serde(rename = {})]", rust_str(name));
+                }
+                let _ = writeln!(out, "        {ident}: {},", self.rust_type(ty));
+            }
+            out.push_str("    }\n    ::std::boxed::Box::pin(async move {\n");
+            let names: Vec<String> = f.params.iter().map(|(n, _)| rust_ident(n)).collect();
+            let _ = writeln!(
+                out,
+                "        let VoxArguments {{ {} }} = ::vox_runtime::__private::tool_arguments(&vox_arguments)?;",
+                names.join(", ")
+            );
+            let call = format!("self::{}({})", rust_ident(&f.name), names.join(", "));
+            let failed = "::vox_runtime::__private::ToolError::Failed";
+            let value = if f.rust {
+                // The crate's `async fn` returns a `Result` whose error
+                // displays.
+                format!(
+                    "{call}.await.map_err(|e| {failed}(::std::string::ToString::to_string(&e)))?"
+                )
+            } else if f.net || self.calls_net(*ti) {
+                format!(
+                    "{call}.await.map_err(|e| {failed}(::std::string::ToString::to_string(&e)))?"
+                )
+            } else {
+                call
+            };
+            let _ = writeln!(out, "        let vox_value = {value};");
+            if matches!(f.ret, Ty::Result(_)) {
+                let _ = writeln!(out, "        let vox_value = vox_value.map_err({failed})?;");
+            }
+            out.push_str("        ::vox_runtime::__private::tool_value(&vox_value)\n    })\n}\n\n");
+        }
+        self.out.push_str(&out);
+    }
+
+    /// A `@rust` tool: the crate defines it beside `include_vox!()`; this
+    /// names it, so a build without it fails on this line.
+    fn rust_tool(&mut self, idx: usize) {
+        let f = &self.info.fns[idx];
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
+            .collect();
+        let _ = writeln!(
+            self.out,
+            "// `@rust fn {name}`: the crate defines\n\
+             //     async fn {name}({}) -> Result<{}, E> (E: Display)\n\
+             // beside `include_vox!()` (docs/language.md, \"Tools\").\n\
+             const _: () = {{\n    #[allow(dead_code)]\n    fn vox_rust_tool_{name}_must_be_defined_beside_include_vox() {{\n        let _ = self::{name};\n    }}\n}};\n",
+            params.join(", "),
+            self.rust_type(&f.ret),
+            name = rust_ident(&f.name),
+        );
     }
 
     /// `<name>_batch`: the `@ai` function `f` over many inputs on its
@@ -475,4 +618,9 @@ pub(super) fn recursive_net_fns(info: &ModuleInfo) -> HashMap<usize, HashSet<usi
         out.insert(i, seen);
     }
     out
+}
+
+/// The name of the wrapper of tool `name`.
+fn tool_wrapper(name: &str) -> String {
+    format!("vox_tool_{}", name.trim_start_matches("r#"))
 }

@@ -196,6 +196,7 @@ impl<'a> Emitter<'a> {
         for ci in 0..self.info.consts.len() {
             self.constant(ci);
         }
+        self.tool_wrappers();
         let mut tests = Vec::new();
         for (i, f) in self.info.fns.iter().enumerate() {
             if f.test {

@@ -112,6 +112,7 @@ fn declared_names(all: &[Toks<'_>], module: &Module) -> std::collections::HashMa
                 f.params.iter().for_each(|p| add(&p.name.name));
             }
             Item::Const(c) => add(&c.name.name),
+            Item::Example(_) => {}
         }
     }
     for toks in all {

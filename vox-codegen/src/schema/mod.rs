@@ -111,6 +111,31 @@ pub(crate) fn schema_name(ty: &Ty, types: &TypeTable) -> String {
 }
 
 /// Derives the strict schema of `ty`.
+/// The strict schema of a tool's arguments: an object of `params`, as a
+/// record of them would be (docs/language.md, "Tools").
+pub(crate) fn parameters_schema(name: &str, params: &[(String, Ty)], types: &TypeTable) -> Json {
+    let mut table = types.clone();
+    let id = TypeId(table.defs.len() as u32);
+    table.defs.push(crate::types::TypeDef {
+        name: format!("{name}_arguments"),
+        docs: Vec::new(),
+        is_pub: false,
+        kind: TypeDefKind::Record(
+            params
+                .iter()
+                .map(|(n, t)| FieldDef {
+                    name: n.clone(),
+                    docs: Vec::new(),
+                    ty: t.clone(),
+                    span: crate::source::Span::new(crate::source::FileId(0), 0, 0),
+                })
+                .collect(),
+        ),
+        span: crate::source::Span::new(crate::source::FileId(0), 0, 0),
+    });
+    output_schema(&Ty::Named(id), &table).schema
+}
+
 pub(crate) fn output_schema(ty: &Ty, types: &TypeTable) -> OutputSchema {
     let name = schema_name(ty, types);
     let root_record = match ty {
