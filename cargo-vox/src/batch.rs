@@ -256,6 +256,17 @@ pub fn run(args: &BatchArgs, ctx: &Context) -> Result<i32> {
         "the module has errors; nothing submitted",
     )?;
     let function = ai_function(&checked, &args.function).map_err(|m| Error::usage(&label, m))?;
+    if !function.tools().is_empty() {
+        // A batch has one request per input: no turn for a tool's result.
+        return Err(Error::usage(
+            &label,
+            format!(
+                "`{}` calls tools, which run between the model's turns; a batch sends one \
+                 request per input: call it one input at a time (`cargo vox call`)",
+                args.function
+            ),
+        ));
+    }
     // An input that cannot be read is a usage error, whatever else is
     // missing (checked before the provider, which it does not depend on).
     if let Err(e) = File::open(&args.input) {
@@ -511,7 +522,51 @@ pub(crate) fn ai_function_with(
         let list: Vec<&'static str> = fallback.into_iter().map(leak).collect();
         function = function.with_fallback(Box::leak(list.into_boxed_slice()));
     }
+    if let Some(history) = f.history {
+        function = function.with_history(leak(history));
+    }
+    if !f.examples.is_empty() {
+        let examples: Vec<vox_runtime::__private::Example> = f
+            .examples
+            .into_iter()
+            .map(|(arguments, output)| vox_runtime::__private::Example {
+                arguments: leak(arguments),
+                output: leak(output),
+            })
+            .collect();
+        function = function.with_examples(Box::leak(examples.into_boxed_slice()));
+    }
+    if !f.tools.is_empty() {
+        // Declared to the model as the program declares them; this
+        // process never runs one (`cargo vox call` runs the program).
+        let tools: Vec<vox_runtime::Tool> = f
+            .tools
+            .into_iter()
+            .map(|t| {
+                vox_runtime::Tool::new(
+                    leak(t.name),
+                    leak(t.description),
+                    leak(t.parameters),
+                    not_run_here,
+                )
+            })
+            .collect();
+        function = function.with_tools(Box::leak(tools.into_boxed_slice()));
+    }
+    if let Some(steps) = f.max_steps {
+        function = function.with_max_steps(steps);
+    }
     Ok(function)
+}
+
+/// A tool as this process declares it: only the program built from the
+/// module runs tools.
+fn not_run_here(_: String) -> vox_runtime::ToolFuture {
+    Box::pin(async {
+        Err(vox_runtime::ToolError::Failed(
+            "tools run in the program built from the module, not here".into(),
+        ))
+    })
 }
 
 fn report_estimate(json: bool, label: &str, model: &str, estimate: &Estimate, job: &str) {

@@ -61,9 +61,27 @@ pub fn run(args: &SchemaArgs, ctx: &Context) -> Result<i32> {
         schema.wrapped,
         &[],
         &arguments(args, &checked, &schema),
+        &functions(args, &checked, &schema),
         ("response_format", &schema.response_format()),
     );
     Ok(exit::SUCCESS)
+}
+
+/// The `@ai` functions `schema` is shown for: `--function`, else every
+/// one returning the type.
+fn functions(
+    args: &SchemaArgs,
+    checked: &vox_codegen::Checked,
+    schema: &vox_codegen::schema::OutputSchema,
+) -> Vec<vox_codegen::AiFunctionDecl> {
+    checked
+        .ai_functions()
+        .into_iter()
+        .filter(|f| match &args.function {
+            Some(name) => f.name == *name,
+            None => f.output.name == schema.name,
+        })
+        .collect()
 }
 
 /// The arguments of `--function`, else of every `@ai` function returning
@@ -75,13 +93,8 @@ fn arguments(
     checked: &vox_codegen::Checked,
     schema: &vox_codegen::schema::OutputSchema,
 ) -> Vec<(String, vox_codegen::AiParam)> {
-    checked
-        .ai_functions()
+    functions(args, checked, schema)
         .into_iter()
-        .filter(|f| match &args.function {
-            Some(name) => f.name == *name,
-            None => f.output.name == schema.name,
-        })
         .flat_map(|f| {
             let name = f.name;
             f.params.into_iter().map(move |p| (name.clone(), p))
@@ -101,6 +114,7 @@ fn print_given(
     wrapped: bool,
     extra: &[(&str, &str)],
     arguments: &[(String, vox_codegen::AiParam)],
+    shown_for: &[vox_codegen::AiFunctionDecl],
     (key, given): (&str, &Json),
 ) {
     if ctx.json() {
@@ -129,6 +143,32 @@ fn print_given(
                 })
                 .collect();
         }
+        let examples: Vec<serde_json::Value> = shown_for
+            .iter()
+            .flat_map(|f| {
+                f.examples.iter().map(move |(arguments, output)| {
+                    let json = |t: &str| serde_json::from_str(t).unwrap_or(serde_json::Value::Null);
+                    serde_json::json!({"function": f.name, "arguments": json(arguments), "output": json(output)})
+                })
+            })
+            .collect();
+        if !examples.is_empty() {
+            head["examples"] = examples.into();
+        }
+        let tools: Vec<serde_json::Value> = shown_for
+            .iter()
+            .flat_map(|f| {
+                f.tools.iter().map(move |t| {
+                    serde_json::json!({"function": f.name, "name": t.name,
+                        "description": t.description, "rust": t.rust,
+                        "parameters": serde_json::from_str::<serde_json::Value>(&t.parameters)
+                            .unwrap_or(serde_json::Value::Null)})
+                })
+            })
+            .collect();
+        if !tools.is_empty() {
+            head["tools"] = tools.into();
+        }
         let head = head.to_string();
         // Append the field to the object without re-ordering its keys.
         let head = head.strip_suffix('}').unwrap_or(&head);
@@ -148,6 +188,25 @@ fn print_given(
                 shown = Some(function);
             }
             eprintln!("  {}: {} → {}", p.name, p.ty, p.sent_as);
+        }
+        for f in shown_for {
+            if !f.examples.is_empty() {
+                eprintln!(
+                    "note: `{}` shows the model {} worked example(s), as turns before the call's:",
+                    f.name,
+                    f.examples.len()
+                );
+                for (arguments, output) in &f.examples {
+                    eprintln!("  {arguments} => {output}");
+                }
+            }
+            if !f.tools.is_empty() {
+                eprintln!("note: `{}` lets the model call these tools:", f.name);
+                for t in &f.tools {
+                    let rust = if t.rust { " (Rust)" } else { "" };
+                    eprintln!("  {}{rust}: {}", t.name, t.parameters);
+                }
+            }
         }
     }
 }
@@ -191,6 +250,7 @@ fn print_for_provider(
         schema.wrapped,
         &[("provider", &provider), ("function", &function)],
         &arguments(args, checked, schema),
+        &functions(args, checked, schema),
         ("request", &request),
     );
     Ok(())

@@ -283,6 +283,7 @@ impl Builder {
         }
         let opts = vox_codegen::emit::EmitOptions {
             script: false,
+            standalone: false,
             source_names: names,
             cassettes: None,
         };

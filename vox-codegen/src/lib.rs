@@ -256,6 +256,27 @@ pub struct AiFunctionDecl {
     /// The parameters, in order, and how each is sent (docs/language.md,
     /// "Images, documents and audio").
     pub params: Vec<AiParam>,
+    /// The parameter holding the conversation so far (`list[Message]`).
+    pub history: Option<String>,
+    /// The worked examples: the arguments' JSON object (the history left
+    /// out) and the answer's JSON, as sent.
+    pub examples: Vec<(String, String)>,
+    /// The tools the model may call.
+    pub tools: Vec<AiToolDecl>,
+    /// `max_steps = N`.
+    pub max_steps: Option<u32>,
+}
+
+/// A tool of an `@ai` function as the model is told of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AiToolDecl {
+    pub name: String,
+    /// The tool's doc comment.
+    pub description: String,
+    /// The strict schema of its arguments (a JSON object's text).
+    pub parameters: String,
+    /// Implemented in Rust by the crate (`@rust`).
+    pub rust: bool,
 }
 
 /// A parameter of an `@ai` function and how its argument reaches the model.
@@ -310,7 +331,44 @@ impl Checked {
                         .to_owned(),
                     _ => String::new(),
                 };
+                let fi = self.info.fns.iter().position(|g| std::ptr::eq(g, f))?;
+                let tools = ai
+                    .tools
+                    .iter()
+                    .filter_map(|t| {
+                        let ti = self.info.fns.iter().position(|g| g.name == t.name)?;
+                        let (_, parameters) =
+                            self.info.tool_schemas.iter().find(|(i, _)| *i == ti)?;
+                        let description = match self.module.items.get(self.info.fns[ti].item) {
+                            Some(ast::Item::Fn(d)) => d
+                                .docs
+                                .iter()
+                                .map(|l| l.trim())
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                                .trim()
+                                .to_owned(),
+                            _ => String::new(),
+                        };
+                        Some(AiToolDecl {
+                            name: t.name.clone(),
+                            description,
+                            parameters: parameters.clone(),
+                            rust: self.info.fns[ti].rust,
+                        })
+                    })
+                    .collect();
                 Some(AiFunctionDecl {
+                    history: self.info.history_param(fi).map(str::to_owned),
+                    examples: self
+                        .info
+                        .examples
+                        .iter()
+                        .filter(|e| e.function == fi)
+                        .map(|e| (e.arguments.clone(), e.output.clone()))
+                        .collect(),
+                    tools,
+                    max_steps: ai.max_steps,
                     name: f.name.clone(),
                     instruction,
                     output,
@@ -324,7 +382,17 @@ impl Checked {
                         .params
                         .iter()
                         .map(|(name, ty)| {
-                            let (parts, sent_as) = schema::argument_sending(ty, &self.info.types);
+                            let (parts, sent_as) =
+                                if self.info.history_param(fi) == Some(name.as_str()) {
+                                    (
+                                        Vec::new(),
+                                        "the conversation so far: one turn per message, \
+                                         before the other arguments"
+                                            .to_owned(),
+                                    )
+                                } else {
+                                    schema::argument_sending(ty, &self.info.types)
+                                };
                             AiParam {
                                 name: name.clone(),
                                 ty: ty.display(&self.info.types),

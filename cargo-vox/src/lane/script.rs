@@ -392,6 +392,7 @@ fn prepare(file: &Path, ctx: &Context, test: bool) -> Result<ScriptCrate> {
     let canonical = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     let mut code = checked.emit(&vox_codegen::emit::EmitOptions {
         script: true,
+        standalone: true,
         source_names: vec![label.clone()],
         cassettes: Some(script_cassettes(&canonical)),
     });
@@ -651,6 +652,7 @@ fn module_program(
     };
     let Some(code) = code(&vox_codegen::emit::EmitOptions {
         script: false,
+        standalone: true,
         source_names: files.iter().map(|f| display_path(f)).collect(),
         cassettes: Some(script_cassettes(first)),
     }) else {

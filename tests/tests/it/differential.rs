@@ -90,6 +90,7 @@ fn emit_checked(seed: u64, vox: &str, script: bool) -> Result<String, Vec<String
     }
     Ok(checked.emit(&EmitOptions {
         script,
+        standalone: script,
         source_names: vec![name],
         cassettes: None,
     }))

@@ -71,6 +71,7 @@ pub fn time_phases(pkg: &Path, out: &Path) -> [Duration; 5] {
     let start = Instant::now();
     let opts = vox_codegen::emit::EmitOptions {
         script: false,
+        standalone: false,
         source_names: names,
         cassettes: None,
     };

@@ -22,19 +22,6 @@ pub struct ExampleInfo {
 }
 
 impl Checker<'_> {
-    /// The parameter of `fns[fi]` holding the conversation so far: the
-    /// first of type `list[Message]` (the builtin `Message`).
-    pub(super) fn history_param(&self, fi: usize) -> Option<usize> {
-        let message = self.info.types.find("Message")?;
-        if self.chat_role.is_none() {
-            return None;
-        }
-        self.info.fns[fi]
-            .params
-            .iter()
-            .position(|(_, t)| *t == Ty::List(Box::new(Ty::Named(message))))
-    }
-
     pub(super) fn check_examples(&mut self) {
         let module = self.module;
         for item in &module.items {
@@ -104,11 +91,11 @@ impl Checker<'_> {
                     *slot = Some(&a.value);
                 }
             }
-            let history = self.history_param(fi);
+            let history = self.info.history_param(fi).map(str::to_owned);
             let mut fields = Vec::new();
             let mut ok = true;
             for (i, (name, ty)) in params.iter().enumerate() {
-                if Some(i) == history {
+                if history.as_deref() == Some(name.as_str()) {
                     continue;
                 }
                 match values[i].map(|v| self.written_value(v, ty)) {
@@ -363,10 +350,10 @@ impl Checker<'_> {
     }
 
     fn holds_message(&self, ty: &Ty) -> bool {
-        let message = self.info.types.find("Message");
+        let message = self.info.chat_message;
         let mut found = false;
         self.walk_ty(ty, &mut |t| {
-            found |= self.chat_role.is_some() && message.is_some_and(|m| *t == Ty::Named(m))
+            found |= message.is_some_and(|m| *t == Ty::Named(m))
         });
         found
     }

@@ -268,6 +268,7 @@ impl Checker<'_> {
         self.type_index.insert("Role".into(), (role, span));
         self.type_index.insert("Message".into(), (message, span));
         self.chat_role = Some(role);
+        self.info.chat_message = Some(message);
     }
 
     /// Variants are tagged by a `kind` property in JSON (serde's internal

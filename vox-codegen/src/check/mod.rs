@@ -493,6 +493,20 @@ pub struct FnInfo {
     pub item: usize,
 }
 
+impl ModuleInfo {
+    /// The parameter of `fns[fi]` holding the conversation so far: the
+    /// first of type `list[Message]`, the builtin `Message`.
+    pub fn history_param(&self, fi: usize) -> Option<&str> {
+        let message = Ty::List(Box::new(Ty::Named(self.chat_message?)));
+        self.fns
+            .get(fi)?
+            .params
+            .iter()
+            .find(|(_, t)| *t == message)
+            .map(|(n, _)| n.as_str())
+    }
+}
+
 /// Everything later stages need to know about a checked module.
 #[derive(Debug, Clone, Default)]
 pub struct ModuleInfo {
@@ -504,6 +518,9 @@ pub struct ModuleInfo {
     pub ctors: HashMap<ExprId, Ctor>,
     /// `TypeDecl` item index → its [`TypeId`] (duplicates have none).
     pub type_items: HashMap<usize, TypeId>,
+    /// The builtin `Message`, when the module uses it (docs/language.md,
+    /// "Conversations").
+    pub chat_message: Option<TypeId>,
     /// The worked examples, in the order written.
     pub examples: Vec<ExampleInfo>,
     /// Each function listed as a tool, and the strict schema of its

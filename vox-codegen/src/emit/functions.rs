@@ -228,17 +228,8 @@ impl Emitter<'_> {
     /// `@ai` function `fns[idx]` (docs/runtime.md, "Conversations" and
     /// "Tools").
     fn conversation_settings(&self, idx: usize, ai: &crate::check::AiConfig, out: &mut String) {
-        let f = &self.info.fns[idx];
-        let message = self
-            .info
-            .types
-            .find("Message")
-            .filter(|_| self.info.types.find("Role").is_some());
-        if let Some(message) = message {
-            let history = Ty::List(Box::new(Ty::Named(message)));
-            if let Some((name, _)) = f.params.iter().find(|(_, t)| *t == history) {
-                let _ = write!(out, "\n    .with_history({})", rust_str(name));
-            }
+        if let Some(name) = self.info.history_param(idx) {
+            let _ = write!(out, "\n    .with_history({})", rust_str(name));
         }
         let examples: Vec<String> = self
             .info
@@ -350,6 +341,27 @@ impl Emitter<'_> {
             .iter()
             .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
             .collect();
+        if self.opts.standalone {
+            // Without the crate (a script, `cargo vox call`): the model
+            // is told the tool cannot run here.
+            let _ = writeln!(
+                self.out,
+                "/// `@rust fn {vox}`: the crate implements it; this program runs the\n\
+                 /// module without the crate.\n\
+                 #[allow(unused_variables)]\n\
+                 pub async fn {name}({}) -> ::std::result::Result<{}, ::std::string::String> {{\n    \
+                 ::std::result::Result::Err({}.to_owned())\n}}\n",
+                params.join(", "),
+                self.rust_type(&f.ret),
+                rust_str(&format!(
+                    "`{}` is implemented in Rust by the crate, which this program runs without",
+                    f.name
+                )),
+                vox = f.name,
+                name = rust_ident(&f.name),
+            );
+            return;
+        }
         let _ = writeln!(
             self.out,
             "// `@rust fn {name}`: the crate defines\n\

@@ -59,6 +59,10 @@ pub struct EmitOptions {
     /// Emit `fn main` as the program's `main` (the script lane). Otherwise
     /// it becomes `pub fn vox_main`.
     pub script: bool,
+    /// The module is built without its crate (a script, or a program
+    /// `cargo vox` builds from it): a `@rust` tool is a stub whose calls
+    /// fail with a message saying so.
+    pub standalone: bool,
     /// Source file names for the header comment.
     pub source_names: Vec<String>,
     /// The cassette directory `@ai` functions replay in a test build

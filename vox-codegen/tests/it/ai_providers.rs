@@ -24,6 +24,7 @@ fn emitted(decorator: &str) -> String {
     );
     let opts = EmitOptions {
         script: false,
+        standalone: false,
         source_names: vec!["vox/a.vox".to_owned()],
         cassettes: None,
     };

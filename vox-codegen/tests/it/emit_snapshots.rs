@@ -49,6 +49,7 @@ fn emit_sources(sources: &[(String, String)]) -> String {
     );
     let opts = EmitOptions {
         script: false,
+        standalone: false,
         source_names: sources.iter().map(|(n, _)| n.clone()).collect(),
         cassettes: None,
     };
@@ -119,6 +120,7 @@ fn emission_is_deterministic() {
         let checked = check(map);
         let opts = EmitOptions {
             script: false,
+            standalone: false,
             source_names: sources.iter().map(|(n, _)| n.clone()).collect(),
             cassettes: None,
         };
@@ -195,6 +197,7 @@ fn net_main_is_a_plain_entry_point() {
     ] {
         let opts = EmitOptions {
             script,
+            standalone: false,
             source_names: vec!["main.vox".into()],
             cassettes: None,
         };
