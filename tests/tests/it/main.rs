@@ -4,6 +4,7 @@ mod build_reports;
 mod cassette_lane;
 mod check_cli;
 mod contract;
+mod conversations;
 mod differential;
 mod doc_citations;
 mod doc_drift;

@@ -310,12 +310,34 @@ impl Emitter<'_> {
             );
             let call = format!("self::{}({})", rust_ident(&f.name), names.join(", "));
             let failed = "::vox_runtime::__private::ToolError::Failed";
-            let value = if f.rust {
+            let value = if f.rust && !self.opts.standalone {
                 // The crate's `async fn` returns a `Result` whose error
-                // displays.
+                // displays. Bound to a name saying so first: a build
+                // without it fails on that line.
+                let marker = format!(
+                    "vox_rust_tool_{}_must_be_defined_beside_include_vox",
+                    f.name.trim_start_matches("r#")
+                );
+                let params: Vec<String> = f
+                    .params
+                    .iter()
+                    .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "        // `@rust fn {}`: the crate defines\n        //     async fn {}({}) -> Result<{}, E> (E: Display)\n        // beside `include_vox!()` (docs/language.md, \"Tools\").\n        let {marker} = self::{};",
+                    f.name,
+                    rust_ident(&f.name),
+                    params.join(", "),
+                    self.rust_type(&f.ret),
+                    rust_ident(&f.name),
+                );
                 format!(
-                    "{call}.await.map_err(|e| {failed}(::std::string::ToString::to_string(&e)))?"
+                    "{marker}({}).await.map_err(|e| {failed}(::std::string::ToString::to_string(&e)))?",
+                    names.join(", ")
                 )
+            } else if f.rust {
+                format!("{call}.await.map_err({failed})?")
             } else if f.net || self.calls_net(*ti) {
                 format!(
                     "{call}.await.map_err(|e| {failed}(::std::string::ToString::to_string(&e)))?"
@@ -362,16 +384,8 @@ impl Emitter<'_> {
             );
             return;
         }
-        let _ = writeln!(
-            self.out,
-            "// `@rust fn {name}`: the crate defines\n\
-             //     async fn {name}({}) -> Result<{}, E> (E: Display)\n\
-             // beside `include_vox!()` (docs/language.md, \"Tools\").\n\
-             const _: () = {{\n    #[allow(dead_code)]\n    fn vox_rust_tool_{name}_must_be_defined_beside_include_vox() {{\n        let _ = self::{name};\n    }}\n}};\n",
-            params.join(", "),
-            self.rust_type(&f.ret),
-            name = rust_ident(&f.name),
-        );
+        // With the crate: its own function, which the tool's wrapper names
+        // (`tool_wrappers`).
     }
 
     /// `<name>_batch`: the `@ai` function `f` over many inputs on its
