@@ -945,7 +945,7 @@ impl Client {
         let mut sender: Option<&Sender> = None;
         let schema = route
             .recorder
-            .map(|_| schema_id(function.output().name(), function.output().json_text()));
+            .map(|_| keyed_schema(function));
         if schema.is_some() && !call.conversation.media.is_empty() {
             call.keyed_arguments = Some(arguments_with_media(
                 args.as_json(),
@@ -1671,6 +1671,32 @@ impl<'a> Call<'a> {
 /// not stream) is recognised in a body of at most this many bytes
 /// without an event.
 const WHOLE_ANSWER_PROBE: usize = 16 * 1024 * 1024;
+
+/// The schema as a cassette keys it: its name and a hash of its text and,
+/// for a function with worked examples or tools, of those too (the model
+/// sees them: a changed example or tool is a miss, not a stale replay).
+fn keyed_schema(function: &AiFunction) -> String {
+    let output = function.output();
+    if function.examples().is_empty() && function.tools().is_empty() {
+        return schema_id(output.name(), output.json_text());
+    }
+    let mut text = output.json_text().to_owned();
+    for example in function.examples() {
+        text.push_str("\u{0}example\u{0}");
+        text.push_str(example.arguments);
+        text.push('\u{0}');
+        text.push_str(example.output);
+    }
+    for tool in function.tools() {
+        text.push_str("\u{0}tool\u{0}");
+        text.push_str(tool.name);
+        text.push('\u{0}');
+        text.push_str(tool.description);
+        text.push('\u{0}');
+        text.push_str(tool.parameters);
+    }
+    schema_id(output.name(), &text)
+}
 
 /// How long one tool call may run unless the call's options say
 /// (`CallOptions::tool_timeout`).
