@@ -90,7 +90,7 @@ pub use tokio;
 /// Version of the contract between the code vox-build generates and this
 /// crate. Also recorded as `[package.metadata.vox] contract` in this crate's
 /// manifest, where `cargo vox doctor` reads it.
-pub const CONTRACT_VERSION: u32 = 8;
+pub const CONTRACT_VERSION: u32 = 9;
 
 /// Runs `future` to completion on a new current-thread tokio runtime (with
 /// I/O and timers), for generated `#[test]` functions and script `main`s.

@@ -52,7 +52,7 @@ pub(crate) use walk::calls_anything;
 
 /// Version of the contract between generated code and vox-runtime; the
 /// generated code asserts it at compile time (see `vox_runtime::__private::assert_contract`).
-pub const CONTRACT_VERSION: u32 = 8;
+pub const CONTRACT_VERSION: u32 = 9;
 
 #[derive(Debug, Clone, Default)]
 pub struct EmitOptions {
