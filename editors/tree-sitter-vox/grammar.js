@@ -42,7 +42,14 @@ module.exports = grammar({
 
   rules: {
     source_file: ($) =>
-      repeat(choice($.type_declaration, $.function_declaration, $.const_declaration)),
+      repeat(
+        choice(
+          $.type_declaration,
+          $.function_declaration,
+          $.const_declaration,
+          $.example_declaration,
+        ),
+      ),
 
     doc_comment: (_) => token(prec(2, seq('///', /.*/))),
     comment: (_) => token(prec(1, seq('//', /.*/))),
@@ -112,8 +119,14 @@ module.exports = grammar({
         field('name', $.identifier),
         field('parameters', $.parameters),
         optional(seq('to', field('return_type', $.type))),
-        field('body', $.block),
+        // A `@rust` function has no body: the crate implements it.
+        optional(field('body', $.block)),
       ),
+
+    // `example classify("I love it") => Positive`: a worked example of
+    // an `@ai` function.
+    example_declaration: ($) =>
+      seq('example', field('call', $.call_expression), '=>', field('answer', $._expression)),
 
     // `const MAX_TOTAL = 1_000`, `const RATE: Decimal = decimal("0.2")`.
     const_declaration: ($) =>

@@ -1119,7 +1119,16 @@ impl Parser<'_> {
         };
         self.body_recovered = false;
         // A `@rust` tool has no body (docs/language.md, "Tools").
-        let external = decorators.iter().any(|d| d.name.name == "rust");
+        // Other spellings of it (`@extern`) without a body are read the
+        // same way, so the checker can offer `@rust`.
+        let external = decorators.iter().any(|d| d.name.name == "rust")
+            || (self.peek() != T::LBrace
+                && decorators.iter().any(|d| {
+                    matches!(
+                        d.name.name.as_str(),
+                        "extern" | "external" | "native" | "ffi" | "rust_fn"
+                    )
+                }));
         let body = if external && self.peek() != T::LBrace {
             let at = self.prev_span().shrink_to_end();
             Block {

@@ -943,9 +943,7 @@ impl Client {
         // Built when the first attempt goes to the server: a replayed call
         // needs no key and no URL.
         let mut sender: Option<&Sender> = None;
-        let schema = route
-            .recorder
-            .map(|_| keyed_schema(function));
+        let schema = route.recorder.map(|_| keyed_schema(function));
         if schema.is_some() && !call.conversation.media.is_empty() {
             call.keyed_arguments = Some(arguments_with_media(
                 args.as_json(),

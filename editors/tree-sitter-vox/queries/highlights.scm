@@ -8,6 +8,7 @@
   "fn"
   "let"
   "const"
+  "example"
 ] @keyword
 
 (visibility) @keyword.modifier

@@ -23,7 +23,29 @@ struct Build {
 }
 
 fn build(dir: &Path) -> Build {
-    build_package(dir, "invoice-app")
+    build_package(dir, REBUILT_INVOICE_APP)
+}
+
+/// The package name of this file's invoice-app copy. Cargo gives packages
+/// of one name and version outside a workspace one build directory and
+/// fingerprint in the shared target directory, whatever their path: under
+/// its own name the copy's no-op builds cannot be undone by another test
+/// building invoice-app at the same time.
+const REBUILT_INVOICE_APP: &str = "rebuild-invoice-app";
+
+/// Renames the package at `root` from `from` to `to` (manifest and lock).
+fn rename_package(root: &Path, from: &str, to: &str) {
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        let path = root.join(file);
+        let text = read(&path);
+        let renamed = text.replacen(
+            &format!("name = \"{from}\""),
+            &format!("name = \"{to}\""),
+            1,
+        );
+        assert_ne!(text, renamed, "{file} names the package `{from}`");
+        std::fs::write(&path, renamed).unwrap();
+    }
 }
 
 fn build_package(dir: &Path, package: &str) -> Build {
@@ -106,6 +128,7 @@ fn assert_clean_success(
 #[test]
 fn build_script_reruns_exactly_when_vox_sources_change() {
     let root = copy_fixture("invoice-app", "rebuild-invoice-app");
+    rename_package(&root, "invoice-app", REBUILT_INVOICE_APP);
     let mut expected = listing(&root);
 
     let first = build(&root);
@@ -300,6 +323,7 @@ fn build_script_reruns_exactly_when_vox_sources_change() {
 #[test]
 fn missing_source_dir_does_not_force_rebuilds() {
     let root = copy_fixture("kitchen-sink", "rebuild-kitchen-sink");
+    rename_package(&root, "kitchen-sink", "rebuild-kitchen-sink");
     let manifest = root.join("Cargo.toml");
     let text = read(&manifest);
     let with_missing = text.replace(
@@ -309,10 +333,10 @@ fn missing_source_dir_does_not_force_rebuilds() {
     assert_ne!(text, with_missing, "kitchen-sink sets `sources`");
     std::fs::write(&manifest, with_missing).unwrap();
 
-    let first = build_package(&root, "kitchen-sink");
+    let first = build_package(&root, "rebuild-kitchen-sink");
     assert!(first.run.status.success(), "{}", first.run.dump());
     assert!(first.script_ran, "{}", first.run.dump());
-    let second = build_package(&root, "kitchen-sink");
+    let second = build_package(&root, "rebuild-kitchen-sink");
     assert!(second.run.status.success(), "{}", second.run.dump());
     assert!(
         !second.script_ran && !second.compiled,
@@ -322,15 +346,17 @@ fn missing_source_dir_does_not_force_rebuilds() {
     );
 }
 
-/// The most recently written `vox-report.json` of any invoice-app build script.
+/// The most recently written `vox-report.json` of the invoice-app copy's
+/// build script.
 fn newest_report() -> PathBuf {
     let build_dir = vox_e2e::profile_dir().join("build");
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
     for entry in std::fs::read_dir(&build_dir).expect("target/debug/build") {
         let dir = entry.unwrap().path();
-        let is_ours = dir
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("invoice-app-"));
+        let is_ours = dir.file_name().is_some_and(|n| {
+            n.to_string_lossy()
+                .starts_with(&format!("{REBUILT_INVOICE_APP}-"))
+        });
         let report = dir.join("out").join("vox-report.json");
         if !is_ours || !report.is_file() {
             continue;
@@ -340,6 +366,6 @@ fn newest_report() -> PathBuf {
             best = Some((mtime, report));
         }
     }
-    best.expect("some invoice-app build wrote vox-report.json")
+    best.expect("the invoice-app copy's build wrote vox-report.json")
         .1
 }

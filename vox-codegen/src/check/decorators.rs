@@ -114,9 +114,8 @@ impl Checker<'_> {
                         );
                     }
                 }
-                // A tool the crate implements in Rust (docs/language.md,
-                // "Tools"): the body-less declaration is checked where the
-                // function is collected.
+                // A tool the crate implements in Rust: the body-less
+                // declaration is checked where the function is collected.
                 "rust" => {
                     if let Some(a) = d.args.first() {
                         self.err(Diagnostic::error(
@@ -173,8 +172,36 @@ impl Checker<'_> {
                         format!("unknown decorator `@{name}`"),
                     )
                     .hint("the decorators are `@ai(…)`, `@uses(…)`, `@test` and `@rust`");
-                    if let Some(s) = did_you_mean(name, KNOWN_DECORATORS) {
-                        e = e.fix(format!("replace with `@{s}`"), d.name.span, s);
+                    // What other tools spell with a decorator: a tool, an
+                    // example, a function implemented elsewhere.
+                    match name {
+                        "tool" | "function_tool" | "tools" | "tool_call" => {
+                            e = e.hint(
+                                "a tool is a plain function listed in `@ai(tools = [...])`; \
+                                 `@rust` declares one the crate implements in Rust",
+                            );
+                        }
+                        "example" | "examples" | "few_shot" | "shot" => {
+                            e = e.hint(
+                                "write each example after the function: \
+                                 `example f(args) => answer`",
+                            );
+                        }
+                        "extern" | "external" | "native" | "ffi" | "rust_fn" => {
+                            e = e.fix_with(
+                                crate::diagnostic::Applicability::MaybeIncorrect,
+                                "replace with `@rust` (a tool the crate implements)",
+                                vec![crate::diagnostic::Edit {
+                                    span: d.name.span,
+                                    replacement: "rust".into(),
+                                }],
+                            );
+                        }
+                        _ => {
+                            if let Some(s) = did_you_mean(name, KNOWN_DECORATORS) {
+                                e = e.fix(format!("replace with `@{s}`"), d.name.span, s);
+                            }
+                        }
                     }
                     self.err(e);
                 }

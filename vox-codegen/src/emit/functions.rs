@@ -289,7 +289,7 @@ impl Emitter<'_> {
             let f = &self.info.fns[*ti];
             let _ = writeln!(
                 out,
-                "/// `{}` as a tool of the model's (docs/runtime.md, \"Tools\").\n#[doc(hidden)]\n{FN_ALLOWS}\nfn {}(vox_arguments: ::std::string::String) -> ::vox_runtime::__private::ToolFuture {{",
+                "/// `{}` as a tool of the model's (vox-runtime: docs/runtime.md, \"Tools\").\n#[doc(hidden)]\n{FN_ALLOWS}\nfn {}(vox_arguments: ::std::string::String) -> ::vox_runtime::__private::ToolFuture {{",
                 f.name,
                 tool_wrapper(&f.name)
             );
@@ -325,7 +325,7 @@ impl Emitter<'_> {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "        // `@rust fn {}`: the crate defines\n        //     async fn {}({}) -> Result<{}, E> (E: Display)\n        // beside `include_vox!()` (docs/language.md, \"Tools\").\n        let {marker} = self::{};",
+                    "        // `@rust fn {}`: the crate defines\n        //     async fn {}({}) -> Result<{}, E> (E: Display)\n        // beside `include_vox!()` (Vox: docs/language.md, \"Tools\").\n        let {marker} = self::{};",
                     f.name,
                     rust_ident(&f.name),
                     params.join(", "),

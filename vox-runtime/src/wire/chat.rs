@@ -271,7 +271,7 @@ pub(crate) struct ReplyMessage<'a> {
     /// with `name` and `arguments` as a string of JSON; Ollama: `function`
     /// with `arguments` as an object, and no id). Every field may be
     /// missing in a streamed delta.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::null_as_default")]
     pub tool_calls: Vec<ReplyToolCall>,
 }
 

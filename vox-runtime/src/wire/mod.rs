@@ -364,6 +364,16 @@ pub(crate) fn read_object<'b, T: serde::Deserialize<'b>>(json: &'b str) -> Resul
     serde_json::from_str(json).map_err(malformed)
 }
 
+/// A field read as its type's default when it is `null` (servers send
+/// `"tool_calls": null` as often as they leave it out).
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 /// A string field borrowed from the body when it has no escapes (serde
 /// borrows a `Cow` only as a field of its own, not inside an `Option`).
 pub(crate) fn borrowed<'de, D>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error>

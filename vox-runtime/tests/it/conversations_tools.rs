@@ -589,3 +589,163 @@ async fn the_loop_records_each_step_and_replays_with_the_server_stopped() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Tool turns a model or a server might send that are not what the API
+/// reference shows, on each wire: nothing panics, nothing unlisted runs,
+/// and the call either goes on to its answer (each broken call answered
+/// with an error result) or ends in a typed error.
+#[tokio::test]
+async fn hostile_tool_turns_end_in_an_answer_or_a_typed_error() {
+    use serde_json::json;
+    let chat = |message: serde_json::Value| json!({"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]});
+    let many: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            json!({"id": format!("c{i}"), "type": "function",
+            "function": {"name": "lookup_order", "arguments": "{\"id\":\"A1\"}"}})
+        })
+        .collect();
+    let cases: Vec<(&str, Provider, serde_json::Value)> = vec![
+        // `tool_calls: null` beside a real answer, as some servers send.
+        (
+            "chat null calls",
+            Provider::OpenAi,
+            json!({"choices": [{"index": 0, "message":
+            {"role": "assistant", "content": resolved().to_string(), "tool_calls": null},
+            "finish_reason": "stop"}]}),
+        ),
+        (
+            "chat empty calls",
+            Provider::OpenAi,
+            json!({"choices": [{"index": 0, "message":
+            {"role": "assistant", "content": resolved().to_string(), "tool_calls": []},
+            "finish_reason": "stop"}]}),
+        ),
+        (
+            "chat call without function",
+            Provider::OpenAi,
+            chat(json!({"role": "assistant", "tool_calls": [{"id": "c1", "type": "function"}]})),
+        ),
+        (
+            "chat call without name",
+            Provider::OpenAi,
+            chat(
+                json!({"role": "assistant", "tool_calls": [{"id": "c1", "function": {"arguments": "{}"}}]}),
+            ),
+        ),
+        (
+            "chat arguments not JSON",
+            Provider::OpenAi,
+            chat(
+                json!({"role": "assistant", "tool_calls": [{"id": "c1", "function":
+                {"name": "lookup_order", "arguments": "{id: A1"}}]}),
+            ),
+        ),
+        (
+            "chat arguments as an object",
+            Provider::OpenAi,
+            chat(
+                json!({"role": "assistant", "tool_calls": [{"id": "c1", "function":
+                {"name": "lookup_order", "arguments": {"id": "A1"}}}]}),
+            ),
+        ),
+        (
+            "chat arguments an array",
+            Provider::OpenAi,
+            chat(
+                json!({"role": "assistant", "tool_calls": [{"id": "c1", "function":
+                {"name": "lookup_order", "arguments": "[1, 2]"}}]}),
+            ),
+        ),
+        (
+            "chat name with control characters",
+            Provider::OpenAi,
+            chat(
+                json!({"role": "assistant", "tool_calls": [{"id": "c1", "function":
+                {"name": "lookup_order\u{0}\u{1b}[2J", "arguments": "{}"}}]}),
+            ),
+        ),
+        (
+            "chat forty calls",
+            Provider::OpenAi,
+            chat(json!({"role": "assistant", "tool_calls": many})),
+        ),
+        (
+            "chat calls not a list",
+            Provider::OpenAi,
+            chat(json!({"role": "assistant", "tool_calls": "lookup_order"})),
+        ),
+        (
+            "anthropic tool_use without name",
+            Provider::Anthropic,
+            json!({"content":
+            [{"type": "tool_use", "id": "t1", "input": {"id": "A1"}}], "stop_reason": "tool_use"}),
+        ),
+        (
+            "anthropic tool_use without input",
+            Provider::Anthropic,
+            json!({"content":
+            [{"type": "tool_use", "id": "t1", "name": "lookup_order"}], "stop_reason": "tool_use"}),
+        ),
+        (
+            "anthropic input not an object",
+            Provider::Anthropic,
+            json!({"content":
+            [{"type": "tool_use", "id": "t1", "name": "lookup_order", "input": [1]}], "stop_reason": "tool_use"}),
+        ),
+        (
+            "gemini call without name",
+            Provider::Gemini,
+            json!({"candidates": [{"content":
+            {"role": "model", "parts": [{"functionCall": {"args": {"id": "A1"}}}]}, "finishReason": "STOP"}]}),
+        ),
+        (
+            "gemini args not an object",
+            Provider::Gemini,
+            json!({"candidates": [{"content":
+            {"role": "model", "parts": [{"functionCall": {"name": "lookup_order", "args": "A1"}}]}, "finishReason": "STOP"}]}),
+        ),
+        (
+            "gemini null call",
+            Provider::Gemini,
+            json!({"candidates": [{"content":
+            {"role": "model", "parts": [{"functionCall": null, "text": resolved().to_string()}]}, "finishReason": "STOP"}]}),
+        ),
+        (
+            "ollama null calls",
+            Provider::Ollama,
+            json!({"model": "m", "message": {"role": "assistant",
+            "content": resolved().to_string(), "tool_calls": null}, "done": true}),
+        ),
+        (
+            "ollama arguments as a string",
+            Provider::Ollama,
+            json!({"model": "m", "message": {"role": "assistant",
+            "content": "", "tool_calls": [{"function": {"name": "lookup_order", "arguments": "{\"id\":\"A1\"}"}}]}, "done": true}),
+        ),
+    ];
+    DELETES.store(0, Ordering::SeqCst);
+    for (name, provider, hostile) in cases {
+        let server = FakeServer::start(
+            vec![Reply::json(200, &hostile), answering(provider, resolved())],
+            Reply::raw(500, "no more"),
+        )
+        .await;
+        let outcome = client(provider, &server)
+            .call_ai::<Resolution, _>(&RESOLVE, args(0, "A1?"), async { unreachable!() })
+            .await;
+        match &outcome {
+            Ok(value) => assert_eq!(value.status, "shipped", "{name}"),
+            Err(Error::MalformedResponse(_)) if name == "chat calls not a list" => {}
+            Err(e) => panic!("{name}: {e:?}"),
+        }
+        let requests = server.requests();
+        if requests.len() > 1 {
+            let second = std::str::from_utf8(&requests[1].body).unwrap();
+            // The next turn is valid JSON, and names no tool the model made up
+            // as having run.
+            serde_json::from_str::<serde_json::Value>(second)
+                .unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {second}"));
+        }
+    }
+    assert_eq!(DELETES.load(Ordering::SeqCst), 0);
+}
