@@ -107,6 +107,7 @@ fn arguments(
 /// sent (vox-codegen's key order, not a re-serialization); else `given`
 /// pretty-printed on stdout, and on stderr a note when the type is sent
 /// wrapped and how each function's arguments are sent.
+#[allow(clippy::too_many_arguments)]
 fn print_given(
     args: &SchemaArgs,
     ctx: &Context,

@@ -157,11 +157,12 @@ impl AiFunction {
     }
 
     /// The model requests a call makes at most: `max_steps`, else
-    /// [`DEFAULT_MAX_STEPS`] with tools and `max_iterations` without.
+    /// [`DEFAULT_MAX_STEPS`] (at least `max_iterations`) with tools, and
+    /// no bound but `max_iterations` without.
     pub fn max_steps(&self) -> u32 {
         match self.max_steps {
             Some(n) => n.max(1),
-            None if self.tools.is_empty() => self.attempts_allowed(),
+            None if self.tools.is_empty() => u32::MAX,
             None => DEFAULT_MAX_STEPS.max(self.attempts_allowed()),
         }
     }

@@ -354,38 +354,36 @@ impl Emitter<'_> {
         self.out.push_str(&out);
     }
 
-    /// A `@rust` tool: the crate defines it beside `include_vox!()`; this
-    /// names it, so a build without it fails on this line.
+    /// A `@rust` tool. With the crate nothing: the crate defines it beside
+    /// `include_vox!()`, and the tool's wrapper names it (`tool_wrappers`).
+    /// Without the crate (a script, `cargo vox call`) a stub, whose calls
+    /// tell the model the tool cannot run here.
     fn rust_tool(&mut self, idx: usize) {
         let f = &self.info.fns[idx];
+        if !self.opts.standalone {
+            return;
+        }
         let params: Vec<String> = f
             .params
             .iter()
             .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
             .collect();
-        if self.opts.standalone {
-            // Without the crate (a script, `cargo vox call`): the model
-            // is told the tool cannot run here.
-            let _ = writeln!(
-                self.out,
-                "/// `@rust fn {vox}`: the crate implements it; this program runs the\n\
-                 /// module without the crate.\n\
-                 #[allow(unused_variables)]\n\
-                 pub async fn {name}({}) -> ::std::result::Result<{}, ::std::string::String> {{\n    \
-                 ::std::result::Result::Err({}.to_owned())\n}}\n",
-                params.join(", "),
-                self.rust_type(&f.ret),
-                rust_str(&format!(
-                    "`{}` is implemented in Rust by the crate, which this program runs without",
-                    f.name
-                )),
-                vox = f.name,
-                name = rust_ident(&f.name),
-            );
-            return;
-        }
-        // With the crate: its own function, which the tool's wrapper names
-        // (`tool_wrappers`).
+        let _ = writeln!(
+            self.out,
+            "/// `@rust fn {vox}`: the crate implements it; this program runs the\n\
+             /// module without the crate.\n\
+             #[allow(unused_variables)]\n\
+             pub async fn {name}({}) -> ::std::result::Result<{}, ::std::string::String> {{\n    \
+             ::std::result::Result::Err({}.to_owned())\n}}\n",
+            params.join(", "),
+            self.rust_type(&f.ret),
+            rust_str(&format!(
+                "`{}` is implemented in Rust by the crate, which this program runs without",
+                f.name
+            )),
+            vox = f.name,
+            name = rust_ident(&f.name),
+        );
     }
 
     /// `<name>_batch`: the `@ai` function `f` over many inputs on its

@@ -749,3 +749,109 @@ async fn hostile_tool_turns_end_in_an_answer_or_a_typed_error() {
     }
     assert_eq!(DELETES.load(Ordering::SeqCst), 0);
 }
+
+/// One `vox.ai_request` span per step, and one `vox.tool_call` span per
+/// tool call inside its step's (the tool and the call's id; never the
+/// arguments).
+#[test]
+fn each_step_and_each_tool_call_is_a_span() {
+    use crate::support::trace::Recorder;
+    let recorder = Recorder::default();
+    let log = recorder.log.clone();
+    tracing::subscriber::with_default(recorder, || {
+        vox_runtime::block_on(async {
+            let provider = Provider::OpenAi;
+            let server = FakeServer::start(
+                vec![
+                    calling(
+                        provider,
+                        &[
+                            ("lookup_order", serde_json::json!({"id": "A1"}), "call_1"),
+                            ("lookup_order", serde_json::json!({"id": "B2"}), "call_2"),
+                        ],
+                    ),
+                    answering(provider, resolved()),
+                ],
+                Reply::raw(500, "no more"),
+            )
+            .await;
+            let _: Resolution = client(provider, &server)
+                .call_ai(&RESOLVE, args(0, "A1 and B2?"), async { unreachable!() })
+                .await
+                .unwrap();
+        });
+    });
+    let log = log.lock().unwrap();
+    let requests = log
+        .spans
+        .values()
+        .filter(|s| s.name == "vox.ai_request")
+        .count();
+    assert_eq!(requests, 2, "{:?}", log.spans);
+    let mut tools: Vec<(String, String, Option<String>)> = log
+        .spans
+        .values()
+        .filter(|s| s.name == "vox.tool_call")
+        .map(|s| {
+            (
+                s.fields["vox.tool"].clone(),
+                s.fields["vox.tool_call_id"].clone(),
+                s.span.clone(),
+            )
+        })
+        .collect();
+    tools.sort();
+    assert_eq!(
+        tools,
+        [
+            (
+                "lookup_order".into(),
+                "call_1".into(),
+                Some("vox.ai_request".into())
+            ),
+            (
+                "lookup_order".into(),
+                "call_2".into(),
+                Some("vox.ai_request".into())
+            ),
+        ]
+    );
+    for span in log.spans.values() {
+        assert!(
+            span.fields.values().all(|v| !v.contains("B2")),
+            "a span holds the arguments: {span:?}"
+        );
+    }
+}
+
+/// Without tools nothing but `max_iterations` bounds a call: a call's own
+/// larger `max_iterations` is not cut short by a step limit.
+#[tokio::test]
+async fn without_tools_a_calls_max_iterations_is_the_only_bound() {
+    static PLAIN: AiFunction = AiFunction::new("plain", "", &RESOLUTION)
+        .with_model("m")
+        .with_max_iterations(1);
+    // Three different wrong replies (a repeated one is not asked again).
+    let bad = |n: i32| answering(Provider::OpenAi, serde_json::json!({ "action": n }));
+    let server = FakeServer::start(
+        vec![
+            bad(1),
+            bad(2),
+            bad(3),
+            answering(Provider::OpenAi, resolved()),
+        ],
+        Reply::raw(500, "no more"),
+    )
+    .await;
+    let value: Resolution = client(Provider::OpenAi, &server)
+        .call_ai_with(
+            &PLAIN,
+            &vox_runtime::CallOptions::new().max_iterations(5),
+            Args::new(),
+            async { unreachable!() },
+        )
+        .await
+        .unwrap();
+    assert_eq!(value.status, "shipped");
+    assert_eq!(server.request_count(), 4);
+}
