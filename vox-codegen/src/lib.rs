@@ -267,6 +267,23 @@ pub struct AiFunctionDecl {
     pub max_steps: Option<u32>,
 }
 
+/// What the model is told a tool does: its function's doc comment on one
+/// line.
+pub(crate) fn tool_description(module: &ast::Module, f: &check::FnInfo) -> String {
+    module
+        .fn_decl(f.item)
+        .map(|d| {
+            d.docs
+                .iter()
+                .map(|l| l.trim())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .trim()
+                .to_owned()
+        })
+        .unwrap_or_default()
+}
+
 /// A tool of an `@ai` function as the model is told of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AiToolDecl {
@@ -339,17 +356,7 @@ impl Checked {
                         let ti = self.info.fns.iter().position(|g| g.name == t.name)?;
                         let (_, parameters) =
                             self.info.tool_schemas.iter().find(|(i, _)| *i == ti)?;
-                        let description = match self.module.items.get(self.info.fns[ti].item) {
-                            Some(ast::Item::Fn(d)) => d
-                                .docs
-                                .iter()
-                                .map(|l| l.trim())
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                                .trim()
-                                .to_owned(),
-                            _ => String::new(),
-                        };
+                        let description = tool_description(&self.module, &self.info.fns[ti]);
                         Some(AiToolDecl {
                             name: t.name.clone(),
                             description,

@@ -99,6 +99,26 @@ pub(crate) struct ToolCall {
     pub raw: Option<String>,
 }
 
+impl ToolCall {
+    /// The arguments as a JSON object (an empty one when the model's text
+    /// is not one), for the wires that send them as an object.
+    pub fn arguments_value(&self) -> serde_json::Value {
+        serde_json::from_str(arguments_object(&self.arguments).get()).unwrap_or_default()
+    }
+
+    /// The provider's block or part as the model sent it, else the one
+    /// `made` builds from the arguments.
+    pub fn as_sent(
+        &self,
+        made: impl FnOnce(serde_json::Value) -> serde_json::Value,
+    ) -> serde_json::Value {
+        self.raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw).ok())
+            .unwrap_or_else(|| made(self.arguments_value()))
+    }
+}
+
 /// A call's result as it goes back to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolResult {

@@ -253,21 +253,11 @@ impl Emitter<'_> {
             .filter_map(|t| {
                 let ti = self.info.fns.iter().position(|g| g.name == t.name)?;
                 let (_, schema) = self.info.tool_schemas.iter().find(|(f, _)| *f == ti)?;
-                let docs = self
-                    .module
-                    .fn_decl(self.info.fns[ti].item)
-                    .map(|d| {
-                        d.docs
-                            .iter()
-                            .map(|l| l.trim())
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    })
-                    .unwrap_or_default();
+                let docs = crate::tool_description(self.module, &self.info.fns[ti]);
                 Some(format!(
                     "::vox_runtime::__private::Tool::new({}, {}, {}, self::{})",
                     rust_str(&t.name),
-                    rust_str(docs.trim()),
+                    rust_str(&docs),
                     rust_str(schema),
                     tool_wrapper(&t.name)
                 ))
@@ -318,17 +308,12 @@ impl Emitter<'_> {
                     "vox_rust_tool_{}_must_be_defined_beside_include_vox",
                     f.name.trim_start_matches("r#")
                 );
-                let params: Vec<String> = f
-                    .params
-                    .iter()
-                    .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
-                    .collect();
                 let _ = writeln!(
                     out,
                     "        // `@rust fn {}`: the crate defines\n        //     async fn {}({}) -> Result<{}, E> (E: Display)\n        // beside `include_vox!()` (Vox: docs/language.md, \"Tools\").\n        let {marker} = self::{};",
                     f.name,
                     rust_ident(&f.name),
-                    params.join(", "),
+                    self.params(f),
                     self.rust_type(&f.ret),
                     rust_ident(&f.name),
                 );
@@ -363,11 +348,7 @@ impl Emitter<'_> {
         if !self.opts.standalone {
             return;
         }
-        let params: Vec<String> = f
-            .params
-            .iter()
-            .map(|(n, t)| format!("{}: {}", rust_ident(n), self.rust_type(t)))
-            .collect();
+        let params = self.params(f);
         let _ = writeln!(
             self.out,
             "/// `@rust fn {vox}`: the crate implements it; this program runs the\n\
@@ -375,7 +356,7 @@ impl Emitter<'_> {
              #[allow(unused_variables)]\n\
              pub async fn {name}({}) -> ::std::result::Result<{}, ::std::string::String> {{\n    \
              ::std::result::Result::Err({}.to_owned())\n}}\n",
-            params.join(", "),
+            params,
             self.rust_type(&f.ret),
             rust_str(&format!(
                 "`{}` is implemented in Rust by the crate, which this program runs without",

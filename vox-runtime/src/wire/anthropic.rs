@@ -576,17 +576,10 @@ impl Serialize for AnthropicMessages<'_> {
                         .calls
                         .iter()
                         .map(|c| {
-                            c.raw
-                                .as_deref()
-                                .and_then(|raw| serde_json::from_str(raw).ok())
-                                .unwrap_or_else(|| {
-                                    let input: serde_json::Value = serde_json::from_str(
-                                        crate::tools::arguments_object(&c.arguments).get(),
-                                    )
-                                    .unwrap_or_default();
-                                    serde_json::json!({"type": "tool_use", "id": c.id,
-                                        "name": c.name, "input": input})
-                                })
+                            c.as_sent(|input| {
+                                serde_json::json!({"type": "tool_use", "id": c.id,
+                                    "name": c.name, "input": input})
+                            })
                         })
                         .collect();
                     seq.serialize_element(&serde_json::json!({

@@ -533,11 +533,7 @@ impl Serialize for ChatMessages<'_> {
                         .map(|c| {
                             if self.ollama {
                                 // Ollama's arguments are an object.
-                                let arguments: serde_json::Value = serde_json::from_str(
-                                    crate::tools::arguments_object(&c.arguments).get(),
-                                )
-                                .unwrap_or_default();
-                                json!({"function": {"name": c.name, "arguments": arguments}})
+                                json!({"function": {"name": c.name, "arguments": c.arguments_value()}})
                             } else {
                                 json!({"id": c.id, "type": "function",
                                     "function": {"name": c.name, "arguments": c.arguments}})

@@ -427,16 +427,9 @@ impl Serialize for GeminiContents<'_> {
                         .calls
                         .iter()
                         .map(|c| {
-                            c.raw
-                                .as_deref()
-                                .and_then(|raw| serde_json::from_str(raw).ok())
-                                .unwrap_or_else(|| {
-                                    let args: serde_json::Value = serde_json::from_str(
-                                        crate::tools::arguments_object(&c.arguments).get(),
-                                    )
-                                    .unwrap_or_default();
-                                    json!({"functionCall": {"name": c.name, "args": args}})
-                                })
+                            c.as_sent(
+                                |args| json!({"functionCall": {"name": c.name, "args": args}}),
+                            )
                         })
                         .collect();
                     seq.serialize_element(&json!({"role": "model", "parts": calls}))?;
