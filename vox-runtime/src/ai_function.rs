@@ -345,7 +345,7 @@ impl AiFunction {
         max_tokens: u32,
         stated: Option<bool>,
     ) -> Result<Cow<'_, RequestParts>, Error> {
-        let stated = stated.unwrap_or_else(|| wire.protocol().states_shape());
+        let stated = stated.unwrap_or_else(|| wire.states_shape(!self.tools.is_empty()));
         let fits = |parts: &RequestParts| parts.is_for(wire, model, max_tokens, stated);
         let build = || RequestParts::build(self.parts_of(), wire, model, max_tokens, stated);
         if let Some(parts) = self.request_parts.get() {
@@ -398,7 +398,7 @@ impl RequestParts {
             wire,
             model,
             max_tokens,
-            wire.protocol().states_shape(),
+            wire.states_shape(!function.tools().is_empty()),
         )
     }
 }

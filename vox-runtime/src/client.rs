@@ -1410,7 +1410,11 @@ impl<'a> Call<'a> {
             wire,
             target.model,
             max_tokens,
-            Some(config.state_shape.decide(wire.protocol().states_shape())),
+            Some(
+                config
+                    .state_shape
+                    .decide(wire.states_shape(!function.tools().is_empty())),
+            ),
         )?;
         if let Some(t) = options.temperature {
             parts.to_mut().set_temperature(t);

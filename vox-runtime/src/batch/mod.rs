@@ -309,7 +309,11 @@ impl Client {
                     wire,
                     &model,
                     max_tokens,
-                    Some(config.state_shape.decide(wire.protocol().states_shape())),
+                    Some(
+                        config
+                            .state_shape
+                            .decide(wire.states_shape(!function.tools().is_empty())),
+                    ),
                 )?;
                 if let Some(t) = options.call.temperature {
                     parts.to_mut().set_temperature(t);

@@ -147,9 +147,15 @@ impl Protocol for Gemini {
                     [serde_json::json!({ "functionDeclarations": declarations })]
                 }),
                 // The model is in the URL, not the body.
+                // With tools, no response schema: Gemini 2.x refuses function
+                // calling beside a JSON response type; the system message
+                // states the shape instead, and the reply is judged as always.
                 generation_config: GenerationConfig {
-                    response_mime_type: "application/json",
-                    response_json_schema: parts.wire_schema.as_deref().unwrap_or(&parts.schema),
+                    response_mime_type: parts.tools.is_empty().then_some("application/json"),
+                    response_json_schema: parts
+                        .tools
+                        .is_empty()
+                        .then(|| parts.wire_schema.as_deref().unwrap_or(&parts.schema)),
                     max_output_tokens: parts.max_tokens(),
                     temperature: temperature(parts, 2.0),
                 },
@@ -353,8 +359,10 @@ struct Part<T> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GenerationConfig<'a> {
-    response_mime_type: &'a str,
-    response_json_schema: &'a RawValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_json_schema: Option<&'a RawValue>,
     max_output_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,

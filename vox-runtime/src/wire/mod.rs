@@ -125,6 +125,14 @@ impl Wire {
         })
     }
 
+    /// Whether the prompt states the schema's shape for a function with
+    /// (`has_tools`) or without tools: where the API may not enforce the
+    /// schema, and on Gemini with tools, whose requests then carry no
+    /// response schema (docs/runtime.md, "Tools").
+    pub fn states_shape(self, has_tools: bool) -> bool {
+        self.protocol().states_shape() || (has_tools && self == Wire::Gemini)
+    }
+
     /// The protocol implementation behind this shape.
     pub fn protocol(&self) -> &dyn Protocol {
         match self {
