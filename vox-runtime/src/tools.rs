@@ -188,32 +188,35 @@ pub(crate) async fn run_calls(
                     .collect::<Vec<_>>()
                     .join(", ")
             ))),
-            Some(tool) => {
-                let tool_span = tracing::info_span!(
-                    parent: span,
-                    "vox.tool_call",
-                    vox.function = function,
-                    vox.tool = tool.name,
-                    vox.tool_call_id = %call.id,
-                    error.type = tracing::field::Empty,
-                );
-                let arguments = if call.arguments.trim().is_empty() {
-                    "{}".to_owned()
-                } else {
-                    call.arguments.clone()
-                };
-                let run = (tool.run)(arguments);
-                let bounded = async move {
-                    match tokio::time::timeout(timeout, run).await {
-                        Ok(Ok(value)) => Ok(value),
-                        Ok(Err(e)) => Err(e.to_string()),
-                        Err(_) => Err(format!("the tool took longer than {timeout:?}")),
-                    }
-                };
-                Pending::Running(Box::pin(tracing::Instrument::instrument(
-                    bounded, tool_span,
-                )))
-            }
+            Some(tool) => match fits(tool, &call.arguments) {
+                Err(problem) => Pending::Done(Err(problem)),
+                Ok(()) => {
+                    let tool_span = tracing::info_span!(
+                        parent: span,
+                        "vox.tool_call",
+                        vox.function = function,
+                        vox.tool = tool.name,
+                        vox.tool_call_id = %call.id,
+                        error.type = tracing::field::Empty,
+                    );
+                    let arguments = if call.arguments.trim().is_empty() {
+                        "{}".to_owned()
+                    } else {
+                        call.arguments.clone()
+                    };
+                    let run = (tool.run)(arguments);
+                    let bounded = async move {
+                        match tokio::time::timeout(timeout, run).await {
+                            Ok(Ok(value)) => Ok(value),
+                            Ok(Err(e)) => Err(e.to_string()),
+                            Err(_) => Err(format!("the tool took longer than {timeout:?}")),
+                        }
+                    };
+                    Pending::Running(Box::pin(tracing::Instrument::instrument(
+                        bounded, tool_span,
+                    )))
+                }
+            },
         };
         pending.push(outcome);
     }
@@ -240,6 +243,39 @@ pub(crate) async fn run_calls(
         })
         .collect();
     ToolStep { calls, results }
+}
+
+/// Whether `arguments` (the model's text) fit `tool`'s parameters, by the
+/// same check a reply gets against its schema: every problem by JSON path
+/// (`$.id: expected a string, found the number 41`), so the model can
+/// correct its call.
+fn fits(tool: &Tool, arguments: &str) -> Result<(), String> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "the arguments are not JSON ({}); send them as one JSON object",
+            crate::correction::plain_serde_message(&e.to_string())
+        )
+    })?;
+    // A generated schema is JSON; were it not, serde's check below says
+    // what does not fit.
+    let Ok(schema) = serde_json::from_str::<serde_json::Value>(tool.parameters) else {
+        return Ok(());
+    };
+    let checked = crate::correction::check(&schema, &value);
+    if checked.problems.is_empty() {
+        return Ok(());
+    }
+    let mut text = String::from("the arguments do not fit the tool's parameters:");
+    for problem in &checked.problems {
+        text.push_str("\n- ");
+        text.push_str(&problem.to_string());
+    }
+    Err(text)
 }
 
 type Outcome = Result<String, String>;
@@ -319,6 +355,48 @@ mod tests {
         Tool::new("slow", "", "{}", slow),
     ];
 
+    /// The arguments are checked against the tool's schema before it
+    /// runs, every problem by path; a tool whose schema they fit runs.
+    #[tokio::test]
+    async fn arguments_are_checked_against_the_parameters_schema() {
+        static STRICT: [Tool; 1] = [Tool::new(
+            "echo",
+            "",
+            r#"{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}"#,
+            echo,
+        )];
+        let step = run_calls(
+            "f",
+            &STRICT,
+            vec![
+                call("echo", r#"{"id":"A1"}"#),
+                call("echo", r#"{"id":7,"extra":true}"#),
+                call("echo", ""),
+            ],
+            Duration::from_secs(5),
+            &tracing::Span::none(),
+        )
+        .await;
+        assert!(!step.results[0].is_error, "{:?}", step.results[0]);
+        let bad = &step.results[1];
+        assert!(bad.is_error);
+        assert!(
+            bad.content
+                .starts_with("the arguments do not fit the tool's parameters:\n- "),
+            "{}",
+            bad.content
+        );
+        assert!(bad.content.contains("$.id"), "{}", bad.content);
+        assert!(bad.content.contains("extra"), "{}", bad.content);
+        // No arguments at all: `{}`, which lacks `id`.
+        assert!(step.results[2].is_error);
+        assert!(
+            step.results[2].content.contains("id"),
+            "{}",
+            step.results[2].content
+        );
+    }
+
     fn call(name: &str, arguments: &str) -> ToolCall {
         ToolCall {
             id: format!("id-{name}"),
@@ -357,7 +435,7 @@ mod tests {
             )
         );
         assert!(results[2].1 && results[2].0.contains("invalid type: integer `1`"));
-        assert!(results[3].1 && results[3].0.starts_with("the arguments do not fit"));
+        assert!(results[3].1 && results[3].0.starts_with("the arguments are not JSON"));
         assert_eq!(step.results[0].id, "id-echo");
     }
 
